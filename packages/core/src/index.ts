@@ -1,0 +1,6 @@
+/**
+ * @calgate/core — pure calendar domain. Imports no other Calgate package and performs no I/O.
+ */
+export * from './errors.ts';
+export * from './ids.ts';
+export * from './result.ts';

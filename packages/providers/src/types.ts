@@ -1,0 +1,147 @@
+/**
+ * The contract between Calgate's calendar service and an upstream calendar system.
+ * Shapes follow Google Calendar API v3 (start/end objects, RFC 3339 times, exclusive all-day
+ * end dates) so that tools speak one dialect whatever the provider.
+ *
+ * Providers throw `CalgateError` (from @calgate/core) with a meaningful code: `not_found`,
+ * `invalid_argument`, `precondition_failed` (ETag mismatch), `already_exists`, `rate_limited`,
+ * `upstream_unavailable`, `needs_reauth`. They never decide about grants: the caller has already
+ * checked that the key may touch the calendar.
+ */
+
+/** `{dateTime, timeZone?}` for timed events, `{date}` (YYYY-MM-DD) for all-day events. */
+export interface EventDateTime {
+  dateTime?: string;
+  date?: string;
+  timeZone?: string;
+}
+
+export interface EventAttendee {
+  email: string;
+  displayName?: string;
+  optional?: boolean;
+  organizer?: boolean;
+  self?: boolean;
+  responseStatus?: 'needsAction' | 'declined' | 'tentative' | 'accepted';
+  comment?: string;
+}
+
+export interface EventReminders {
+  useDefault: boolean;
+  overrides?: { method: 'email' | 'popup'; minutes: number }[];
+}
+
+export type EventStatus = 'confirmed' | 'tentative' | 'cancelled';
+export type Transparency = 'opaque' | 'transparent';
+export type Visibility = 'default' | 'public' | 'private' | 'confidential';
+
+export interface CalendarEvent {
+  id: string;
+  status: EventStatus;
+  summary?: string;
+  description?: string;
+  location?: string;
+  start: EventDateTime;
+  end: EventDateTime;
+  /** RRULE/EXRULE/RDATE/EXDATE lines of a recurring series' master. */
+  recurrence?: string[];
+  /** For an instance of a recurring series: the master's id. */
+  recurringEventId?: string;
+  /** For an instance: the start it would have had by the rule. */
+  originalStartTime?: EventDateTime;
+  attendees?: EventAttendee[];
+  organizer?: { email?: string; displayName?: string; self?: boolean };
+  reminders?: EventReminders;
+  transparency?: Transparency;
+  visibility?: Visibility;
+  colorId?: string;
+  htmlLink?: string;
+  iCalUID?: string;
+  etag?: string;
+  sequence?: number;
+  created?: string;
+  updated?: string;
+}
+
+/** What a caller supplies to create an event. */
+export interface EventInput {
+  /** A client-chosen id (base32hex, 5–1024 chars) makes the insert idempotent. */
+  id?: string;
+  summary?: string;
+  description?: string;
+  location?: string;
+  start: EventDateTime;
+  end: EventDateTime;
+  recurrence?: string[];
+  attendees?: EventAttendee[];
+  reminders?: EventReminders;
+  transparency?: Transparency;
+  visibility?: Visibility;
+  colorId?: string;
+  status?: EventStatus;
+}
+
+/** PATCH semantics: absent fields stay as they are. */
+export type EventPatch = Partial<Omit<EventInput, 'id'>>;
+
+/** Identifies one calendar as the provider knows it. */
+export interface CalendarRef {
+  /** Calgate's id (`cal_…`). */
+  id: string;
+  /** The upstream id (Google's calendar id; for local calendars the same as `id`). */
+  externalId: string;
+  /** The calendar's IANA time zone, used for all-day events and floating times. */
+  timeZone: string;
+}
+
+export interface ListEventsQuery {
+  /** Inclusive lower bound on an event's end (RFC 3339). */
+  timeMin?: string;
+  /** Exclusive upper bound on an event's start (RFC 3339). */
+  timeMax?: string;
+  /** Page size the caller wants; the provider may return fewer. */
+  maxResults: number;
+  /** Free-text match on summary, description, location and attendees. */
+  query?: string;
+  /** Expand recurring series into instances. */
+  singleEvents: boolean;
+  /** `startTime` needs singleEvents. */
+  orderBy?: 'startTime' | 'updated';
+  pageToken?: string;
+  showDeleted?: boolean;
+}
+
+export interface EventPage {
+  items: CalendarEvent[];
+  nextPageToken?: string;
+}
+
+export interface WriteOptions {
+  /** The event's ETag as last read: the write fails with `precondition_failed` if it changed. */
+  ifMatch?: string;
+  sendUpdates?: 'all' | 'externalOnly' | 'none';
+}
+
+/** Upstream facts about a calendar, as discovered on a connection. */
+export interface CalendarInfo {
+  externalId: string;
+  summary: string;
+  description?: string;
+  timeZone: string;
+  primary: boolean;
+  accessRole: 'owner' | 'writer' | 'reader' | 'freeBusyReader';
+}
+
+export interface CalendarProvider {
+  readonly kind: 'google' | 'local';
+  listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage>;
+  getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent>;
+  insertEvent(calendar: CalendarRef, input: EventInput, options?: WriteOptions): Promise<CalendarEvent>;
+  patchEvent(
+    calendar: CalendarRef,
+    eventId: string,
+    patch: EventPatch,
+    options?: WriteOptions,
+  ): Promise<CalendarEvent>;
+  deleteEvent(calendar: CalendarRef, eventId: string, options?: WriteOptions): Promise<void>;
+}

@@ -1,0 +1,6 @@
+/**
+ * @calgate/testkit — real servers for tests. Vitest's global setup starts one PostgreSQL and one
+ * Redis on free loopback ports; each test file clones a migrated database from a template.
+ */
+export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
+export { freePort, startPostgres, startRedis, type RunningServer } from './servers.ts';

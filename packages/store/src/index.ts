@@ -12,3 +12,23 @@ export {
   migrate,
 } from './migrate.ts';
 export { keyIdOf, SecretBox, type SecretBinding, type SealedSecret } from './secret-box.ts';
+export {
+  API_KEY_PATTERN,
+  API_KEY_PREFIX,
+  type ApiKeySummary,
+  ApiKeyRepository,
+  displayPrefix,
+  generateApiKeySecret,
+  hashApiKey,
+} from './api-keys.ts';
+export {
+  type AuditLog,
+  type AuditRecord,
+  type BufferedAuditLogOptions,
+  listAudit,
+  MemoryAuditLog,
+  PostgresAuditLog,
+} from './audit.ts';
+export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
+export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
+export { type CalendarRecord, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';

@@ -1,0 +1,111 @@
+import { CalgateError, newId } from '@calgate/core';
+import type { Prisma } from './db.ts';
+import type { SecretBox } from './secret-box.ts';
+
+export interface ConnectionRecord {
+  id: string;
+  tenantId: string;
+  provider: 'google' | 'local';
+  accountEmail: string;
+  auth: 'oauth' | 'service_account' | 'none';
+  status: 'active' | 'needs_reauth' | 'disabled';
+  statusDetail: string | null;
+}
+
+const SUMMARY = {
+  id: true,
+  tenantId: true,
+  provider: true,
+  accountEmail: true,
+  auth: true,
+  status: true,
+  statusDetail: true,
+} as const;
+
+/** Upstream accounts and their credentials, which are only ever stored sealed. */
+export class ConnectionRepository {
+  readonly #prisma: Prisma;
+  readonly #box: SecretBox;
+
+  constructor(prisma: Prisma, box: SecretBox) {
+    this.#prisma = prisma;
+    this.#box = box;
+  }
+
+  create(
+    tenantId: string,
+    input: { provider: 'google' | 'local'; accountEmail: string; auth: 'oauth' | 'service_account' | 'none' },
+  ): Promise<ConnectionRecord> {
+    return this.#prisma.connection.create({ data: { id: newId('con'), tenantId, ...input }, select: SUMMARY });
+  }
+
+  list(tenantId: string): Promise<ConnectionRecord[]> {
+    return this.#prisma.connection.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' }, select: SUMMARY });
+  }
+
+  /** Seals the credentials (e.g. an OAuth refresh token as JSON) to this tenant and connection. */
+  async storeCredentials(tenantId: string, connectionId: string, plaintext: string): Promise<void> {
+    const sealed = this.#box.seal(plaintext, { tenantId, connectionId });
+    const { count } = await this.#prisma.connection.updateMany({
+      where: { id: connectionId, tenantId },
+      data: { credentials: Buffer.from(sealed.ciphertext), credentialsKeyId: sealed.keyId },
+    });
+    if (count === 0) {
+      throw new CalgateError('not_found', `No connection ${connectionId} in this tenant.`);
+    }
+  }
+
+  /** Opens the stored credentials, or null when the connection has none. */
+  async readCredentials(tenantId: string, connectionId: string): Promise<string | null> {
+    const row = await this.#prisma.connection.findFirst({
+      where: { id: connectionId, tenantId },
+      select: { credentials: true, credentialsKeyId: true },
+    });
+    if (row === null) {
+      throw new CalgateError('not_found', `No connection ${connectionId} in this tenant.`);
+    }
+    if (row.credentials === null || row.credentialsKeyId === null) {
+      return null;
+    }
+    return this.#box.open({ keyId: row.credentialsKeyId, ciphertext: row.credentials }, { tenantId, connectionId });
+  }
+
+  async setStatus(
+    tenantId: string,
+    connectionId: string,
+    status: ConnectionRecord['status'],
+    detail: string | null = null,
+  ): Promise<void> {
+    await this.#prisma.connection.updateMany({
+      where: { id: connectionId, tenantId },
+      data: { status, statusDetail: detail },
+    });
+  }
+
+  /**
+   * Re-seals every credential that is not sealed with the active key: the last step of a
+   * master-key rotation. Rows no configured key can open are left untouched and reported.
+   */
+  async resealAll(): Promise<{ resealed: number; unreadable: string[] }> {
+    const rows = await this.#prisma.connection.findMany({
+      where: { credentialsKeyId: { not: null, notIn: [this.#box.activeKeyId] } },
+      select: { id: true, tenantId: true },
+    });
+    let resealed = 0;
+    const unreadable: string[] = [];
+    for (const row of rows) {
+      let plaintext: string | null;
+      try {
+        plaintext = await this.readCredentials(row.tenantId, row.id);
+      } catch {
+        unreadable.push(row.id);
+        continue;
+      }
+      if (plaintext !== null) {
+        await this.storeCredentials(row.tenantId, row.id, plaintext);
+        resealed += 1;
+      }
+    }
+    return { resealed, unreadable };
+  }
+}

@@ -1,0 +1,69 @@
+import type { Database } from './db.ts';
+
+/** A calendar as one key sees it: the grant and what the tools need to reach it. */
+export interface GrantedCalendar {
+  id: string;
+  externalId: string;
+  summary: string;
+  timeZone: string;
+  primary: boolean;
+  enabled: boolean;
+  accessRole: string;
+  connectionId: string;
+  provider: 'google' | 'local';
+  auth: 'oauth' | 'service_account' | 'none';
+  accountEmail: string;
+  connectionStatus: 'active' | 'needs_reauth' | 'disabled';
+  canRead: boolean;
+  canWrite: boolean;
+}
+
+/** Everything the gateway needs to authorise calls with one key, read in one round trip. */
+export interface KeyAccess {
+  keyId: string;
+  tenantId: string;
+  name: string;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  calendars: GrantedCalendar[];
+}
+
+interface Row {
+  key_id: string;
+  tenant_id: string;
+  name: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  calendars: GrantedCalendar[] | null;
+}
+
+// Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup.
+const QUERY = `
+SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at,
+  (SELECT json_agg(json_build_object(
+      'id', c.id, 'externalId', c.external_id, 'summary', c.summary, 'timeZone', c.time_zone,
+      'primary', c.is_primary, 'enabled', c.enabled, 'accessRole', c.access_role,
+      'connectionId', n.id, 'provider', n.provider, 'auth', n.auth, 'accountEmail', n.account_email,
+      'connectionStatus', n.status, 'canRead', g.can_read, 'canWrite', g.can_write)
+      ORDER BY n.account_email, c.is_primary DESC, c.summary, c.id)
+   FROM grants g
+   JOIN calendars c ON c.id = g.calendar_id AND c.tenant_id = k.tenant_id
+   JOIN connections n ON n.id = c.connection_id AND n.tenant_id = k.tenant_id
+   WHERE g.key_id = k.id AND (g.can_read OR g.can_write)) AS calendars
+FROM api_keys k WHERE k.hash = $1`;
+
+export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<KeyAccess | null> {
+  const { rows } = await db.pool.query<Row>(QUERY, [hash]);
+  const [row] = rows;
+  if (row === undefined) {
+    return null;
+  }
+  return {
+    keyId: row.key_id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    calendars: row.calendars ?? [],
+  };
+}

@@ -1,0 +1,118 @@
+import { CalgateError, newId } from '@calgate/core';
+import type { Prisma } from './db.ts';
+
+export interface CalendarRecord {
+  id: string;
+  tenantId: string;
+  connectionId: string;
+  externalId: string;
+  summary: string;
+  description: string | null;
+  timeZone: string;
+  primary: boolean;
+  enabled: boolean;
+  accessRole: string;
+}
+
+export const LOCAL_ACCOUNT = 'local';
+
+/** Tenants, local calendars and grants: the rows behind the permission matrix. */
+export class TenancyRepository {
+  readonly #prisma: Prisma;
+
+  constructor(prisma: Prisma) {
+    this.#prisma = prisma;
+  }
+
+  createTenant(name: string): Promise<{ id: string; name: string; createdAt: Date }> {
+    return this.#prisma.tenant.create({ data: { id: newId('tnt'), name } });
+  }
+
+  getTenant(id: string): Promise<{ id: string; name: string; createdAt: Date } | null> {
+    return this.#prisma.tenant.findUnique({ where: { id } });
+  }
+
+  listTenants(): Promise<{ id: string; name: string; createdAt: Date }[]> {
+    return this.#prisma.tenant.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  /** A calendar kept by Calgate itself, on the tenant's one `local` connection (created on demand). */
+  async createLocalCalendar(
+    tenantId: string,
+    input: { summary: string; timeZone: string; description?: string },
+  ): Promise<CalendarRecord> {
+    const connection = await this.#prisma.connection.upsert({
+      where: {
+        tenantId_provider_accountEmail: { tenantId, provider: 'local', accountEmail: LOCAL_ACCOUNT },
+      },
+      update: {},
+      create: { id: newId('con'), tenantId, provider: 'local', accountEmail: LOCAL_ACCOUNT, auth: 'none' },
+    });
+    const existing = await this.#prisma.calendar.count({ where: { connectionId: connection.id } });
+    const id = newId('cal');
+    return this.#prisma.calendar.create({
+      data: {
+        id,
+        tenantId,
+        connectionId: connection.id,
+        externalId: id,
+        summary: input.summary,
+        description: input.description ?? null,
+        timeZone: input.timeZone,
+        primary: existing === 0,
+      },
+    });
+  }
+
+  listCalendars(tenantId: string): Promise<CalendarRecord[]> {
+    return this.#prisma.calendar.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  /**
+   * Sets what a key may do on a calendar. Write implies read; both false removes the grant.
+   * Ids of another tenant are reported as not found.
+   */
+  async setGrant(
+    tenantId: string,
+    keyId: string,
+    calendarId: string,
+    grant: { read: boolean; write: boolean },
+  ): Promise<{ canRead: boolean; canWrite: boolean }> {
+    const canWrite = grant.write;
+    const canRead = grant.read || grant.write;
+    const [key, calendar] = await Promise.all([
+      this.#prisma.apiKey.findFirst({ where: { id: keyId, tenantId }, select: { id: true } }),
+      this.#prisma.calendar.findFirst({ where: { id: calendarId, tenantId }, select: { id: true } }),
+    ]);
+    if (key === null) {
+      throw new CalgateError('not_found', `No API key ${keyId} in this tenant.`);
+    }
+    if (calendar === null) {
+      throw new CalgateError('not_found', `No calendar ${calendarId} in this tenant.`);
+    }
+    if (!canRead) {
+      await this.#prisma.grant.deleteMany({ where: { tenantId, keyId, calendarId } });
+      return { canRead: false, canWrite: false };
+    }
+    await this.#prisma.grant.upsert({
+      where: { keyId_calendarId: { keyId, calendarId } },
+      update: { canRead, canWrite },
+      create: { tenantId, keyId, calendarId, canRead, canWrite },
+    });
+    return { canRead, canWrite };
+  }
+
+  /** Removes a key's grant on a calendar; false when there was none. */
+  async revokeGrant(tenantId: string, keyId: string, calendarId: string): Promise<boolean> {
+    const { count } = await this.#prisma.grant.deleteMany({ where: { tenantId, keyId, calendarId } });
+    return count > 0;
+  }
+
+  listGrants(tenantId: string, keyId?: string) {
+    return this.#prisma.grant.findMany({
+      where: { tenantId, ...(keyId === undefined ? {} : { keyId }) },
+      select: { keyId: true, calendarId: true, canRead: true, canWrite: true },
+      orderBy: [{ keyId: 'asc' }, { calendarId: 'asc' }],
+    });
+  }
+}

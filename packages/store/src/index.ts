@@ -32,3 +32,4 @@ export {
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
 export { type CalendarRecord, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
+export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';

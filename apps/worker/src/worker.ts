@@ -1,0 +1,73 @@
+import type { Database } from '@calgate/store';
+import type { Logger } from 'pino';
+import { auditRetentionJob } from './audit-retention.ts';
+import { type HealthServer, startHealthServer } from './health.ts';
+import { type JobStatus, type ScheduledJob, schedule } from './periodic.ts';
+
+const HOUR_MS = 60 * 60 * 1000;
+
+export interface WorkerDeps {
+  db: Database;
+  log: Logger;
+  auditRetentionDays: number;
+  /** Where `GET /healthz` listens; omit when the worker runs inside the gateway process. */
+  health?: { host: string; port: number };
+  /** Defaults to one hour. */
+  auditPruneIntervalMs?: number;
+  /** Rows per DELETE; defaults to 5,000. */
+  auditPruneBatchSize?: number;
+  now?: () => Date;
+}
+
+export interface Worker {
+  /** The health endpoint's base URL, when `health` was given. */
+  readonly healthUrl: string | undefined;
+  /** Prunes the audit log now (or joins the run in progress); resolves to the rows deleted. */
+  pruneAuditLog(): Promise<number>;
+  jobs(): JobStatus[];
+  /** Stops the schedules and the health endpoint. The database stays open: the caller owns it. */
+  stop(): Promise<void>;
+}
+
+/** Starts every background schedule. Used by the worker's own main and, in embedded mode, by the gateway. */
+export async function startWorker(deps: WorkerDeps): Promise<Worker> {
+  const log = deps.log.child({ component: 'worker' });
+  const auditRetention: ScheduledJob<number> = schedule(
+    auditRetentionJob({
+      db: deps.db,
+      log,
+      retentionDays: deps.auditRetentionDays,
+      intervalMs: deps.auditPruneIntervalMs ?? HOUR_MS,
+      batchSize: deps.auditPruneBatchSize ?? 5_000,
+      now: deps.now ?? (() => new Date()),
+    }),
+    log,
+  );
+  const scheduled = [auditRetention];
+  const jobs = () => scheduled.map((job) => job.status());
+
+  let health: HealthServer | undefined;
+  if (deps.health !== undefined) {
+    try {
+      health = await startHealthServer(deps.health, jobs);
+    } catch (error) {
+      await Promise.all(scheduled.map((job) => job.stop()));
+      throw error;
+    }
+  }
+  log.info({ health: health?.url, auditRetentionDays: deps.auditRetentionDays }, 'worker started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    healthUrl: health?.url,
+    pruneAuditLog: () => auditRetention.runNow(),
+    jobs,
+    stop() {
+      stopping ??= (async () => {
+        await Promise.all([...scheduled.map((job) => job.stop()), health?.close()]);
+        log.info('worker stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,83 @@
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { CalendarAccess } from './access.ts';
+
+/** What a handler gets besides its arguments. */
+export interface ToolContext {
+  access: CalendarAccess;
+  requestId: string;
+  signal: AbortSignal;
+  now(): Date;
+}
+
+/** Which grant a key needs for a tool to be offered at all. */
+export type ToolAccess = 'none' | 'read' | 'write';
+
+export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  access: ToolAccess;
+  annotations: Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
+  input: In;
+  output: Out;
+  /** A realistic call, shown in /api/docs and checked against `input` by the tests. */
+  example: z.input<In>;
+  run(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
+  /** The text content; JSON of the structured result when absent. */
+  text?(result: z.output<Out>): string;
+}
+
+/** Keeps a definition's generic types while collecting it into the catalogue. */
+export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
+  definition: ToolDefinition<In, Out>,
+): ToolDefinition {
+  return definition as unknown as ToolDefinition;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** A tool with its JSON Schemas computed once per process, for tools/list and /api/docs alike. */
+export interface CatalogueEntry {
+  definition: ToolDefinition;
+  inputSchema: JsonSchema & { type: 'object' };
+  outputSchema: JsonSchema & { type: 'object' };
+}
+
+export interface Catalogue {
+  entries: readonly CatalogueEntry[];
+  get(name: string): CatalogueEntry | undefined;
+}
+
+function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema & { type: 'object' } {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  delete json.$schema;
+  return { ...json, type: 'object' };
+}
+
+export function compileCatalogue(definitions: readonly ToolDefinition[]): Catalogue {
+  const entries = definitions.map((definition) => ({
+    definition,
+    inputSchema: toJsonSchema(definition.input, 'input'),
+    outputSchema: toJsonSchema(definition.output, 'output'),
+  }));
+  const byName = new Map(entries.map((entry) => [entry.definition.name, entry]));
+  if (byName.size !== entries.length) {
+    throw new Error('Duplicate tool names in the catalogue');
+  }
+  return { entries, get: (name) => byName.get(name) };
+}
+
+/** The machine-readable reference served at GET /api/docs. */
+export function catalogueDocs(catalogue: Catalogue) {
+  return catalogue.entries.map(({ definition, inputSchema, outputSchema }) => ({
+    name: definition.name,
+    title: definition.title,
+    description: definition.description,
+    requires: definition.access,
+    inputSchema,
+    outputSchema,
+    annotations: { title: definition.title, ...definition.annotations },
+    example: { tool: definition.name, arguments: definition.example },
+  }));
+}

@@ -1,0 +1,36 @@
+/**
+ * @calgate/tools — the MCP tool catalogue: zod schemas, annotations, handlers and the one
+ * wrapper that validates, maps errors and records every call.
+ */
+import { type Catalogue, compileCatalogue } from './catalogue.ts';
+import { listCalendars } from './tools/list-calendars.ts';
+import { listEvents } from './tools/list-events.ts';
+
+export {
+  type CalendarHandle,
+  CalendarAccess,
+  type KeyCalendar,
+  type Principal,
+  type ProviderResolver,
+} from './access.ts';
+export {
+  type Catalogue,
+  type CatalogueEntry,
+  catalogueDocs,
+  compileCatalogue,
+  defineTool,
+  type ToolAccess,
+  type ToolContext,
+  type ToolDefinition,
+} from './catalogue.ts';
+export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
+
+export const TOOL_DEFINITIONS = [listCalendars, listEvents];
+
+let compiled: Catalogue | undefined;
+
+/** The catalogue, compiled once per process. */
+export function catalogue(): Catalogue {
+  compiled ??= compileCatalogue(TOOL_DEFINITIONS);
+  return compiled;
+}

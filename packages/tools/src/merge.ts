@@ -1,0 +1,220 @@
+import { createHash } from 'node:crypto';
+import { CalgateError } from '@calgate/core';
+import type { CalendarEvent, ListEventsQuery } from '@calgate/providers';
+import type { CalendarHandle } from './access.ts';
+
+/** Where one calendar's stream stands: the provider page being read and how much of it was used. */
+interface StreamCursor {
+  /** Provider page token of the current page (null for the first page). */
+  t: string | null;
+  /** Items of that page already returned. */
+  i: number;
+}
+
+interface PageToken {
+  v: 1;
+  /** Fingerprint of the query the token belongs to. */
+  q: string;
+  /** Provider page size, kept so a page re-read has the same boundaries. */
+  p: number;
+  /** Per calendar id: its cursor, or 0 when that calendar is exhausted. */
+  s: Record<string, StreamCursor | 0>;
+}
+
+export interface MergedEvent {
+  calendarId: string;
+  event: CalendarEvent;
+}
+
+export interface MergeResult {
+  items: MergedEvent[];
+  nextPageToken?: string;
+  errors: { calendarId: string; error: CalgateError }[];
+}
+
+type Query = Omit<ListEventsQuery, 'maxResults' | 'pageToken'>;
+
+function sortKey(event: CalendarEvent, orderBy: Query['orderBy']): number {
+  if (orderBy === 'updated') {
+    return Date.parse(event.updated ?? '') || 0;
+  }
+  const start = event.start.dateTime ?? (event.start.date ? `${event.start.date}T00:00:00Z` : '');
+  return Date.parse(start) || 0;
+}
+
+function fingerprint(calendarIds: readonly string[], query: Query): string {
+  const basis = JSON.stringify([
+    [...calendarIds].sort(),
+    query.timeMin ?? null,
+    query.timeMax ?? null,
+    query.query ?? null,
+    query.singleEvents,
+    query.orderBy ?? null,
+    query.showDeleted ?? false,
+  ]);
+  return createHash('sha256').update(basis).digest('base64url').slice(0, 16);
+}
+
+function decodeToken(raw: string, expected: string): PageToken {
+  let token: PageToken;
+  try {
+    token = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as PageToken;
+  } catch {
+    throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+  }
+  if (token?.v !== 1 || typeof token.s !== 'object' || token.s === null || typeof token.p !== 'number') {
+    throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+  }
+  if (token.q !== expected) {
+    throw new CalgateError(
+      'invalid_argument',
+      'pageToken belongs to a different query: repeat the same calendarId, timeMin, timeMax, query, singleEvents and orderBy, or omit pageToken.',
+    );
+  }
+  return token;
+}
+
+/** One calendar's events, read page by page only as far as the merge needs. */
+class Stream {
+  readonly handle: CalendarHandle;
+  #pageToken: string | null;
+  #items: CalendarEvent[] = [];
+  #index: number;
+  #next: string | undefined;
+  #loaded = false;
+
+  constructor(handle: CalendarHandle, cursor: StreamCursor) {
+    this.handle = handle;
+    this.#pageToken = cursor.t;
+    this.#index = cursor.i;
+  }
+
+  /** Ensures the head item is loaded; false when the calendar has nothing more. */
+  async fill(query: Query, pageSize: number, signal: AbortSignal): Promise<boolean> {
+    while (!this.#loaded || this.#index >= this.#items.length) {
+      if (this.#loaded) {
+        if (this.#next === undefined) {
+          return false;
+        }
+        this.#pageToken = this.#next;
+        this.#index = 0;
+      }
+      const page = await this.handle.provider.listEvents(
+        this.handle.ref,
+        { ...query, maxResults: pageSize, ...(this.#pageToken === null ? {} : { pageToken: this.#pageToken }) },
+        signal,
+      );
+      this.#items = page.items;
+      this.#next = page.nextPageToken;
+      this.#loaded = true;
+    }
+    return true;
+  }
+
+  head(): CalendarEvent | undefined {
+    return this.#items[this.#index];
+  }
+
+  advance(): void {
+    this.#index += 1;
+  }
+
+  cursor(): StreamCursor | 0 {
+    if (this.#index >= this.#items.length && this.#next === undefined) {
+      return 0;
+    }
+    if (this.#index >= this.#items.length) {
+      return { t: this.#next ?? null, i: 0 };
+    }
+    return { t: this.#pageToken, i: this.#index };
+  }
+}
+
+/**
+ * A k-way merge of several calendars' event streams by start time (or update time), reading each
+ * upstream lazily page by page, so `maxResults` holds across calendars and a page token resumes
+ * exactly after the last event returned.
+ */
+export async function mergeEvents(
+  handles: readonly CalendarHandle[],
+  query: Query,
+  maxResults: number,
+  pageToken: string | undefined,
+  signal: AbortSignal,
+): Promise<MergeResult> {
+  const q = fingerprint(
+    handles.map((handle) => handle.calendar.id),
+    query,
+  );
+  const token = pageToken === undefined ? undefined : decodeToken(pageToken, q);
+  const pageSize = token?.p ?? Math.min(2500, Math.max(maxResults, 1));
+  const errors: MergeResult['errors'] = [];
+  const streams: Stream[] = [];
+  for (const handle of handles) {
+    const cursor = token === undefined ? { t: null, i: 0 } : token.s[handle.calendar.id];
+    if (cursor === undefined || cursor === 0) {
+      continue;
+    }
+    if (typeof cursor.i !== 'number' || (cursor.t !== null && typeof cursor.t !== 'string')) {
+      throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+    }
+    streams.push(new Stream(handle, cursor));
+  }
+
+  const live = new Set<Stream>();
+  const fill = async (stream: Stream) => {
+    try {
+      if (await stream.fill(query, pageSize, signal)) {
+        live.add(stream);
+      } else {
+        live.delete(stream);
+      }
+    } catch (error) {
+      live.delete(stream);
+      if (handles.length === 1 || !(error instanceof CalgateError)) {
+        throw error;
+      }
+      errors.push({ calendarId: stream.handle.calendar.id, error });
+    }
+  };
+  await Promise.all(streams.map(fill));
+
+  const items: MergedEvent[] = [];
+  while (items.length < maxResults && live.size > 0) {
+    let best: Stream | undefined;
+    let bestKey = 0;
+    for (const stream of live) {
+      const head = stream.head() as CalendarEvent;
+      const key = sortKey(head, query.orderBy);
+      if (
+        best === undefined ||
+        key < bestKey ||
+        (key === bestKey && stream.handle.calendar.id < best.handle.calendar.id)
+      ) {
+        best = stream;
+        bestKey = key;
+      }
+    }
+    const chosen = best as Stream;
+    items.push({ calendarId: chosen.handle.calendar.id, event: chosen.head() as CalendarEvent });
+    chosen.advance();
+    if (chosen.head() === undefined) {
+      await fill(chosen);
+    }
+  }
+
+  const failed = new Set(errors.map((entry) => entry.calendarId));
+  const states: Record<string, StreamCursor | 0> = {};
+  let more = false;
+  for (const stream of streams) {
+    const state = failed.has(stream.handle.calendar.id) ? 0 : stream.cursor();
+    states[stream.handle.calendar.id] = state;
+    more ||= state !== 0;
+  }
+  const result: MergeResult = { items, errors };
+  if (more) {
+    const next: PageToken = { v: 1, q, p: pageSize, s: states };
+    result.nextPageToken = Buffer.from(JSON.stringify(next)).toString('base64url');
+  }
+  return result;
+}

@@ -1,0 +1,17 @@
+import type { CalendarEvent } from '@calgate/providers';
+import { type EventOut, eventOut } from './schemas.ts';
+
+const FIELDS = Object.keys(eventOut.shape).filter((key) => key !== 'calendarId');
+
+/** Tags an upstream event with its Calgate calendar id, keeping the fields the output schema knows. */
+export function toEventOut(calendarId: string, event: CalendarEvent): EventOut {
+  const source = event as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = { calendarId };
+  for (const key of FIELDS) {
+    const value = source[key];
+    if (value !== undefined && value !== null) {
+      out[key] = value;
+    }
+  }
+  return out as EventOut;
+}

@@ -1,0 +1,115 @@
+import type { z } from 'zod';
+
+/** Names agents often reach for, mapped to Calgate's. */
+const SYNONYMS: Record<string, string> = {
+  title: 'summary',
+  subject: 'summary',
+  name: 'summary',
+  calendar: 'calendarId',
+  calendar_id: 'calendarId',
+  event_id: 'eventId',
+  id: 'eventId',
+  start_time: 'timeMin',
+  end_time: 'timeMax',
+  from: 'timeMin',
+  to: 'timeMax',
+  limit: 'maxResults',
+  max_results: 'maxResults',
+  q: 'query',
+  search: 'query',
+};
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] ?? 0;
+      const cost = a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1;
+      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + cost);
+      previous = current;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** The known property an unknown one most likely meant, if any is close enough. */
+export function suggestProperty(unknown: string, known: readonly string[]): string | undefined {
+  const synonym = SYNONYMS[unknown] ?? SYNONYMS[unknown.toLowerCase()];
+  if (synonym !== undefined && known.includes(synonym)) {
+    return synonym;
+  }
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const d = distance(unknown, candidate);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(unknown.length / 3)) ? best : undefined;
+}
+
+function pathOf(issue: z.core.$ZodIssue): string {
+  return issue.path.map(String).join('.');
+}
+
+function describeIssue(issue: z.core.$ZodIssue, known: readonly string[]): string {
+  const path = pathOf(issue);
+  const where = path === '' ? 'arguments' : `'${path}'`;
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys
+        .map((key) => {
+          const suggestion = issue.path.length === 0 ? suggestProperty(key, known) : undefined;
+          const hint = suggestion ? ` Did you mean '${suggestion}'?` : '';
+          return `Unknown property '${path === '' ? key : `${path}.${key}`}'.${hint}`;
+        })
+        .join(' ');
+    case 'invalid_type':
+      return issue.input === undefined
+        ? `${where} is required (${issue.expected}).`
+        : `${where} must be ${article(issue.expected)}, not ${typeName(issue.input)}.`;
+    case 'too_big':
+      return `${where} is too ${issue.origin === 'string' ? 'long' : 'large'}: at most ${String(issue.maximum)}${unit(issue.origin)}.`;
+    case 'too_small':
+      return `${where} is too ${issue.origin === 'string' ? 'short' : 'small'}: at least ${String(issue.minimum)}${unit(issue.origin)}.`;
+    case 'invalid_value':
+      return `${where} must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}.`;
+    default:
+      return path === '' ? issue.message : `${where}: ${issue.message}`;
+  }
+}
+
+function unit(origin: string): string {
+  if (origin === 'string') {
+    return ' characters';
+  }
+  if (origin === 'array') {
+    return ' items';
+  }
+  return '';
+}
+
+function article(expected: string): string {
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) {
+    return 'null';
+  }
+  if (Array.isArray(value)) {
+    return 'an array';
+  }
+  return article(typeof value);
+}
+
+/** One readable sentence per problem, with the fix where we can tell it. */
+export function describeInputError(toolName: string, error: z.ZodError, known: readonly string[]): string {
+  const problems = error.issues.slice(0, 5).map((issue) => describeIssue(issue, known));
+  const more = error.issues.length > 5 ? ` (${error.issues.length - 5} more problems)` : '';
+  return `Invalid arguments for ${toolName}: ${problems.join(' ')}${more} Valid properties: ${known.join(', ')}.`;
+}

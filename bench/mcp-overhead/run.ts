@@ -52,7 +52,10 @@ const db = openDatabase({ url: dbUrl });
 await migrate(db.pool);
 const tenancy = new TenancyRepository(db.prisma);
 const tenant = await tenancy.createTenant('Bench');
-const calendar = await tenancy.createLocalCalendar(tenant.id, { summary: 'Bench', timeZone: 'Europe/Berlin' });
+const calendar = await tenancy.createLocalCalendar(tenant.id, {
+  summary: 'Bench',
+  timeZone: 'Europe/Berlin',
+});
 const { key, secret } = await new ApiKeyRepository(db.prisma).create(tenant.id, { name: 'bench' });
 await tenancy.setGrant(tenant.id, key.id, calendar.id, { read: true, write: true });
 const provider = new LocalCalendarProvider(new LocalEventStore(db));
@@ -97,7 +100,12 @@ try {
     method: 'tools/call',
     params: {
       name: 'list_events',
-      arguments: { calendarId: calendar.id, timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z', maxResults: 50 },
+      arguments: {
+        calendarId: calendar.id,
+        timeMin: '2026-12-01T00:00:00Z',
+        timeMax: '2027-01-01T00:00:00Z',
+        maxResults: 50,
+      },
     },
   });
   const headers = {
@@ -114,7 +122,9 @@ try {
   }
   await fire({ url: `${base}/api/mcp`, method: 'POST', headers, body, connections: 16, duration: 3 });
 
-  console.log(`mcp-overhead: list_events over 50 local events, ${DURATION_S}s per level, ${machineSummary()}`);
+  console.log(
+    `mcp-overhead: list_events over 50 local events, ${DURATION_S}s per level, ${machineSummary()}`,
+  );
   const header = '| clients | calls/s | p50 ms | p99 ms | errors | gateway peak RSS MB |';
   console.log(header);
   console.log('|---|---|---|---|---|---|');

@@ -80,7 +80,11 @@ export class ApiKeyRepository {
   }
 
   list(tenantId: string): Promise<ApiKeySummary[]> {
-    return this.#prisma.apiKey.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' }, select: SUMMARY });
+    return this.#prisma.apiKey.findMany({
+      where: { tenantId },
+      orderBy: { createdAt: 'asc' },
+      select: SUMMARY,
+    });
   }
 
   get(tenantId: string, keyId: string): Promise<ApiKeySummary | null> {

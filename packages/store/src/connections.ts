@@ -36,11 +36,18 @@ export class ConnectionRepository {
     tenantId: string,
     input: { provider: 'google' | 'local'; accountEmail: string; auth: 'oauth' | 'service_account' | 'none' },
   ): Promise<ConnectionRecord> {
-    return this.#prisma.connection.create({ data: { id: newId('con'), tenantId, ...input }, select: SUMMARY });
+    return this.#prisma.connection.create({
+      data: { id: newId('con'), tenantId, ...input },
+      select: SUMMARY,
+    });
   }
 
   list(tenantId: string): Promise<ConnectionRecord[]> {
-    return this.#prisma.connection.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' }, select: SUMMARY });
+    return this.#prisma.connection.findMany({
+      where: { tenantId },
+      orderBy: { createdAt: 'asc' },
+      select: SUMMARY,
+    });
   }
 
   /** Seals the credentials (e.g. an OAuth refresh token as JSON) to this tenant and connection. */
@@ -67,7 +74,10 @@ export class ConnectionRepository {
     if (row.credentials === null || row.credentialsKeyId === null) {
       return null;
     }
-    return this.#box.open({ keyId: row.credentialsKeyId, ciphertext: row.credentials }, { tenantId, connectionId });
+    return this.#box.open(
+      { keyId: row.credentialsKeyId, ciphertext: row.credentials },
+      { tenantId, connectionId },
+    );
   }
 
   async setStatus(

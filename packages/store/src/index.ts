@@ -2,21 +2,12 @@
  * @calgate/store — the only package that talks to Postgres: the Prisma client, repositories,
  * the migration runner and the sealing of stored secrets.
  */
-export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
-export {
-  DEFAULT_MIGRATIONS_DIR,
-  loadMigrations,
-  type Migration,
-  MigrationError,
-  type MigrationReport,
-  migrate,
-} from './migrate.ts';
-export { keyIdOf, SecretBox, type SecretBinding, type SealedSecret } from './secret-box.ts';
+
 export {
   API_KEY_PATTERN,
   API_KEY_PREFIX,
-  type ApiKeySummary,
   ApiKeyRepository,
+  type ApiKeySummary,
   displayPrefix,
   generateApiKeySecret,
   hashApiKey,
@@ -29,7 +20,17 @@ export {
   MemoryAuditLog,
   PostgresAuditLog,
 } from './audit.ts';
-export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
-export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
-export { type CalendarRecord, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
+export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
+export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
+export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
+export {
+  DEFAULT_MIGRATIONS_DIR,
+  loadMigrations,
+  type Migration,
+  MigrationError,
+  type MigrationReport,
+  migrate,
+} from './migrate.ts';
+export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
+export { type CalendarRecord, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';

@@ -65,7 +65,10 @@ export class TenancyRepository {
   }
 
   listCalendars(tenantId: string): Promise<CalendarRecord[]> {
-    return this.#prisma.calendar.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    return this.#prisma.calendar.findMany({
+      where: { tenantId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
   }
 
   /**

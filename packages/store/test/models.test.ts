@@ -73,7 +73,9 @@ describe('every model round-trips through the migrated database', () => {
       data: { tenantId: tenant.id, keyId: key.id, calendarId: calendar.id, canRead: true, canWrite: true },
     });
     expect(
-      await p.grant.findUniqueOrThrow({ where: { keyId_calendarId: { keyId: key.id, calendarId: calendar.id } } }),
+      await p.grant.findUniqueOrThrow({
+        where: { keyId_calendarId: { keyId: key.id, calendarId: calendar.id } },
+      }),
     ).toEqual(grant);
 
     const audit = await p.auditEntry.create({
@@ -117,23 +119,41 @@ describe('every model round-trips through the migrated database', () => {
     const p = db.prisma;
     await p.tenant.create({ data: { id: 'tnt_other', name: 'Other' } });
     await p.apiKey.create({
-      data: { id: 'key_other', tenantId: 'tnt_other', name: 'x', prefix: 'cg_live_zzzz', hash: new Uint8Array(32) },
+      data: {
+        id: 'key_other',
+        tenantId: 'tnt_other',
+        name: 'x',
+        prefix: 'cg_live_zzzz',
+        hash: new Uint8Array(32),
+      },
     });
     // A grant joining another tenant's key to this tenant's calendar cannot exist.
     await expect(
       p.grant.create({
-        data: { tenantId: 'tnt_rt', keyId: 'key_other', calendarId: 'cal_rt', canRead: true, canWrite: false },
+        data: {
+          tenantId: 'tnt_rt',
+          keyId: 'key_other',
+          calendarId: 'cal_rt',
+          canRead: true,
+          canWrite: false,
+        },
       }),
     ).rejects.toThrow();
     await expect(
       p.grant.create({
-        data: { tenantId: 'tnt_other', keyId: 'key_other', calendarId: 'cal_rt', canRead: true, canWrite: false },
+        data: {
+          tenantId: 'tnt_other',
+          keyId: 'key_other',
+          calendarId: 'cal_rt',
+          canRead: true,
+          canWrite: false,
+        },
       }),
     ).rejects.toThrow();
     // Write without read is refused by the database itself.
-    await expect(
-      db.pool.query(`UPDATE grants SET can_read = false WHERE key_id = 'key_rt'`),
-    ).rejects.toThrow(/grants_write_implies_read/);
+    await expect(db.pool.query(`UPDATE grants SET can_read = false WHERE key_id = 'key_rt'`)).rejects.toThrow(
+      /grants_write_implies_read/,
+    );
     // A ciphertext without its key id is refused.
     await expect(
       db.pool.query(`UPDATE connections SET credentials_key_id = NULL WHERE id = 'con_rt'`),

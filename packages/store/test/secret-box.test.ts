@@ -23,15 +23,21 @@ describe('SecretBox', () => {
 
   it('refuses another tenant or connection as associated data', () => {
     const sealed = box.seal('secret', binding);
-    expect(() => box.open(sealed, { tenantId: 'tnt_b', connectionId: 'con_a' })).toThrow(/could not be decrypted/);
-    expect(() => box.open(sealed, { tenantId: 'tnt_a', connectionId: 'con_b' })).toThrow(/could not be decrypted/);
+    expect(() => box.open(sealed, { tenantId: 'tnt_b', connectionId: 'con_a' })).toThrow(
+      /could not be decrypted/,
+    );
+    expect(() => box.open(sealed, { tenantId: 'tnt_a', connectionId: 'con_b' })).toThrow(
+      /could not be decrypted/,
+    );
   });
 
   it('detects tampering', () => {
     const sealed = box.seal('secret', binding);
     const bytes = Buffer.from(sealed.ciphertext);
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
-    expect(() => box.open({ keyId: sealed.keyId, ciphertext: bytes }, binding)).toThrow(/could not be decrypted/);
+    expect(() => box.open({ keyId: sealed.keyId, ciphertext: bytes }, binding)).toThrow(
+      /could not be decrypted/,
+    );
   });
 
   it('rotates: old ciphertexts open with the old key kept second, new ones seal with the new key', () => {
@@ -64,8 +70,16 @@ describe('sealed connection credentials in Postgres', () => {
     const tenancy = new TenancyRepository(db.prisma);
     const connections = new ConnectionRepository(db.prisma, box);
     const tenant = await tenancy.createTenant('Acme');
-    const a = await connections.create(tenant.id, { provider: 'google', accountEmail: 'a@x.test', auth: 'oauth' });
-    const b = await connections.create(tenant.id, { provider: 'google', accountEmail: 'b@x.test', auth: 'oauth' });
+    const a = await connections.create(tenant.id, {
+      provider: 'google',
+      accountEmail: 'a@x.test',
+      auth: 'oauth',
+    });
+    const b = await connections.create(tenant.id, {
+      provider: 'google',
+      accountEmail: 'b@x.test',
+      auth: 'oauth',
+    });
     await connections.storeCredentials(tenant.id, a.id, '{"refresh_token":"1//abc"}');
     expect(await connections.readCredentials(tenant.id, a.id)).toBe('{"refresh_token":"1//abc"}');
 

@@ -3,4 +3,4 @@
  * Redis on free loopback ports; each test file clones a migrated database from a template.
  */
 export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
-export { freePort, startPostgres, startRedis, type RunningServer } from './servers.ts';
+export { freePort, type RunningServer, startPostgres, startRedis } from './servers.ts';

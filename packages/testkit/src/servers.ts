@@ -90,17 +90,36 @@ export async function startPostgres(): Promise<RunningServer> {
   if (user) {
     await chown(dir, user.uid, user.gid);
   }
-  execFileSync(join(bin, 'initdb'), ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], {
-    stdio: 'pipe',
-    ...user,
-  });
+  execFileSync(
+    join(bin, 'initdb'),
+    ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+    {
+      stdio: 'pipe',
+      ...user,
+    },
+  );
   const port = await freePort();
   const child = spawn(
     join(bin, 'postgres'),
     [
-      '-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-      '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off',
-      '-c', 'max_connections=400', '-c', 'shared_buffers=128MB',
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-h',
+      '127.0.0.1',
+      '-k',
+      dir,
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'max_connections=400',
+      '-c',
+      'shared_buffers=128MB',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], ...user },
   );

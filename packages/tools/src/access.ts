@@ -144,9 +144,13 @@ export class CalendarAccess {
       );
     }
     if (calendar.connectionStatus === 'disabled') {
-      throw new CalgateError('permission_denied', `The account ${calendar.accountEmail} is disabled in Calgate.`, {
-        context: { calendarId: calendar.id },
-      });
+      throw new CalgateError(
+        'permission_denied',
+        `The account ${calendar.accountEmail} is disabled in Calgate.`,
+        {
+          context: { calendarId: calendar.id },
+        },
+      );
     }
     this.touched.add(calendar.id);
     return {

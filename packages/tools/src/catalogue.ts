@@ -18,7 +18,9 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
   title: string;
   description: string;
   access: ToolAccess;
-  annotations: Required<Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>>;
+  annotations: Required<
+    Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>
+  >;
   input: In;
   output: Out;
   /** A realistic call, shown in /api/docs and checked against `input` by the tests. */

@@ -7,8 +7,8 @@ import { listCalendars } from './tools/list-calendars.ts';
 import { listEvents } from './tools/list-events.ts';
 
 export {
-  type CalendarHandle,
   CalendarAccess,
+  type CalendarHandle,
   type KeyCalendar,
   type Principal,
   type ProviderResolver,

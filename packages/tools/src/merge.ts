@@ -60,10 +60,16 @@ function decodeToken(raw: string, expected: string): PageToken {
   try {
     token = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as PageToken;
   } catch {
-    throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+    throw new CalgateError(
+      'invalid_argument',
+      'pageToken is not a token Calgate issued; omit it to start over.',
+    );
   }
   if (token?.v !== 1 || typeof token.s !== 'object' || token.s === null || typeof token.p !== 'number') {
-    throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+    throw new CalgateError(
+      'invalid_argument',
+      'pageToken is not a token Calgate issued; omit it to start over.',
+    );
   }
   if (token.q !== expected) {
     throw new CalgateError(
@@ -101,7 +107,11 @@ class Stream {
       }
       const page = await this.handle.provider.listEvents(
         this.handle.ref,
-        { ...query, maxResults: pageSize, ...(this.#pageToken === null ? {} : { pageToken: this.#pageToken }) },
+        {
+          ...query,
+          maxResults: pageSize,
+          ...(this.#pageToken === null ? {} : { pageToken: this.#pageToken }),
+        },
         signal,
       );
       this.#items = page.items;
@@ -156,7 +166,10 @@ export async function mergeEvents(
       continue;
     }
     if (typeof cursor.i !== 'number' || (cursor.t !== null && typeof cursor.t !== 'string')) {
-      throw new CalgateError('invalid_argument', 'pageToken is not a token Calgate issued; omit it to start over.');
+      throw new CalgateError(
+        'invalid_argument',
+        'pageToken is not a token Calgate issued; omit it to start over.',
+      );
     }
     streams.push(new Stream(handle, cursor));
   }

@@ -29,7 +29,8 @@ export const instant = z
   .string()
   .max(64)
   .refine((value) => parseRfc3339(value) !== undefined, {
-    message: 'must be an RFC 3339 date-time with an offset, e.g. 2026-04-01T09:00:00Z or 2026-04-01T09:00:00-07:00',
+    message:
+      'must be an RFC 3339 date-time with an offset, e.g. 2026-04-01T09:00:00Z or 2026-04-01T09:00:00-07:00',
   })
   .refine(
     (value) => {
@@ -76,7 +77,11 @@ export const eventOut = z.object({
   originalStartTime: eventDateTimeOut.optional(),
   attendees: z.array(attendeeOut).optional(),
   organizer: z
-    .object({ email: z.string().optional(), displayName: z.string().optional(), self: z.boolean().optional() })
+    .object({
+      email: z.string().optional(),
+      displayName: z.string().optional(),
+      self: z.boolean().optional(),
+    })
     .optional(),
   reminders: z
     .object({

@@ -1,11 +1,11 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  type CallToolResult,
   CallToolRequestSchema,
-  ErrorCode as RpcErrorCode,
+  type CallToolResult,
   ListToolsRequestSchema,
   McpError,
+  ErrorCode as RpcErrorCode,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CalendarAccess } from './access.ts';
@@ -85,7 +85,9 @@ export async function callTool(
     if (!parsed.success) {
       outcome = 'error';
       errorCode = 'invalid_argument';
-      return errorResult(describeInputError(definition.name, parsed.error, Object.keys(definition.input.shape)));
+      return errorResult(
+        describeInputError(definition.name, parsed.error, Object.keys(definition.input.shape)),
+      );
     }
     const context = {
       access: options.access,

@@ -1,5 +1,6 @@
 import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
+import type { CalendarHandle } from '../access.ts';
 import { defineTool } from '../catalogue.ts';
 import { mergeEvents } from '../merge.ts';
 import { calendarErrors, calendarId, eventOut, instant, parseRfc3339 } from '../schemas.ts';
@@ -21,9 +22,17 @@ export const listEvents = defineTool({
     timeMin: instant.optional().describe('Lower bound (exclusive) on event end, RFC 3339.'),
     timeMax: instant.optional().describe('Upper bound (exclusive) on event start, RFC 3339.'),
     maxResults: z.number().int().min(1).max(2500).default(100),
-    query: z.string().min(1).max(500).optional().describe('Free-text match on title, description, location, attendees.'),
+    query: z
+      .string()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe('Free-text match on title, description, location, attendees.'),
     singleEvents: z.boolean().default(true).describe('Expand recurring series into instances.'),
-    orderBy: z.enum(['startTime', 'updated']).optional().describe('Default startTime; startTime needs singleEvents.'),
+    orderBy: z
+      .enum(['startTime', 'updated'])
+      .optional()
+      .describe('Default startTime; startTime needs singleEvents.'),
     pageToken: z.string().min(1).max(8192).optional(),
   }),
   output: z.object({
@@ -50,7 +59,7 @@ export const listEvents = defineTool({
     if (orderBy === 'startTime' && !args.singleEvents) {
       throw new CalgateError('invalid_argument', "orderBy 'startTime' needs singleEvents: true.");
     }
-    let handles;
+    let handles: CalendarHandle[];
     let unavailable: { calendarId: string; error: CalgateError }[] = [];
     if (args.calendarId === undefined) {
       ({ handles, unavailable } = access.allReadable());

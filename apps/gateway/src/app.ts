@@ -1,0 +1,43 @@
+import { newId } from '@calgate/core';
+import type { RateLimiter } from '@calgate/locks';
+import type { AuditLog } from '@calgate/store';
+import type { Catalogue, ProviderResolver } from '@calgate/tools';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { KeyAuthenticator } from './auth.ts';
+import { handleError, handleNotFound } from './http/errors.ts';
+import { registerMcpRoutes } from './http/mcp.ts';
+import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
+
+export interface AppDeps {
+  publicUrl: string;
+  allowedOrigins: readonly string[];
+  catalogue: Catalogue;
+  authenticator: KeyAuthenticator;
+  rateLimiter: RateLimiter;
+  audit: AuditLog;
+  providers: ProviderResolver;
+  readiness: readonly ReadinessCheck[];
+  logger: FastifyBaseLogger;
+  version: string;
+}
+
+/** The gateway as a Fastify instance, from explicit dependencies; tests call this, main listens. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    genReqId: () => newId('req'),
+    requestIdHeader: false,
+    bodyLimit: 1024 * 1024,
+    // One line per request would dominate the log at agent traffic rates; the audit log has calls.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+  });
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerMetaRoutes(app, deps);
+  registerMcpRoutes(app, deps);
+  return app;
+}

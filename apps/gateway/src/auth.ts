@@ -1,0 +1,137 @@
+import {
+  API_KEY_PATTERN,
+  type ApiKeyRepository,
+  type Database,
+  hashApiKey,
+  type KeyAccess,
+  loadKeyAccess,
+} from '@calgate/store';
+
+export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired';
+
+export type AuthResult = { ok: true; access: KeyAccess } | { ok: false; reason: AuthFailure };
+
+export const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
+  missing: 'An API key is required: send Authorization: Bearer <key>.',
+  malformed: 'The Authorization header does not hold a Calgate API key (Bearer cg_live_...).',
+  unknown: 'This API key is not valid.',
+  revoked: 'This API key has been revoked.',
+  expired: 'This API key has expired.',
+};
+
+interface CacheEntry {
+  access: KeyAccess | null;
+  fetchedAt: number;
+}
+
+export interface KeyAuthenticatorOptions {
+  db: Database;
+  keys: ApiKeyRepository;
+  /** How long a lookup is reused; bounds how late a revocation takes effect. */
+  ttlMs: number;
+  now?: () => number;
+  /** How often last-used times are written, batched. */
+  touchIntervalMs?: number;
+  maxEntries?: number;
+}
+
+/**
+ * Bearer API key → key, tenant and grants. Lookups are cached for `ttlMs` (≤ 5 s) with one
+ * in-flight query per key, so a revoked key stops working within that time on every process.
+ * Expiry is checked on every call against the clock.
+ */
+export class KeyAuthenticator {
+  readonly #db: Database;
+  readonly #keys: ApiKeyRepository;
+  readonly #ttl: number;
+  readonly #now: () => number;
+  readonly #max: number;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #inFlight = new Map<string, Promise<CacheEntry>>();
+  readonly #used = new Set<string>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(options: KeyAuthenticatorOptions) {
+    this.#db = options.db;
+    this.#keys = options.keys;
+    this.#ttl = options.ttlMs;
+    this.#now = options.now ?? Date.now;
+    this.#max = options.maxEntries ?? 10_000;
+    this.#timer = setInterval(() => void this.flushUsage(), options.touchIntervalMs ?? 30_000);
+    this.#timer.unref();
+  }
+
+  async authenticate(header: string | undefined): Promise<AuthResult> {
+    if (header === undefined || header.trim() === '') {
+      return { ok: false, reason: 'missing' };
+    }
+    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+    const secret = match?.[1];
+    if (secret === undefined || !API_KEY_PATTERN.test(secret)) {
+      return { ok: false, reason: 'malformed' };
+    }
+    const hash = hashApiKey(secret);
+    const { access } = await this.#lookup(Buffer.from(hash).toString('hex'), hash);
+    if (access === null) {
+      return { ok: false, reason: 'unknown' };
+    }
+    if (access.revokedAt !== null) {
+      return { ok: false, reason: 'revoked' };
+    }
+    if (access.expiresAt !== null && access.expiresAt.getTime() <= this.#now()) {
+      return { ok: false, reason: 'expired' };
+    }
+    this.#used.add(access.keyId);
+    return { ok: true, access };
+  }
+
+  /** Forgets cached lookups, e.g. after this process changed grants or revoked a key. */
+  invalidate(): void {
+    this.#cache.clear();
+  }
+
+  async flushUsage(): Promise<void> {
+    if (this.#used.size === 0) {
+      return;
+    }
+    const ids = [...this.#used];
+    this.#used.clear();
+    try {
+      await this.#keys.touch(ids, new Date(this.#now()));
+    } catch {
+      // Last-used times are informational; the next flush retries with newer ones.
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.flushUsage();
+  }
+
+  async #lookup(id: string, hash: Uint8Array): Promise<CacheEntry> {
+    const cached = this.#cache.get(id);
+    if (cached !== undefined && this.#now() - cached.fetchedAt < this.#ttl) {
+      return cached;
+    }
+    const pending = this.#inFlight.get(id);
+    if (pending !== undefined) {
+      return pending;
+    }
+    const fetching = loadKeyAccess(this.#db, hash)
+      .then((access) => {
+        const entry = { access, fetchedAt: this.#now() };
+        this.#cache.delete(id);
+        this.#cache.set(id, entry);
+        if (this.#cache.size > this.#max) {
+          const oldest = this.#cache.keys().next().value;
+          if (oldest !== undefined) {
+            this.#cache.delete(oldest);
+          }
+        }
+        return entry;
+      })
+      .finally(() => this.#inFlight.delete(id));
+    this.#inFlight.set(id, fetching);
+    return fetching;
+  }
+}

@@ -1,0 +1,70 @@
+import type { Runtime } from './runtime.ts';
+
+export interface FirstRun {
+  tenantId: string;
+  calendarId: string;
+  keyId: string;
+  secret: string;
+}
+
+/** The zone of the machine Calgate first starts on, for its first local calendar. */
+function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+/**
+ * On an empty database: a tenant, a local calendar and an API key with read and write on it, so
+ * an agent can connect at once. Returns undefined when Calgate already has a tenant.
+ */
+export async function bootstrapFirstRun(runtime: Runtime): Promise<FirstRun | undefined> {
+  const tenants = await runtime.tenancy.listTenants();
+  if (tenants.length > 0) {
+    return undefined;
+  }
+  const tenant = await runtime.tenancy.createTenant('My Calgate');
+  const calendar = await runtime.tenancy.createLocalCalendar(tenant.id, {
+    summary: 'Calgate',
+    timeZone: systemTimeZone(),
+  });
+  const { key, secret } = await runtime.keys.create(tenant.id, { name: 'first key' });
+  await runtime.tenancy.setGrant(tenant.id, key.id, calendar.id, { read: true, write: true });
+  return { tenantId: tenant.id, calendarId: calendar.id, keyId: key.id, secret };
+}
+
+/** Ready-to-paste client configuration for an MCP client that speaks streamable HTTP. */
+export function clientConfiguration(mcpUrl: string, secret: string) {
+  return {
+    mcpServers: {
+      calgate: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${secret}` } },
+    },
+  };
+}
+
+export function welcomeText(mcpUrl: string, firstRun: FirstRun | undefined): string {
+  if (firstRun === undefined) {
+    return [
+      '',
+      `Calgate is running. MCP endpoint: ${mcpUrl}`,
+      'API keys are shown only when created; make another with: npm run calgate -- key create --name <name>',
+      '',
+    ].join('\n');
+  }
+  return [
+    '',
+    'Calgate is running for the first time.',
+    '',
+    `  MCP endpoint: ${mcpUrl}`,
+    `  API key:      ${firstRun.secret}`,
+    '',
+    'The key is shown only now: store it somewhere safe. It can read and write the calendar',
+    `"Calgate" (${firstRun.calendarId}).`,
+    '',
+    'Client configuration (Claude Desktop, Cursor and other MCP clients):',
+    '',
+    JSON.stringify(clientConfiguration(mcpUrl, firstRun.secret), null, 2),
+    '',
+    'Claude Code:',
+    `  claude mcp add --transport http calgate ${mcpUrl} --header "Authorization: Bearer ${firstRun.secret}"`,
+    '',
+  ].join('\n');
+}

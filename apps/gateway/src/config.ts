@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== ''),
+);
+
+const base64Key = z
+  .string()
+  .trim()
+  .refine((value) => Buffer.from(value, 'base64').length === 32, {
+    message: 'must be 32 bytes encoded as base64 (openssl rand -base64 32)',
+  })
+  .transform((value) => new Uint8Array(Buffer.from(value, 'base64')));
+
+const flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// URL')
+    .optional(),
+  DATA_DIR: z.string().min(1).default('./.calgate'),
+  ENCRYPTION_KEY: base64Key.optional(),
+  ENCRYPTION_KEYS_PREVIOUS: list.pipe(z.array(base64Key)).default([]),
+  GOOGLE_CLIENT_ID: z.string().min(1).optional(),
+  GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  GOOGLE_API_ROOT_URL: z.url().optional(),
+  GOOGLE_OAUTH_URL: z.url().optional(),
+  ALLOWED_ORIGINS: list.pipe(z.array(z.url())).default([]),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
+  MIGRATE_ON_START: flag.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = ReturnType<typeof toConfig>;
+
+function toConfig(env: z.output<typeof Env>) {
+  const publicUrl = (env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    publicUrl,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    dataDir: env.DATA_DIR,
+    encryptionKey: env.ENCRYPTION_KEY,
+    previousEncryptionKeys: env.ENCRYPTION_KEYS_PREVIOUS,
+    google: {
+      clientId: env.GOOGLE_CLIENT_ID,
+      clientSecret: env.GOOGLE_CLIENT_SECRET,
+      apiRootUrl: env.GOOGLE_API_ROOT_URL,
+      oauthUrl: env.GOOGLE_OAUTH_URL,
+    },
+    allowedOrigins: [
+      new URL(publicUrl).origin,
+      ...env.ALLOWED_ORIGINS.map((origin) => new URL(origin).origin),
+    ],
+    rateLimit: { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST },
+    keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
+    migrateOnStart: env.MIGRATE_ON_START,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the environment once; packages receive typed values, never process.env. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const parsed = Env.safeParse(present);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  return toConfig(parsed.data);
+}

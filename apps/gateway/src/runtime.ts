@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { CalgateError } from '@calgate/core';
+import { connectRedis, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from '@calgate/locks';
+import { LocalCalendarProvider } from '@calgate/providers';
+import {
+  ApiKeyRepository,
+  ConnectionRepository,
+  type Database,
+  LocalEventStore,
+  migrate,
+  openDatabase,
+  PostgresAuditLog,
+  SecretBox,
+  TenancyRepository,
+} from '@calgate/store';
+import { catalogue, type ProviderResolver } from '@calgate/tools';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { AppDeps } from './app.ts';
+import { KeyAuthenticator } from './auth.ts';
+import { type Config, ConfigError } from './config.ts';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
+import { VERSION } from './version.ts';
+
+/** Written by a running embedded gateway so CLI commands can reach its database meanwhile. */
+interface RuntimeFile {
+  pid: number;
+  databaseUrl: string;
+}
+
+function runtimeFile(dataDir: string): string {
+  return join(resolve(dataDir), 'runtime.json');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface DatabaseHandle {
+  db: Database;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The configured database, or the embedded one under DATA_DIR: reused when a running gateway
+ * already serves it, started (and later stopped) here otherwise.
+ */
+export async function connectDatabase(
+  config: Config,
+  log: Logger,
+  options: { publish?: boolean } = {},
+): Promise<DatabaseHandle> {
+  if (config.databaseUrl !== undefined) {
+    const db = openDatabase({ url: config.databaseUrl });
+    return { db, embedded: false, close: () => db.close() };
+  }
+  const file = runtimeFile(config.dataDir);
+  const running = await readFile(file, 'utf8')
+    .then((text) => JSON.parse(text) as RuntimeFile)
+    .catch(() => undefined);
+  if (running !== undefined && running.pid !== process.pid && isAlive(running.pid)) {
+    const db = openDatabase({ url: running.databaseUrl, max: 2 });
+    return { db, embedded: true, close: () => db.close() };
+  }
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const postgres: EmbeddedPostgres = await startEmbeddedPostgres({
+    dataDir: config.dataDir,
+    log,
+    handleSignals: false,
+  });
+  const db = openDatabase({ url: postgres.url });
+  if (options.publish) {
+    const content: RuntimeFile = { pid: process.pid, databaseUrl: postgres.url };
+    await writeFile(file, JSON.stringify(content), { mode: 0o600 });
+  }
+  return {
+    db,
+    embedded: true,
+    async close() {
+      await db.close();
+      if (options.publish) {
+        await rm(file, { force: true });
+      }
+      await postgres.stop();
+    },
+  };
+}
+
+/**
+ * The master keys for stored secrets: ENCRYPTION_KEY (then ENCRYPTION_KEYS_PREVIOUS), or for the
+ * embedded setup a key generated once into DATA_DIR with mode 0600.
+ */
+export async function loadSecretBox(config: Config, embedded: boolean): Promise<SecretBox> {
+  if (config.encryptionKey !== undefined) {
+    return new SecretBox([config.encryptionKey, ...config.previousEncryptionKeys]);
+  }
+  if (!embedded) {
+    throw new ConfigError(
+      'ENCRYPTION_KEY is required with DATABASE_URL (generate one: openssl rand -base64 32).',
+    );
+  }
+  const file = join(resolve(config.dataDir), 'encryption-key');
+  let encoded = await readFile(file, 'utf8').catch(() => undefined);
+  if (encoded === undefined) {
+    encoded = randomBytes(32).toString('base64');
+    await writeFile(file, `${encoded}\n`, { mode: 0o600, flag: 'wx' }).catch(async () => {
+      encoded = await readFile(file, 'utf8');
+    });
+  }
+  await chmod(file, 0o600);
+  return new SecretBox([
+    new Uint8Array(Buffer.from(encoded.trim(), 'base64')),
+    ...config.previousEncryptionKeys,
+  ]);
+}
+
+export interface Runtime {
+  deps: AppDeps;
+  db: Database;
+  tenancy: TenancyRepository;
+  keys: ApiKeyRepository;
+  connections: ConnectionRepository;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Wires every dependency of the gateway once, from validated configuration. */
+export async function createRuntime(config: Config, log: Logger): Promise<Runtime> {
+  const database = await connectDatabase(config, log, { publish: true });
+  const closers: (() => Promise<void>)[] = [() => database.close()];
+  try {
+    const { db } = database;
+    if (config.migrateOnStart) {
+      const report = await migrate(db.pool);
+      if (report.applied.length > 0) {
+        log.info({ applied: report.applied }, 'database migrated');
+      }
+    }
+    const box = await loadSecretBox(config, database.embedded);
+    const keys = new ApiKeyRepository(db.prisma);
+    const tenancy = new TenancyRepository(db.prisma);
+    const connections = new ConnectionRepository(db.prisma, box);
+
+    let redis: Redis | undefined;
+    let rateLimiter: RateLimiter = new MemoryRateLimiter(config.rateLimit);
+    if (config.redisUrl !== undefined) {
+      const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
+      redis = client;
+      rateLimiter = new RedisRateLimiter(client, config.rateLimit);
+      closers.unshift(async () => {
+        client.disconnect();
+      });
+    }
+
+    const audit = new PostgresAuditLog(db.prisma, {
+      onError: (error, dropped) => log.error({ err: error, dropped }, 'audit entries could not be written'),
+    });
+    const authenticator = new KeyAuthenticator({ db, keys, ttlMs: config.keyCacheTtlMs });
+    closers.unshift(
+      () => audit.close(),
+      () => authenticator.close(),
+    );
+
+    const local = new LocalCalendarProvider(new LocalEventStore(db));
+    const providers: ProviderResolver = (calendar) => {
+      if (calendar.provider === 'local') {
+        return local;
+      }
+      throw new CalgateError(
+        'unavailable',
+        `Google calendars are not available on this Calgate yet (calendar ${calendar.id}).`,
+      );
+    };
+
+    const deps: AppDeps = {
+      publicUrl: config.publicUrl,
+      allowedOrigins: config.allowedOrigins,
+      catalogue: catalogue(),
+      authenticator,
+      rateLimiter,
+      audit,
+      providers,
+      logger: log,
+      version: VERSION,
+      readiness: [
+        {
+          name: 'postgres',
+          check: async () => {
+            await db.pool.query('SELECT 1');
+          },
+        },
+        ...(redis === undefined
+          ? []
+          : [
+              {
+                name: 'redis',
+                check: async () => {
+                  await redis.ping();
+                },
+              },
+            ]),
+      ],
+    };
+    return {
+      deps,
+      db,
+      tenancy,
+      keys,
+      connections,
+      embedded: database.embedded,
+      async close() {
+        for (const close of closers) {
+          await close().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
+        }
+      },
+    };
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+}

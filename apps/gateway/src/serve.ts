@@ -1,0 +1,62 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
+
+export interface RunningGateway {
+  app: FastifyInstance;
+  runtime: Runtime;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Builds the runtime and the app, listens, and returns a handle that shuts both down in order. */
+export async function serve(config: Config, log: Logger): Promise<RunningGateway> {
+  const runtime = await createRuntime(config, log);
+  const app = buildApp(runtime.deps);
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info({ url, publicUrl: config.publicUrl, embedded: runtime.embedded }, 'calgate listening');
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    runtime,
+    url,
+    close() {
+      closing ??= (async () => {
+        await app.close();
+        await runtime.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Closes cleanly on SIGINT/SIGTERM; a second signal exits at once. */
+export function closeOnSignals(gateway: { close(): Promise<void> }, log: Logger): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

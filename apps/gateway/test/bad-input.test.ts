@@ -1,0 +1,122 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+describe('bad input gets a specific isError result and never hurts the process', () => {
+  let gw: TestGateway;
+  let client: Client;
+  let calendarId: string;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const tenant = await gw.seedTenant();
+    calendarId = await gw.localCalendar(tenant.tenantId, 'Cal');
+    await gw.grant(tenant.tenantId, tenant.keyId, calendarId, { read: true, write: true });
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  });
+  afterAll(async () => {
+    await client.close();
+    await gw.stop();
+  });
+
+  const cases: [string, string, Record<string, unknown>, RegExp][] = [
+    ['wrong type', 'list_events', { maxResults: 'ten' }, /'maxResults' must be a number, not a string/],
+    ['boolean as string', 'list_events', { singleEvents: 'yes' }, /'singleEvents' must be a boolean/],
+    [
+      'unknown field with a suggestion',
+      'list_events',
+      { subject: 'x' },
+      /Unknown property 'subject'\. Did you mean 'query'\?|Unknown property 'subject'/,
+    ],
+    [
+      'misspelled field',
+      'list_events',
+      { timeMn: '2026-01-01T00:00:00Z' },
+      /Unknown property 'timeMn'\. Did you mean 'timeMin'\?/,
+    ],
+    [
+      'unknown field on a tool without parameters',
+      'list_calendars',
+      { verbose: true },
+      /Unknown property 'verbose'/,
+    ],
+    [
+      'timeMax before timeMin',
+      'list_events',
+      { timeMin: '2026-05-02T00:00:00Z', timeMax: '2026-05-01T00:00:00Z' },
+      /timeMax must be later than timeMin/,
+    ],
+    [
+      'a 10,000-year range',
+      'list_events',
+      { timeMin: '0001-01-01T00:00:00Z', timeMax: '9999-12-31T00:00:00Z' },
+      /between the years 1900 and 2200/,
+    ],
+    [
+      'a 200-year range',
+      'list_events',
+      { timeMin: '1950-01-01T00:00:00Z', timeMax: '2150-01-01T00:00:00Z' },
+      /at most 5 years/,
+    ],
+    ['not a date-time', 'list_events', { timeMin: 'tomorrow' }, /'timeMin': must be an RFC 3339 date-time/],
+    ['an impossible date', 'list_events', { timeMin: '2026-02-30T00:00:00Z' }, /RFC 3339/],
+    ['a date-time without offset', 'list_events', { timeMin: '2026-02-03T00:00:00' }, /with an offset/],
+    ['maxResults too large', 'list_events', { maxResults: 2501 }, /'maxResults' is too large: at most 2500/],
+    ['maxResults zero', 'list_events', { maxResults: 0 }, /at least 1/],
+    ['maxResults fractional', 'list_events', { maxResults: 1.5 }, /maxResults/],
+    [
+      'oversized query',
+      'list_events',
+      { query: 'x'.repeat(10_000) },
+      /'query' is too long: at most 500 characters/,
+    ],
+    ['oversized calendarId', 'list_events', { calendarId: 'c'.repeat(5000) }, /'calendarId' is too long/],
+    ['bad orderBy', 'list_events', { orderBy: 'random' }, /'orderBy' must be one of "startTime", "updated"/],
+    [
+      'orderBy startTime without singleEvents',
+      'list_events',
+      { singleEvents: false, orderBy: 'startTime' },
+      /needs singleEvents/,
+    ],
+    [
+      'garbage page token',
+      'list_events',
+      { pageToken: '!!!not-a-token' },
+      /pageToken is not a token Calgate issued/,
+    ],
+    ['null arguments inside', 'list_events', { calendarId: null }, /'calendarId' must be a string, not null/],
+  ];
+
+  for (const [label, tool, args, message] of cases) {
+    it(`${label}: isError with a message that says what is wrong`, async () => {
+      const result = await client.callTool({ name: tool, arguments: args });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(message);
+      expect(textOf(result)).not.toMatch(/at .*\.ts:\d+|stack/i);
+    });
+  }
+
+  it('a page token from another query is refused', async () => {
+    const first = await client.callTool({
+      name: 'list_events',
+      arguments: { maxResults: 1, timeMin: '2026-01-01T00:00:00Z' },
+    });
+    expect(first.isError).toBeFalsy();
+    const forged = Buffer.from(JSON.stringify({ v: 1, q: 'other', p: 1, s: {} })).toString('base64url');
+    const result = await client.callTool({ name: 'list_events', arguments: { pageToken: forged } });
+    expect(textOf(result)).toMatch(/different query/);
+  });
+
+  it('an unknown tool is a JSON-RPC error naming the tools that exist', async () => {
+    await expect(client.callTool({ name: 'drop_tables', arguments: {} })).rejects.toThrow(
+      /Unknown tool 'drop_tables'/,
+    );
+  });
+
+  it('the process still serves normally after all of the above', async () => {
+    const result = await client.callTool({ name: 'list_calendars', arguments: {} });
+    expect(result.isError).toBeFalsy();
+    const health = await fetch(`${gw.url}/healthz`);
+    expect(health.status).toBe(200);
+  });
+});

@@ -1,0 +1,135 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { hashApiKey } from '@calgate/store';
+import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli.ts';
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
+
+describe('calgate CLI', () => {
+  let db: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ migrated: false });
+    env = { DATABASE_URL: db.url, ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(args, env, { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) });
+    return { code, out, err };
+  }
+
+  async function json<T>(...args: string[]): Promise<T> {
+    const result = await cli(...args, '--json');
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    return JSON.parse(result.out) as T;
+  }
+
+  it('migrates an empty database, then again as a no-op', async () => {
+    const first = await json<{ applied: string[] }>('migrate');
+    expect(first.applied.length).toBeGreaterThan(0);
+    const second = await json<{ applied: string[]; alreadyApplied: string[] }>('migrate');
+    expect(second.applied).toEqual([]);
+    expect(second.alreadyApplied).toEqual(first.applied);
+  });
+
+  it('creates tenants, keys, calendars and grants, and revokes them', async () => {
+    const tenant = await json<{ id: string }>('tenant', 'create', '--name', 'Acme');
+    expect(tenant.id).toMatch(/^tnt_/);
+
+    // A real process: stdout is exactly one JSON object with the id and the secret.
+    const { stdout } = await run(process.execPath, [BIN, 'key', 'create', '--name', 'agent', '--json'], {
+      env: { ...process.env, ...env },
+    });
+    const key = JSON.parse(stdout) as { id: string; secret: string };
+    expect(Object.keys(key).sort()).toEqual(['id', 'secret']);
+    expect(key.id).toMatch(/^key_/);
+    expect(key.secret).toMatch(/^cg_live_[A-Za-z0-9]{32}$/);
+    const stored = await db.pool.query('SELECT hash, prefix FROM api_keys WHERE id = $1', [key.id]);
+    expect(Buffer.from(stored.rows[0].hash).equals(Buffer.from(hashApiKey(key.secret)))).toBe(true);
+    expect(key.secret.startsWith(stored.rows[0].prefix)).toBe(true);
+
+    const list = await json<{ id: string; prefix: string; secret?: string }[]>('key', 'list');
+    expect(list.map((k) => k.id)).toEqual([key.id]);
+    expect(JSON.stringify(list)).not.toContain(key.secret);
+
+    const calendar = await json<{ id: string; timeZone: string }>(
+      'calendar',
+      'create',
+      '--name',
+      'Team',
+      '--time-zone',
+      'Asia/Kathmandu',
+    );
+    expect(calendar.id).toMatch(/^cal_/);
+    expect(calendar.timeZone).toBe('Asia/Kathmandu');
+
+    const grant = await json<{ canRead: boolean; canWrite: boolean }>(
+      'grant',
+      '--key',
+      key.id,
+      '--calendar',
+      calendar.id,
+      '--write',
+    );
+    expect(grant).toMatchObject({ canRead: true, canWrite: true });
+    const revoked = await json<{ removed: boolean }>(
+      'revoke-grant',
+      '--key',
+      key.id,
+      '--calendar',
+      calendar.id,
+    );
+    expect(revoked.removed).toBe(true);
+
+    await json('key', 'revoke', '--key', key.id);
+    const after = await json<{ revokedAt: string | null }[]>('key', 'list');
+    expect(after[0]?.revokedAt).not.toBeNull();
+  });
+
+  it('reports mistakes clearly with a non-zero exit code and changes nothing', async () => {
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM calendars');
+    const badZone = await cli('calendar', 'create', '--name', 'X', '--time-zone', 'Mars/Olympus');
+    expect(badZone.code).toBe(2);
+    expect(badZone.err).toMatch(/not an IANA time zone/);
+    const noName = await cli('tenant', 'create');
+    expect(noName.err).toMatch(/--name is required/);
+    const unknownFlag = await cli('key', 'create', '--nmae', 'x');
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.err).toMatch(/nmae/);
+    const unknownKey = await cli('key', 'revoke', '--key', 'key_nope', '--json');
+    expect(unknownKey.code).toBe(1);
+    expect(unknownKey.err).toMatch(/No API key key_nope/);
+    const grantNothing = await cli('grant', '--key', 'key_x', '--calendar', 'cal_x');
+    expect(grantNothing.err).toMatch(/--read and\/or --write/);
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM calendars');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+
+  it('asks for --tenant once several tenants exist', async () => {
+    await json('tenant', 'create', '--name', 'Second');
+    const result = await cli('key', 'list');
+    expect(result.code).toBe(2);
+    expect(result.err).toMatch(/Several tenants exist; pass --tenant/);
+  });
+
+  it('refuses invalid configuration with a message naming the variable', async () => {
+    const result = await main(
+      ['key', 'list'],
+      { DATABASE_URL: 'mysql://nope' },
+      { out: () => {}, err: (t) => expect(t).toMatch(/DATABASE_URL: must be a postgres/) },
+    );
+    expect(result).toBe(1);
+  });
+});

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createTestDatabase, redisUrl, type TestDatabase } from '@calgate/testkit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { type RunningGateway, serve } from '../src/serve.ts';
+
+export interface TestGateway extends RunningGateway {
+  db: TestDatabase;
+  mcpUrl: string;
+  /** Every log line the gateway wrote. */
+  logs: string[];
+  /** A tenant with an API key; returns the secret and ids. */
+  seedTenant(name?: string): Promise<{ tenantId: string; keyId: string; secret: string }>;
+  localCalendar(tenantId: string, summary: string, timeZone?: string): Promise<string>;
+  grant(
+    tenantId: string,
+    keyId: string,
+    calendarId: string,
+    grant: { read: boolean; write: boolean },
+  ): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real gateway on a free loopback port, wired by the same runtime as production, with its own
+ * Postgres database and the run's Redis.
+ */
+export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  const db = await createTestDatabase();
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    PUBLIC_URL: 'http://calgate.test',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl(),
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const gateway = await serve(config, createLogger(config.logLevel, sink));
+  const { tenancy, keys } = gateway.runtime;
+  return {
+    ...gateway,
+    db,
+    logs,
+    mcpUrl: `${gateway.url}/api/mcp`,
+    async seedTenant(name = 'Tenant') {
+      const tenant = await tenancy.createTenant(name);
+      const { key, secret } = await keys.create(tenant.id, { name: 'agent' });
+      return { tenantId: tenant.id, keyId: key.id, secret };
+    },
+    async localCalendar(tenantId, summary, timeZone = 'Europe/Berlin') {
+      return (await tenancy.createLocalCalendar(tenantId, { summary, timeZone })).id;
+    },
+    async grant(tenantId, keyId, calendarId, grant) {
+      await tenancy.setGrant(tenantId, keyId, calendarId, grant);
+      gateway.runtime.deps.authenticator.invalidate();
+    },
+    async stop() {
+      await gateway.close();
+      await db.close();
+    },
+  };
+}
+
+/** The official MCP SDK client over streamable HTTP with a bearer key. */
+export async function connectClient(mcpUrl: string, secret: string): Promise<Client> {
+  const client = new Client({ name: 'calgate-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+/** A raw JSON-RPC POST, for checks below what the SDK client lets us send. */
+export function rpc(mcpUrl: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...headers,
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function textOf(result: { content?: unknown }): string {
+  const content = result.content as { type: string; text?: string }[] | undefined;
+  return content?.map((item) => item.text ?? '').join('') ?? '';
+}

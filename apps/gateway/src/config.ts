@@ -43,6 +43,8 @@ const Env = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   MIGRATE_ON_START: flag.default(true),
+  WORKER_IN_PROCESS: flag.optional(),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -72,6 +74,9 @@ function toConfig(env: z.output<typeof Env>) {
     rateLimit: { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST },
     keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
     migrateOnStart: env.MIGRATE_ON_START,
+    /** Run background jobs inside the gateway; by default only with the embedded database. */
+    workerInProcess: env.WORKER_IN_PROCESS,
+    auditRetentionDays: env.AUDIT_RETENTION_DAYS,
     logLevel: env.LOG_LEVEL,
   };
 }

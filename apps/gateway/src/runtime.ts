@@ -16,6 +16,7 @@ import {
   TenancyRepository,
 } from '@calgate/store';
 import { catalogue, type ProviderResolver } from '@calgate/tools';
+import { startWorker } from '@calgate/worker';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AppDeps } from './app.ts';
@@ -179,6 +180,11 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         `Google calendars are not available on this Calgate yet (calendar ${calendar.id}).`,
       );
     };
+
+    if (config.workerInProcess ?? database.embedded) {
+      const worker = await startWorker({ db, log, auditRetentionDays: config.auditRetentionDays });
+      closers.unshift(() => worker.stop());
+    }
 
     const deps: AppDeps = {
       publicUrl: config.publicUrl,

@@ -127,6 +127,35 @@ describe('events CRUD', () => {
     expect(mixed.status).toBe(400);
   });
 
+  it('lets only the organizer change an invitation', async () => {
+    const invitation = await calendar.events.import({
+      calendarId: 'primary',
+      requestBody: {
+        iCalUID: 'invite-1@example.org',
+        organizer: { email: 'carol@example.org' },
+        attendees: [{ email: 'carol@example.org' }, { email: ANN }],
+        ...meeting('Carol’s review'),
+      },
+    });
+    const eventId = invitation.data.id as string;
+    expect(invitation.data.organizer).toEqual({ email: 'carol@example.org' });
+    expect(invitation.data.attendees?.find((a) => a.email === ANN)?.self).toBe(true);
+    const retitle = await failure(
+      calendar.events.patch({ calendarId: 'primary', eventId, requestBody: { summary: 'Mine' } }),
+    );
+    expect(retitle.status).toBe(403);
+    expect(reasonOf(retitle.data)).toBe('forbiddenForNonOrganizer');
+    const recolored = await calendar.events.patch({
+      calendarId: 'primary',
+      eventId,
+      requestBody: { colorId: '5' },
+    });
+    expect(recolored.data.colorId).toBe('5');
+    const target = await newCalendar('Elsewhere');
+    const move = await failure(calendar.events.move({ calendarId: 'primary', eventId, destination: target }));
+    expect(reasonOf(move.data)).toBe('forbiddenForNonOrganizer');
+  });
+
   it('moves an event and imports by iCalUID', async () => {
     const target = await newCalendar('Archive');
     const event = await calendar.events.insert({ calendarId: 'primary', requestBody: meeting('Movable') });

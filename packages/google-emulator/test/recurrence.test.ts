@@ -119,6 +119,28 @@ describe('recurring events', () => {
     expect(again.status).toBe(410);
   });
 
+  it('reports changed and cancelled instances to an incremental singleEvents sync', async () => {
+    const full = await calendar.events.list({ calendarId: 'primary', singleEvents: true });
+    const token = full.data.nextSyncToken as string;
+    const id = await weeklyStandup();
+    await calendar.events.delete({ calendarId: 'primary', eventId: `${id}_20260323T080000Z` });
+    const delta = await calendar.events.list({ calendarId: 'primary', singleEvents: true, syncToken: token });
+    expect(delta.data.items?.map((e) => [e.id, e.status])).toEqual([
+      [`${id}_20260316T080000Z`, 'confirmed'],
+      [`${id}_20260323T080000Z`, 'cancelled'],
+      [`${id}_20260330T070000Z`, 'confirmed'],
+      [`${id}_20260406T070000Z`, 'confirmed'],
+    ]);
+    const next = delta.data.nextSyncToken as string;
+    await calendar.events.patch({
+      calendarId: 'primary',
+      eventId: `${id}_20260406T070000Z`,
+      requestBody: { summary: 'Last' },
+    });
+    const second = await calendar.events.list({ calendarId: 'primary', singleEvents: true, syncToken: next });
+    expect(second.data.items?.map((e) => [e.id, e.summary])).toEqual([[`${id}_20260406T070000Z`, 'Last']]);
+  });
+
   it('honours EXDATE and RDATE', async () => {
     const id = await weeklyStandup([
       'EXDATE;TZID=Europe/Berlin:20260323T090000',

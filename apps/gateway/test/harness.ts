@@ -97,7 +97,7 @@ export function rpc(mcpUrl: string, body: unknown, headers: Record<string, strin
   });
 }
 
-export function textOf(result: { content?: unknown }): string {
-  const content = result.content as { type: string; text?: string }[] | undefined;
+export function textOf(result: object): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content;
   return content?.map((item) => item.text ?? '').join('') ?? '';
 }

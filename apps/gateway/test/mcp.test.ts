@@ -131,7 +131,9 @@ describe('MCP over HTTP with the official SDK client', () => {
         query: 'review',
       },
     });
-    const out = result.structuredContent as ListEventsOut & { events: { recurringEventId?: string }[] };
+    const out = result.structuredContent as {
+      events: { recurringEventId?: string; start: { dateTime?: string } }[];
+    };
     expect(out.events).toHaveLength(3);
     expect(out.events.every((e) => e.recurringEventId !== undefined)).toBe(true);
     expect(out.events.map((e) => e.start.dateTime)).toEqual([

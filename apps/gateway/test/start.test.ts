@@ -16,8 +16,19 @@ interface Started {
 
 /** `npm start` as a user runs it: no DATABASE_URL, no REDIS_URL, only DATA_DIR and a port. */
 async function npmStart(dataDir: string, port: number): Promise<Started> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  const child = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+  };
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   child.stdout?.on('data', (chunk) => (out += String(chunk)));
   child.stderr?.on('data', (chunk) => (out += String(chunk)));
@@ -33,10 +44,21 @@ async function npmStart(dataDir: string, port: number): Promise<Started> {
   return { child, output: () => out };
 }
 
-async function stop(started: Started): Promise<void> {
+/** SIGTERM to the whole process group, then wait until the embedded Postgres has shut down too. */
+async function stop(started: Started, dataDir: string): Promise<void> {
   const exited = new Promise((resolve) => started.child.once('exit', resolve));
   process.kill(-(started.child.pid ?? 0), 'SIGTERM');
   await exited;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    try {
+      await stat(join(dataDir, 'postgres', 'postmaster.pid'));
+    } catch {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the embedded PostgreSQL did not shut down');
 }
 
 describe('npm start on a fresh checkout (embedded PostgreSQL, in-process locks)', () => {
@@ -66,13 +88,14 @@ describe('npm start on a fresh checkout (embedded PostgreSQL, in-process locks)'
 
       const client = await connectClient(mcpUrl, secret);
       const calendars = await client.callTool({ name: 'list_calendars', arguments: {} });
-      const list = (calendars.structuredContent as { calendars: { summary: string; canWrite: boolean }[] }).calendars;
+      const list = (calendars.structuredContent as { calendars: { summary: string; canWrite: boolean }[] })
+        .calendars;
       expect(list).toEqual([expect.objectContaining({ summary: 'Calgate', canWrite: true })]);
       const events = await client.callTool({ name: 'list_events', arguments: {} });
       expect(events.isError).toBeFalsy();
       await client.close();
     } finally {
-      await stop(first);
+      await stop(first, dataDir);
     }
 
     const second = await npmStart(dataDir, port);
@@ -85,7 +108,7 @@ describe('npm start on a fresh checkout (embedded PostgreSQL, in-process locks)'
       expect((calendars.structuredContent as { calendars: unknown[] }).calendars).toHaveLength(1);
       await client.close();
     } finally {
-      await stop(second);
+      await stop(second, dataDir);
     }
   }, 120_000);
 });

@@ -25,6 +25,13 @@ export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
 export {
+  type LocalEventChanges,
+  type LocalEventRow,
+  LocalEventStore,
+  type LocalRangeQuery,
+  type NewLocalEvent,
+} from './local-events.ts';
+export {
   DEFAULT_MIGRATIONS_DIR,
   loadMigrations,
   type Migration,

@@ -1,0 +1,1 @@
+export { LocalCalendarProvider } from './provider.ts';

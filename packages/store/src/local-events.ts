@@ -1,0 +1,233 @@
+import { CalgateError } from '@calgate/core';
+import type { Database } from './db.ts';
+import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
+
+/** One stored event of a local calendar (a single event, a series master, or an exception). */
+export interface LocalEventRow {
+  calendarId: string;
+  id: string;
+  iCalUid: string;
+  status: string;
+  summary: string | null;
+  description: string | null;
+  location: string | null;
+  allDay: boolean;
+  startAt: Date;
+  endAt: Date;
+  startDate: string | null;
+  endDate: string | null;
+  startTimeZone: string | null;
+  endTimeZone: string | null;
+  recurrence: string[];
+  seriesEndAt: Date | null;
+  recurringEventId: string | null;
+  originalStartTime: Date | null;
+  attendees: unknown;
+  reminders: unknown;
+  transparency: string;
+  visibility: string;
+  colorId: string | null;
+  sequence: number;
+  etag: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewLocalEvent = Omit<LocalEventRow, 'createdAt' | 'updatedAt'>;
+export type LocalEventChanges = Partial<
+  Omit<LocalEventRow, 'calendarId' | 'id' | 'createdAt' | 'updatedAt' | 'etag'>
+> & {
+  etag: string;
+};
+
+export interface LocalRangeQuery {
+  timeMin?: Date;
+  timeMax?: Date;
+  query?: string;
+  showDeleted: boolean;
+  /** Upper bound on rows read, so one request cannot read a whole huge calendar. */
+  limit: number;
+}
+
+const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, start_at, end_at,
+  start_date, end_date, start_time_zone, end_time_zone, recurrence, series_end_at, recurring_event_id,
+  original_start_time, attendees, reminders, transparency, visibility, color_id, sequence, etag, created_at, updated_at`;
+
+interface RawRow {
+  calendar_id: string;
+  id: string;
+  ical_uid: string;
+  status: string;
+  summary: string | null;
+  description: string | null;
+  location: string | null;
+  all_day: boolean;
+  start_at: Date;
+  end_at: Date;
+  start_date: string | null;
+  end_date: string | null;
+  start_time_zone: string | null;
+  end_time_zone: string | null;
+  recurrence: string[] | null;
+  series_end_at: Date | null;
+  recurring_event_id: string | null;
+  original_start_time: Date | null;
+  attendees: unknown;
+  reminders: unknown;
+  transparency: string;
+  visibility: string;
+  color_id: string | null;
+  sequence: number;
+  etag: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRaw(row: RawRow): LocalEventRow {
+  return {
+    calendarId: row.calendar_id,
+    id: row.id,
+    iCalUid: row.ical_uid,
+    status: row.status,
+    summary: row.summary,
+    description: row.description,
+    location: row.location,
+    allDay: row.all_day,
+    startAt: row.start_at,
+    endAt: row.end_at,
+    startDate: row.start_date,
+    endDate: row.end_date,
+    startTimeZone: row.start_time_zone,
+    endTimeZone: row.end_time_zone,
+    recurrence: row.recurrence ?? [],
+    seriesEndAt: row.series_end_at,
+    recurringEventId: row.recurring_event_id,
+    originalStartTime: row.original_start_time,
+    attendees: row.attendees,
+    reminders: row.reminders,
+    transparency: row.transparency,
+    visibility: row.visibility,
+    colorId: row.color_id,
+    sequence: row.sequence,
+    etag: row.etag,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function json(value: unknown) {
+  return value === null || value === undefined
+    ? PrismaNamespace.DbNull
+    : (value as PrismaNamespace.InputJsonValue);
+}
+
+/** Storage of local calendars' events. Reads are raw SQL (they sit on the hot path); writes go through Prisma. */
+export class LocalEventStore {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Inserts an event; an id already used in this calendar (even by a deleted event) is a conflict. */
+  async insert(event: NewLocalEvent): Promise<LocalEventRow> {
+    try {
+      return await this.#db.prisma.localEvent.create({
+        data: { ...event, attendees: json(event.attendees), reminders: json(event.reminders) },
+      });
+    } catch (error) {
+      if (error instanceof PrismaNamespace.PrismaClientKnownRequestError && error.code === 'P2002') {
+        throw new CalgateError(
+          'already_exists',
+          `An event with id '${event.id}' already exists in this calendar.`,
+          {
+            context: { eventId: event.id },
+          },
+        );
+      }
+      throw error;
+    }
+  }
+
+  async get(calendarId: string, id: string): Promise<LocalEventRow | null> {
+    const { rows } = await this.#db.pool.query<RawRow>(
+      `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND id = $2`,
+      [calendarId, id],
+    );
+    const [row] = rows;
+    return row === undefined ? null : fromRaw(row);
+  }
+
+  /** Exceptions (modified or cancelled instances) of one series. */
+  async exceptionsOf(calendarId: string, masterId: string): Promise<LocalEventRow[]> {
+    const { rows } = await this.#db.pool.query<RawRow>(
+      `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND recurring_event_id = $2`,
+      [calendarId, masterId],
+    );
+    return rows.map(fromRaw);
+  }
+
+  /**
+   * Compare-and-set on the ETag: the update applies only if the row still has `expectedEtag`.
+   * Returns the new row, or null when someone else changed it first.
+   */
+  async update(
+    calendarId: string,
+    id: string,
+    expectedEtag: string,
+    changes: LocalEventChanges,
+  ): Promise<LocalEventRow | null> {
+    const data: Record<string, unknown> = { ...changes, updatedAt: new Date() };
+    if ('attendees' in changes) {
+      data.attendees = json(changes.attendees);
+    }
+    if ('reminders' in changes) {
+      data.reminders = json(changes.reminders);
+    }
+    const { count } = await this.#db.prisma.localEvent.updateMany({
+      where: { calendarId, id, etag: expectedEtag },
+      data,
+    });
+    return count === 0 ? null : this.get(calendarId, id);
+  }
+
+  /**
+   * Rows that may show in [timeMin, timeMax): single events and exceptions overlapping it, and
+   * series masters whose range [start, series end) overlaps it. Ordered by start.
+   */
+  async listRange(calendarId: string, range: LocalRangeQuery): Promise<LocalEventRow[]> {
+    const params: unknown[] = [calendarId];
+    const where = ['calendar_id = $1'];
+    if (!range.showDeleted) {
+      // Cancelled exceptions still matter: they hide an instance of their series.
+      where.push(`(status <> 'cancelled' OR recurring_event_id IS NOT NULL)`);
+    }
+    if (range.timeMax !== undefined) {
+      params.push(range.timeMax);
+      where.push(`start_at < $${params.length}`);
+    }
+    if (range.timeMin !== undefined) {
+      params.push(range.timeMin);
+      const p = `$${params.length}`;
+      where.push(
+        `(CASE WHEN cardinality(recurrence) > 0 THEN series_end_at IS NULL OR series_end_at > ${p}
+               ELSE end_at > ${p} OR (end_at = start_at AND start_at >= ${p}) END
+          OR (original_start_time IS NOT NULL AND original_start_time >= ${p}))`,
+      );
+    }
+    if (range.query !== undefined) {
+      params.push(`%${range.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      const p = `$${params.length}`;
+      where.push(
+        `(summary ILIKE ${p} OR description ILIKE ${p} OR location ILIKE ${p} OR attendees::text ILIKE ${p}
+          OR recurring_event_id IS NOT NULL)`,
+      );
+    }
+    params.push(range.limit);
+    const { rows } = await this.#db.pool.query<RawRow>(
+      `SELECT ${COLUMNS} FROM local_events WHERE ${where.join(' AND ')} ORDER BY start_at, id LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(fromRaw);
+  }
+}

@@ -210,6 +210,22 @@ describe('service accounts', () => {
     expect(hidden.status).toBe(404);
   });
 
+  it('accepts a self-signed JWT as the bearer token (useJWTAccessWithScope)', async () => {
+    const key = emulator.admin.serviceAccountKey(ROBOT);
+    const auth = new JWT({
+      email: key.client_email,
+      key: key.private_key,
+      keyId: key.private_key_id,
+      scopes: [CALENDAR_SCOPE],
+    });
+    auth.useJWTAccessWithScope = true;
+    emulator.admin.clearRequests();
+    const calendar = google.calendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry: false });
+    const events = await calendar.events.list({ calendarId: TEAM });
+    expect(events.status).toBe(200);
+    expect(emulator.admin.requests().map((r) => r.op)).toEqual(['events.list']);
+  });
+
   it('rejects a signature from another key and delegation it was not granted', async () => {
     const key = emulator.admin.serviceAccountKey(ROBOT);
     emulator.admin.seed({ serviceAccounts: [{ email: 'other@calgate-test.iam.gserviceaccount.com' }] });

@@ -3,4 +3,6 @@
  */
 export * from './errors.ts';
 export * from './ids.ts';
+export * from './recurrence/index.ts';
 export * from './result.ts';
+export * from './time/index.ts';

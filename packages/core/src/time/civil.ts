@@ -1,0 +1,130 @@
+/**
+ * Proleptic Gregorian calendar arithmetic on plain numbers: no time zones, no Date objects.
+ * A "naive" millisecond value is a wall-clock reading encoded as if it were UTC, which lets
+ * local date-times be compared and added like instants.
+ */
+
+/** A calendar date. Months are 1–12. */
+export interface LocalDate {
+  year: number;
+  month: number;
+  day: number;
+}
+
+/** A wall-clock reading without a zone. */
+export interface LocalDateTime extends LocalDate {
+  hour: number;
+  minute: number;
+  second: number;
+  millisecond?: number;
+}
+
+export const MS_PER_SECOND = 1000;
+export const MS_PER_MINUTE = 60_000;
+export const MS_PER_HOUR = 3_600_000;
+export const MS_PER_DAY = 86_400_000;
+
+export function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+export function daysInMonth(year: number, month: number): number {
+  return month === 2 && isLeapYear(year) ? 29 : (MONTH_DAYS[month - 1] ?? 0);
+}
+
+export function daysInYear(year: number): number {
+  return isLeapYear(year) ? 366 : 365;
+}
+
+/** Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm; any year). */
+export function epochDay(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const mp = (month + 9) % 12;
+  const doy = Math.floor((153 * mp + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+/** The civil date of a day count since 1970-01-01. */
+export function dateFromEpochDay(days: number): LocalDate {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return { year: yoe + era * 400 + (month <= 2 ? 1 : 0), month, day };
+}
+
+/** ISO weekday of a day count: 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday). */
+export function weekdayOfEpochDay(days: number): number {
+  return (((days + 3) % 7) + 7) % 7;
+}
+
+export function weekdayOf(date: LocalDate): number {
+  return weekdayOfEpochDay(epochDay(date.year, date.month, date.day));
+}
+
+export function isValidDate(year: number, month: number, day: number): boolean {
+  return (
+    Number.isInteger(year) &&
+    Number.isInteger(month) &&
+    Number.isInteger(day) &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month)
+  );
+}
+
+export function addDays(date: LocalDate, days: number): LocalDate {
+  return dateFromEpochDay(epochDay(date.year, date.month, date.day) + days);
+}
+
+/** The wall-clock reading as milliseconds, read as if it were UTC. */
+export function naiveMs(local: LocalDateTime | LocalDate): number {
+  const t = local as Partial<LocalDateTime>;
+  return (
+    epochDay(local.year, local.month, local.day) * MS_PER_DAY +
+    (t.hour ?? 0) * MS_PER_HOUR +
+    (t.minute ?? 0) * MS_PER_MINUTE +
+    (t.second ?? 0) * MS_PER_SECOND +
+    (t.millisecond ?? 0)
+  );
+}
+
+export function localFromNaiveMs(ms: number): LocalDateTime {
+  const days = Math.floor(ms / MS_PER_DAY);
+  let rest = ms - days * MS_PER_DAY;
+  const hour = Math.floor(rest / MS_PER_HOUR);
+  rest -= hour * MS_PER_HOUR;
+  const minute = Math.floor(rest / MS_PER_MINUTE);
+  rest -= minute * MS_PER_MINUTE;
+  const second = Math.floor(rest / MS_PER_SECOND);
+  return { ...dateFromEpochDay(days), hour, minute, second, millisecond: rest - second * MS_PER_SECOND };
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** `YYYY-MM-DD`. */
+export function formatDate(date: LocalDate): string {
+  return `${pad(date.year, 4)}-${pad(date.month)}-${pad(date.day)}`;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS` (with `.mmm` only when milliseconds are non-zero). */
+export function formatLocalDateTime(local: LocalDateTime): string {
+  const ms = local.millisecond ? `.${pad(local.millisecond, 3)}` : '';
+  return `${formatDate(local)}T${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}${ms}`;
+}
+
+export function compareDates(a: LocalDate, b: LocalDate): number {
+  return a.year - b.year || a.month - b.month || a.day - b.day;
+}

@@ -1,0 +1,3 @@
+export * from './civil.ts';
+export * from './parse.ts';
+export * from './zone.ts';

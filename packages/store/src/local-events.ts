@@ -1,4 +1,5 @@
 import { CalgateError } from '@calgate/core';
+import pg from 'pg';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
 
@@ -82,6 +83,30 @@ interface RawRow {
   created_at: Date;
   updated_at: Date;
 }
+
+const TIMESTAMPTZ = 1184;
+const STAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-])(\d{2})(?::?(\d{2}))?$/;
+
+/** timestamptz text → Date without the general-purpose parser: it dominated list reads. */
+function parseTimestamptz(text: string): Date {
+  const m = STAMP.exec(text);
+  if (m === null) {
+    return new Date(text);
+  }
+  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
+  const offset = (Number(m[9]) * 60 + Number(m[10] ?? 0)) * (m[8] === '-' ? -1 : 1);
+  return new Date(
+    Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), ms) -
+      offset * 60_000,
+  );
+}
+
+const FAST_TYPES = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === TIMESTAMPTZ
+      ? parseTimestamptz
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
 
 function fromRaw(row: RawRow): LocalEventRow {
   return {
@@ -192,6 +217,48 @@ export class LocalEventStore {
   }
 
   /**
+   * Soft delete: status `cancelled`, sequence + 1 and a new ETag, in one compare-and-set
+   * statement. A missing event is `not_found`; an already cancelled one is `not_found` with
+   * `context.alreadyDeleted` (Google answers 410 Gone there); a stale `ifMatch` is
+   * `precondition_failed`.
+   */
+  async softDelete(
+    calendarId: string,
+    id: string,
+    options: { etag: string; ifMatch?: string },
+  ): Promise<LocalEventRow> {
+    const { rows } = await this.#db.pool.query<RawRow>(
+      `UPDATE local_events
+          SET status = 'cancelled', sequence = sequence + 1, etag = $3, updated_at = now()
+        WHERE calendar_id = $1 AND id = $2 AND status <> 'cancelled' AND ($4::text IS NULL OR etag = $4)
+        RETURNING ${COLUMNS}`,
+      [calendarId, id, options.etag, options.ifMatch ?? null],
+    );
+    const [row] = rows;
+    if (row !== undefined) {
+      return fromRaw(row);
+    }
+    const current = await this.get(calendarId, id);
+    if (current === null) {
+      throw new CalgateError('not_found', `Event '${id}' was not found in this calendar.`, {
+        context: { eventId: id },
+      });
+    }
+    if (current.status === 'cancelled') {
+      throw new CalgateError('not_found', `Event '${id}' was already deleted.`, {
+        context: { eventId: id, alreadyDeleted: true },
+      });
+    }
+    throw new CalgateError(
+      'precondition_failed',
+      `Event '${id}' changed since it was read (ETag ${current.etag}).`,
+      {
+        context: { eventId: id },
+      },
+    );
+  }
+
+  /**
    * Rows that may show in [timeMin, timeMax): single events and exceptions overlapping it, and
    * series masters whose range [start, series end) overlaps it. Ordered by start.
    */
@@ -224,10 +291,11 @@ export class LocalEventStore {
       );
     }
     params.push(range.limit);
-    const { rows } = await this.#db.pool.query<RawRow>(
-      `SELECT ${COLUMNS} FROM local_events WHERE ${where.join(' AND ')} ORDER BY start_at, id LIMIT $${params.length}`,
-      params,
-    );
+    const { rows } = await this.#db.pool.query<RawRow>({
+      text: `SELECT ${COLUMNS} FROM local_events WHERE ${where.join(' AND ')} ORDER BY start_at, id LIMIT $${params.length}`,
+      values: params,
+      types: FAST_TYPES,
+    });
     return rows.map(fromRaw);
   }
 }

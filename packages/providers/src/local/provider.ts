@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { CalgateError, newEventId } from '@calgate/core';
+import { CalgateError, newEventId, parseDateTime } from '@calgate/core';
 import type { LocalEventRow, LocalEventStore, NewLocalEvent } from '@calgate/store';
 import type {
   CalendarEvent,
@@ -100,6 +100,17 @@ function matches(event: CalendarEvent, query: string | undefined): boolean {
     ...(event.attendees ?? []).map((a) => a.email),
   ];
   return haystack.some((text) => text?.toLowerCase().includes(needle));
+}
+
+/** The start instant an instance-id suffix names: `20260105T080000Z`, or a date in the calendar's zone. */
+function instantOfKey(key: string, calendarZone: string): number | null {
+  const m = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})Z)?$/.exec(key);
+  if (m === null) {
+    return null;
+  }
+  const text = `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${m[4] === undefined ? '' : 'Z'}`;
+  const parsed = parseDateTime(text, calendarZone);
+  return parsed.ok ? parsed.value : null;
 }
 
 function startKey(event: CalendarEvent): number {
@@ -244,13 +255,19 @@ export class LocalCalendarProvider implements CalendarProvider {
     if (match === null) {
       return undefined;
     }
-    const [, masterId = '', key] = match;
+    const [, masterId = '', key = ''] = match;
     const masterRow = await this.#store.get(calendar.id, masterId);
     if (masterRow === null || masterRow.recurrence.length === 0 || masterRow.status === 'cancelled') {
       return undefined;
     }
-    const page = this.#expand([masterRow], calendar, undefined, undefined, MAX_INSTANCES, false);
-    return page.find((event) => event.id === eventId && event.id.endsWith(key ?? ''));
+    // Expand only around the instant the id names, so far-away instances of long series are cheap.
+    const at = instantOfKey(key, calendar.timeZone);
+    if (at === null) {
+      return undefined;
+    }
+    const window = { from: new Date(at), to: new Date(at + 1) };
+    const page = this.#expand([masterRow], calendar, window.from, window.to, 2, false);
+    return page.find((event) => event.id === eventId);
   }
 
   async insertEvent(calendar: CalendarRef, input: EventInput): Promise<CalendarEvent> {
@@ -324,7 +341,7 @@ export class LocalCalendarProvider implements CalendarProvider {
         ...(patch.visibility === undefined ? {} : { visibility: patch.visibility }),
         ...(patch.colorId === undefined ? {} : { colorId: patch.colorId }),
         ...(patch.status === undefined ? {} : { status: patch.status }),
-        sequence: current.sequence + (patch.start || patch.end || patch.recurrence ? 1 : 0),
+        sequence: current.sequence + 1,
         etag: newEtag(),
       });
       if (updated !== null) {
@@ -346,33 +363,9 @@ export class LocalCalendarProvider implements CalendarProvider {
   }
 
   async deleteEvent(calendar: CalendarRef, eventId: string, options: WriteOptions = {}): Promise<void> {
-    const current = await this.#store.get(calendar.id, eventId);
-    if (current === null) {
-      throw notFound(eventId);
-    }
-    if (current.status === 'cancelled') {
-      throw new CalgateError('not_found', `Event '${eventId}' was already deleted.`, {
-        context: { eventId, alreadyDeleted: true },
-      });
-    }
-    if (options.ifMatch !== undefined && options.ifMatch !== current.etag) {
-      throw new CalgateError('precondition_failed', `Event '${eventId}' changed since it was read.`, {
-        context: { eventId },
-      });
-    }
-    const updated = await this.#store.update(calendar.id, eventId, current.etag, {
-      status: 'cancelled',
-      sequence: current.sequence + 1,
+    await this.#store.softDelete(calendar.id, eventId, {
       etag: newEtag(),
+      ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
     });
-    if (updated === null) {
-      throw new CalgateError(
-        'precondition_failed',
-        `Event '${eventId}' changed while it was being deleted; read it again.`,
-        {
-          context: { eventId },
-        },
-      );
-    }
   }
 }

@@ -1,0 +1,194 @@
+import { CalgateError } from '@calgate/core';
+import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalEventStore, type NewLocalEvent } from '../src/index.ts';
+
+let db: TestDatabase;
+let store: LocalEventStore;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.prisma.tenant.create({ data: { id: 'tnt_x', name: 'X' } });
+  await db.prisma.connection.create({
+    data: { id: 'con_x', tenantId: 'tnt_x', provider: 'local', accountEmail: 'local', auth: 'none' },
+  });
+  for (const id of ['cal_a', 'cal_b']) {
+    await db.prisma.calendar.create({
+      data: { id, tenantId: 'tnt_x', connectionId: 'con_x', externalId: id, summary: id, timeZone: 'UTC' },
+    });
+  }
+  store = new LocalEventStore(db);
+});
+
+afterAll(async () => {
+  await db.close();
+});
+
+const event = (
+  id: string,
+  start: string,
+  end: string,
+  extra: Partial<NewLocalEvent> = {},
+): NewLocalEvent => ({
+  calendarId: 'cal_a',
+  id,
+  iCalUid: `${id}@calgate`,
+  status: 'confirmed',
+  summary: id,
+  description: null,
+  location: null,
+  allDay: false,
+  startAt: new Date(start),
+  endAt: new Date(end),
+  startDate: null,
+  endDate: null,
+  startTimeZone: null,
+  endTimeZone: null,
+  recurrence: [],
+  seriesEndAt: null,
+  recurringEventId: null,
+  originalStartTime: null,
+  attendees: null,
+  reminders: null,
+  transparency: 'opaque',
+  visibility: 'default',
+  colorId: null,
+  sequence: 0,
+  etag: '"1"',
+  ...extra,
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<[string, Record<string, unknown>]> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(CalgateError);
+    return [(error as CalgateError).code, (error as CalgateError).context];
+  }
+  return ['none', {}];
+}
+
+describe('LocalEventStore', () => {
+  it('inserts and reads back, with JSON columns intact', async () => {
+    const row = await store.insert(
+      event('storeone1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z', {
+        attendees: [{ email: 'a@example.com' }],
+        reminders: { useDefault: false },
+      }),
+    );
+    expect(row.id).toBe('storeone1');
+    const read = await store.get('cal_a', 'storeone1');
+    expect(read?.attendees).toEqual([{ email: 'a@example.com' }]);
+    expect(read?.reminders).toEqual({ useDefault: false });
+    expect(read?.recurrence).toEqual([]);
+    expect(await store.get('cal_b', 'storeone1')).toBeNull();
+  });
+
+  it('maps a reused id in the same calendar to already_exists', async () => {
+    await store.insert(event('storedup1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z'));
+    expect(
+      (await codeOf(store.insert(event('storedup1', '2026-01-06T09:00:00Z', '2026-01-06T10:00:00Z'))))[0],
+    ).toBe('already_exists');
+    await store.insert({
+      ...event('storedup1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z'),
+      calendarId: 'cal_b',
+    });
+  });
+
+  it('updates only when the ETag still matches', async () => {
+    await store.insert(event('storecas1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z'));
+    const updated = await store.update('cal_a', 'storecas1', '"1"', { summary: 'new', etag: '"2"' });
+    expect(updated?.summary).toBe('new');
+    expect(updated?.etag).toBe('"2"');
+    expect(await store.update('cal_a', 'storecas1', '"1"', { summary: 'lost', etag: '"3"' })).toBeNull();
+    expect((await store.get('cal_a', 'storecas1'))?.summary).toBe('new');
+  });
+
+  it('soft-deletes once, then reports already deleted; a stale ETag is a failed precondition', async () => {
+    await store.insert(event('storedel1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z'));
+    expect((await codeOf(store.softDelete('cal_a', 'storedel1', { etag: '"9"', ifMatch: '"0"' })))[0]).toBe(
+      'precondition_failed',
+    );
+    const deleted = await store.softDelete('cal_a', 'storedel1', { etag: '"9"', ifMatch: '"1"' });
+    expect(deleted.status).toBe('cancelled');
+    expect(deleted.sequence).toBe(1);
+    const [code, context] = await codeOf(store.softDelete('cal_a', 'storedel1', { etag: '"10"' }));
+    expect(code).toBe('not_found');
+    expect(context.alreadyDeleted).toBe(true);
+    const [missing, missingContext] = await codeOf(store.softDelete('cal_a', 'nosuchrow', { etag: '"10"' }));
+    expect(missing).toBe('not_found');
+    expect(missingContext.alreadyDeleted).toBeUndefined();
+  });
+
+  it('finds singles overlapping the range and masters whose series overlaps it, in start order', async () => {
+    const cal = 'cal_b';
+    const put = (e: NewLocalEvent) => store.insert({ ...e, calendarId: cal });
+    await put(event('rangeaaa1', '2026-03-01T09:00:00Z', '2026-03-01T10:00:00Z'));
+    await put(
+      event('rangeaaa2', '2026-03-01T10:00:00Z', '2026-03-01T11:00:00Z', { description: 'Quarterly PLAN' }),
+    );
+    await put(event('rangeaaa3', '2026-03-01T11:00:00Z', '2026-03-01T12:00:00Z', { location: '50%_off' }));
+    await put(event('rangeaaa4', '2026-03-01T10:30:00Z', '2026-03-01T10:30:00Z'));
+    await put(
+      event('seriesbd1', '2026-01-01T08:00:00Z', '2026-01-01T08:30:00Z', {
+        recurrence: ['RRULE:FREQ=DAILY;COUNT=60'],
+        seriesEndAt: new Date('2026-03-01T08:30:00Z'),
+      }),
+    );
+    await put(
+      event('seriesun1', '2025-01-01T08:00:00Z', '2025-01-01T08:30:00Z', {
+        recurrence: ['RRULE:FREQ=WEEKLY'],
+      }),
+    );
+    await put(event('rangedel1', '2026-03-01T10:00:00Z', '2026-03-01T11:00:00Z', { status: 'cancelled' }));
+    const ids = async (
+      timeMin: string,
+      timeMax: string,
+      more: { query?: string; showDeleted?: boolean } = {},
+    ) =>
+      (
+        await store.listRange(cal, {
+          timeMin: new Date(timeMin),
+          timeMax: new Date(timeMax),
+          showDeleted: more.showDeleted ?? false,
+          limit: 100,
+          ...(more.query === undefined ? {} : { query: more.query }),
+        })
+      ).map((r) => r.id);
+    expect(await ids('2026-03-01T10:00:00Z', '2026-03-01T11:00:00Z')).toEqual([
+      'seriesun1',
+      'rangeaaa2',
+      'rangeaaa4',
+    ]);
+    expect(await ids('2026-03-01T08:00:00Z', '2026-03-01T09:00:00Z')).toEqual(['seriesun1', 'seriesbd1']);
+    expect(await ids('2026-03-01T08:30:00Z', '2026-03-01T09:00:00Z')).toEqual(['seriesun1']);
+    expect(await ids('2026-03-01T10:00:00Z', '2026-03-01T11:00:00Z', { showDeleted: true })).toContain(
+      'rangedel1',
+    );
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: 'plan' })).toEqual([
+      'rangeaaa2',
+    ]);
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '0%_' })).toEqual([
+      'rangeaaa3',
+    ]);
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '%' })).toEqual(['rangeaaa3']);
+  });
+
+  it('answers a range query on a larger calendar through the start index', async () => {
+    await db.pool.query(
+      `INSERT INTO local_events (calendar_id, id, ical_uid, start_at, end_at, etag, updated_at)
+       SELECT 'cal_a', 'bulk' || g, 'bulk' || g, now() + g * interval '1 hour', now() + g * interval '1 hour' + interval '30 minutes', '"1"', now()
+       FROM generate_series(1, 20000) g`,
+    );
+    await db.pool.query('ANALYZE local_events');
+    const t0 = performance.now();
+    const rows = await store.listRange('cal_a', {
+      timeMin: new Date(Date.now() + 100 * 3_600_000),
+      timeMax: new Date(Date.now() + 124 * 3_600_000),
+      showDeleted: false,
+      limit: 250,
+    });
+    expect(rows.length).toBeGreaterThanOrEqual(23);
+    expect(performance.now() - t0).toBeLessThan(200);
+  });
+});

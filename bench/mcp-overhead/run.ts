@@ -75,7 +75,9 @@ for (let i = 0; i < 50; i++) {
 await db.close();
 
 const port = await freePort();
-const child = spawn(process.execPath, ['apps/gateway/src/bin/calgate.ts', 'serve'], {
+// BENCH_GATEWAY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the gateway.
+const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+const child = spawn(process.execPath, [...nodeArgs, 'apps/gateway/src/bin/calgate.ts', 'serve'], {
   cwd: root,
   env: {
     ...process.env,

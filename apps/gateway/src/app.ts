@@ -38,6 +38,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     reply.header('x-request-id', request.id);
   });
   registerMetaRoutes(app, deps);
-  registerMcpRoutes(app, deps);
+  registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
   return app;
 }

@@ -161,7 +161,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       });
     }
 
-    const audit = new PostgresAuditLog(db.prisma, {
+    const audit = new PostgresAuditLog(db, {
       onError: (error, dropped) => log.error({ err: error, dropped }, 'audit entries could not be written'),
     });
     const authenticator = new KeyAuthenticator({ db, keys, ttlMs: config.keyCacheTtlMs });

@@ -1,7 +1,7 @@
 import type { RateLimiter } from '@calgate/locks';
 import type { AuditLog, KeyAccess } from '@calgate/store';
 import { CalendarAccess, type Catalogue, createMcpServer, type ProviderResolver } from '@calgate/tools';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import { errorBody } from './errors.ts';
@@ -13,8 +13,18 @@ export interface McpRouteDeps {
   audit: AuditLog;
   providers: ProviderResolver;
   allowedOrigins: readonly string[];
+  /** This endpoint's public URL, as the transport's web Request sees it. */
+  mcpUrl: string;
   version: string;
 }
+
+const FORWARDED_HEADERS = [
+  'accept',
+  'content-type',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'last-event-id',
+];
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -89,18 +99,32 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
     });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    reply.hijack();
-    reply.raw.setHeader('x-request-id', request.id);
-    reply.raw.on('close', () => {
+    // The transport speaks web Request/Response; Fastify has already read and parsed the body.
+    const headers = new Headers();
+    for (const name of FORWARDED_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') {
+        headers.set(name, value);
+      }
+    }
+    const aborted = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) {
+        aborted.abort();
+      }
       void transport.close();
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    const response = await transport.handleRequest(
+      new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }),
+      { parsedBody: request.body },
+    );
+    return reply.send(response);
   });
 
   const notAllowed = async (request: FastifyRequest, reply: FastifyReply) =>

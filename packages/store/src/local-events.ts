@@ -1,5 +1,4 @@
 import { CalgateError } from '@calgate/core';
-import pg from 'pg';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
 
@@ -50,9 +49,12 @@ export interface LocalRangeQuery {
   limit: number;
 }
 
-const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, start_at, end_at,
-  start_date, end_date, start_time_zone, end_time_zone, recurrence, series_end_at, recurring_event_id,
-  original_start_time, attendees, reminders, transparency, visibility, color_id, sequence, etag, created_at, updated_at`;
+// Instants travel as epoch milliseconds (float8): parsing timestamptz text dominated list reads.
+const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8 AS ${column}`;
+const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, ${ms('start_at')}, ${ms('end_at')},
+  start_date, end_date, start_time_zone, end_time_zone, recurrence, ${ms('series_end_at')}, recurring_event_id,
+  ${ms('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,
+  ${ms('created_at')}, ${ms('updated_at')}`;
 
 interface RawRow {
   calendar_id: string;
@@ -63,16 +65,16 @@ interface RawRow {
   description: string | null;
   location: string | null;
   all_day: boolean;
-  start_at: Date;
-  end_at: Date;
+  start_at: number;
+  end_at: number;
   start_date: string | null;
   end_date: string | null;
   start_time_zone: string | null;
   end_time_zone: string | null;
   recurrence: string[] | null;
-  series_end_at: Date | null;
+  series_end_at: number | null;
   recurring_event_id: string | null;
-  original_start_time: Date | null;
+  original_start_time: number | null;
   attendees: unknown;
   reminders: unknown;
   transparency: string;
@@ -80,33 +82,9 @@ interface RawRow {
   color_id: string | null;
   sequence: number;
   etag: string;
-  created_at: Date;
-  updated_at: Date;
+  created_at: number;
+  updated_at: number;
 }
-
-const TIMESTAMPTZ = 1184;
-const STAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([+-])(\d{2})(?::?(\d{2}))?$/;
-
-/** timestamptz text → Date without the general-purpose parser: it dominated list reads. */
-function parseTimestamptz(text: string): Date {
-  const m = STAMP.exec(text);
-  if (m === null) {
-    return new Date(text);
-  }
-  const ms = m[7] === undefined ? 0 : Number(m[7].padEnd(3, '0').slice(0, 3));
-  const offset = (Number(m[9]) * 60 + Number(m[10] ?? 0)) * (m[8] === '-' ? -1 : 1);
-  return new Date(
-    Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4]), Number(m[5]), Number(m[6]), ms) -
-      offset * 60_000,
-  );
-}
-
-const FAST_TYPES = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === TIMESTAMPTZ
-      ? parseTimestamptz
-      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
 
 function fromRaw(row: RawRow): LocalEventRow {
   return {
@@ -118,16 +96,16 @@ function fromRaw(row: RawRow): LocalEventRow {
     description: row.description,
     location: row.location,
     allDay: row.all_day,
-    startAt: row.start_at,
-    endAt: row.end_at,
+    startAt: new Date(row.start_at),
+    endAt: new Date(row.end_at),
     startDate: row.start_date,
     endDate: row.end_date,
     startTimeZone: row.start_time_zone,
     endTimeZone: row.end_time_zone,
     recurrence: row.recurrence ?? [],
-    seriesEndAt: row.series_end_at,
+    seriesEndAt: row.series_end_at === null ? null : new Date(row.series_end_at),
     recurringEventId: row.recurring_event_id,
-    originalStartTime: row.original_start_time,
+    originalStartTime: row.original_start_time === null ? null : new Date(row.original_start_time),
     attendees: row.attendees,
     reminders: row.reminders,
     transparency: row.transparency,
@@ -135,8 +113,8 @@ function fromRaw(row: RawRow): LocalEventRow {
     colorId: row.color_id,
     sequence: row.sequence,
     etag: row.etag,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
   };
 }
 
@@ -294,7 +272,6 @@ export class LocalEventStore {
     const { rows } = await this.#db.pool.query<RawRow>({
       text: `SELECT ${COLUMNS} FROM local_events WHERE ${where.join(' AND ')} ORDER BY start_at, id LIMIT $${params.length}`,
       values: params,
-      types: FAST_TYPES,
     });
     return rows.map(fromRaw);
   }

@@ -88,6 +88,9 @@ class Stream {
   #index: number;
   #next: string | undefined;
   #loaded = false;
+  #key = 0;
+  #keyIndex = -1;
+  #keyItems: CalendarEvent[] | undefined;
 
   constructor(handle: CalendarHandle, cursor: StreamCursor) {
     this.handle = handle;
@@ -123,6 +126,16 @@ class Stream {
 
   head(): CalendarEvent | undefined {
     return this.#items[this.#index];
+  }
+
+  /** The head's sort key, computed once per item. */
+  headKey(orderBy: Query['orderBy']): number {
+    if (this.#keyIndex !== this.#index || this.#keyItems !== this.#items) {
+      this.#key = sortKey(this.#items[this.#index] as CalendarEvent, orderBy);
+      this.#keyIndex = this.#index;
+      this.#keyItems = this.#items;
+    }
+    return this.#key;
   }
 
   advance(): void {
@@ -197,8 +210,7 @@ export async function mergeEvents(
     let best: Stream | undefined;
     let bestKey = 0;
     for (const stream of live) {
-      const head = stream.head() as CalendarEvent;
-      const key = sortKey(head, query.orderBy);
+      const key = stream.headKey(query.orderBy);
       if (
         best === undefined ||
         key < bestKey ||

@@ -89,13 +89,10 @@ export const eventOut = z.object({
       overrides: z.array(z.object({ method: z.string(), minutes: z.number() })).optional(),
     })
     .optional(),
-  transparency: z.string().optional(),
-  visibility: z.string().optional(),
+  transparency: z.string().optional().describe("Absent means 'opaque' (busy)."),
+  visibility: z.string().optional().describe("Absent means 'default'."),
   colorId: z.string().optional(),
   htmlLink: z.string().optional(),
-  iCalUID: z.string().optional(),
-  etag: z.string().optional(),
-  created: z.string().optional(),
   updated: z.string().optional(),
 });
 

@@ -3,13 +3,16 @@ import { type EventOut, eventOut } from './schemas.ts';
 
 const FIELDS = Object.keys(eventOut.shape).filter((key) => key !== 'calendarId');
 
+/** Values that are the default and so say nothing: omitted to keep results small for agents. */
+const DEFAULTS: Record<string, unknown> = { transparency: 'opaque', visibility: 'default' };
+
 /** Tags an upstream event with its Calgate calendar id, keeping the fields the output schema knows. */
 export function toEventOut(calendarId: string, event: CalendarEvent): EventOut {
   const source = event as unknown as Record<string, unknown>;
   const out: Record<string, unknown> = { calendarId };
   for (const key of FIELDS) {
     const value = source[key];
-    if (value !== undefined && value !== null) {
+    if (value !== undefined && value !== null && DEFAULTS[key] !== value) {
       out[key] = value;
     }
   }

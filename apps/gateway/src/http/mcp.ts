@@ -112,19 +112,29 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       }
     }
     const aborted = new AbortController();
+    // A client that goes away mid-call aborts the handlers. A finished exchange needs no close:
+    // nothing outlives the request, and closing costs an Error per call in the SDK.
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) {
         aborted.abort();
+        void transport.close();
+        void server.close();
       }
-      void transport.close();
-      void server.close();
     });
     await server.connect(transport);
     const response = await transport.handleRequest(
       new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }),
       { parsedBody: request.body },
     );
-    return reply.send(response);
+    reply.status(response.status);
+    response.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    // JSON answers are sent as bytes in one write; event streams are piped.
+    if (response.headers.get('content-type')?.startsWith('application/json')) {
+      return reply.send(Buffer.from(await response.arrayBuffer()));
+    }
+    return reply.send(response.body);
   });
 
   const notAllowed = async (request: FastifyRequest, reply: FastifyReply) =>

@@ -160,7 +160,10 @@ export class LocalCalendarProvider implements CalendarProvider {
     if (query.orderBy === 'updated') {
       visible.sort((a, b) => (a.updated ?? '').localeCompare(b.updated ?? '') || a.id.localeCompare(b.id));
     } else {
-      visible.sort((a, b) => startKey(a) - startKey(b) || a.id.localeCompare(b.id));
+      const keys = new Map(visible.map((event) => [event, startKey(event)]));
+      visible.sort(
+        (a, b) => (keys.get(a) ?? 0) - (keys.get(b) ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
     }
     const items = visible.slice(offset, offset + query.maxResults);
     const page: EventPage = { items };

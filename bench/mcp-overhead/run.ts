@@ -22,6 +22,12 @@ async function rssOf(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
+/** CPU seconds (user + system) the process has used so far. */
+async function cpuSecondsOf(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function waitReady(url: string, child: ChildProcess): Promise<void> {
   for (let i = 0; i < 200; i++) {
     if (child.exitCode !== null) {
@@ -127,9 +133,9 @@ try {
   console.log(
     `mcp-overhead: list_events over 50 local events, ${DURATION_S}s per level, ${machineSummary()}`,
   );
-  const header = '| clients | calls/s | p50 ms | p99 ms | errors | gateway peak RSS MB |';
+  const header = '| clients | calls/s | p50 ms | p99 ms | errors | gateway CPU ms/call | gateway peak RSS MB |';
   console.log(header);
-  console.log('|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|');
   for (const connections of LEVELS) {
     let peak = 0;
     const sampler = setInterval(() => {
@@ -137,6 +143,7 @@ try {
         peak = Math.max(peak, rss);
       });
     }, 100);
+    const cpuBefore = await cpuSecondsOf(child.pid ?? 0);
     const result = await fire({
       url: `${base}/api/mcp`,
       method: 'POST',
@@ -147,8 +154,9 @@ try {
     });
     clearInterval(sampler);
     const { hwm } = await rssOf(child.pid ?? 0);
+    const cpuMsPerCall = ((await cpuSecondsOf(child.pid ?? 0)) - cpuBefore) * 1000 / Math.max(result.requests.total, 1);
     const errors = result.errors + result.non2xx + result.timeouts;
-    const row = `| ${connections} | ${result.requests.average.toFixed(0)} | ${result.latency.p50.toFixed(2)} | ${result.latency.p99.toFixed(2)} | ${errors} | ${(Math.max(peak, 0) / 2 ** 20).toFixed(0)} (high-water ${(hwm / 2 ** 20).toFixed(0)}) |`;
+    const row = `| ${connections} | ${result.requests.average.toFixed(0)} | ${result.latency.p50.toFixed(2)} | ${result.latency.p99.toFixed(2)} | ${errors} | ${cpuMsPerCall.toFixed(2)} | ${(Math.max(peak, 0) / 2 ** 20).toFixed(0)} (high-water ${(hwm / 2 ** 20).toFixed(0)}) |`;
     rows.push(row);
     console.log(row);
   }
@@ -156,7 +164,7 @@ try {
     await mkdir(`${root}bench/results`, { recursive: true });
     await appendFile(
       `${root}bench/results/mcp-overhead.md`,
-      `\n## ${today()} — ${machineSummary()}\n\nlist_events, 50 local events, ${DURATION_S}s per level, gateway with Postgres + Redis rate limiting.\n\n${header}\n|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+      `\n## ${today()} — ${machineSummary()}\n\nlist_events, 50 local events, ${DURATION_S}s per level, gateway with Postgres + Redis rate limiting${nodeArgs.length > 0 ? `, node ${nodeArgs.join(' ')}` : ''}.\n\n${header}\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
     );
   }
 } finally {

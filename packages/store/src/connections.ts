@@ -42,6 +42,38 @@ export class ConnectionRepository {
     });
   }
 
+  /**
+   * The tenant's connection for this account, created or brought back to `active`: reconnecting
+   * the same account updates it instead of adding another.
+   */
+  upsert(
+    tenantId: string,
+    input: { provider: 'google' | 'local'; accountEmail: string; auth: 'oauth' | 'service_account' | 'none' },
+  ): Promise<ConnectionRecord> {
+    return this.#prisma.connection.upsert({
+      where: {
+        tenantId_provider_accountEmail: {
+          tenantId,
+          provider: input.provider,
+          accountEmail: input.accountEmail,
+        },
+      },
+      update: { auth: input.auth, status: 'active', statusDetail: null },
+      create: { id: newId('con'), tenantId, ...input },
+      select: SUMMARY,
+    });
+  }
+
+  get(tenantId: string, connectionId: string): Promise<ConnectionRecord | null> {
+    return this.#prisma.connection.findFirst({ where: { id: connectionId, tenantId }, select: SUMMARY });
+  }
+
+  /** Deletes a connection with its calendars, their grants and their local events. */
+  async delete(tenantId: string, connectionId: string): Promise<boolean> {
+    const { count } = await this.#prisma.connection.deleteMany({ where: { id: connectionId, tenantId } });
+    return count > 0;
+  }
+
   list(tenantId: string): Promise<ConnectionRecord[]> {
     return this.#prisma.connection.findMany({
       where: { tenantId },

@@ -39,5 +39,6 @@ export {
   type MigrationReport,
   migrate,
 } from './migrate.ts';
+export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
 export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
-export { type CalendarRecord, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
+export { type CalendarRecord, type DiscoveredCalendar, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';

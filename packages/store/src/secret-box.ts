@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { CalgateError } from '@calgate/core';
 
 /** A ciphertext and the id of the master key that sealed it. */
@@ -81,6 +81,15 @@ export class SecretBox {
     } catch {
       throw unreadable(binding);
     }
+  }
+
+  /**
+   * A 32-byte key for another purpose (session cookies, OAuth state), derived from the active
+   * master key with HKDF so that one secret is all an operator keeps.
+   */
+  deriveKey(purpose: string): Uint8Array {
+    const key = this.#keys.get(this.#activeId) as Uint8Array;
+    return new Uint8Array(hkdfSync('sha256', key, new Uint8Array(0), `calgate:${purpose}`, 32));
   }
 
   /** True when the secret is sealed with a key other than the active one. */

@@ -16,6 +16,16 @@ export interface CalendarRecord {
 
 export const LOCAL_ACCOUNT = 'local';
 
+/** A calendar as an upstream account reports it. */
+export interface DiscoveredCalendar {
+  externalId: string;
+  summary: string;
+  description?: string;
+  timeZone: string;
+  primary: boolean;
+  accessRole: string;
+}
+
 /** Tenants, local calendars and grants: the rows behind the permission matrix. */
 export class TenancyRepository {
   readonly #prisma: Prisma;
@@ -62,6 +72,64 @@ export class TenancyRepository {
         primary: existing === 0,
       },
     });
+  }
+
+  /**
+   * Records the calendars discovered on a connection: new ones are added, known ones refreshed
+   * (name, zone, role). Returns the ids of the calendars that are new.
+   */
+  async syncCalendars(
+    tenantId: string,
+    connectionId: string,
+    discovered: readonly DiscoveredCalendar[],
+  ): Promise<{ created: string[]; calendars: CalendarRecord[] }> {
+    const existing = await this.#prisma.calendar.findMany({ where: { tenantId, connectionId } });
+    const byExternal = new Map(existing.map((calendar) => [calendar.externalId, calendar]));
+    const created: string[] = [];
+    const calendars: CalendarRecord[] = [];
+    for (const info of discovered) {
+      const known = byExternal.get(info.externalId);
+      const fields = {
+        summary: info.summary,
+        description: info.description ?? null,
+        timeZone: info.timeZone,
+        primary: info.primary,
+        accessRole: info.accessRole,
+      };
+      if (known === undefined) {
+        const calendar = await this.#prisma.calendar.create({
+          data: { id: newId('cal'), tenantId, connectionId, externalId: info.externalId, ...fields },
+        });
+        created.push(calendar.id);
+        calendars.push(calendar);
+      } else {
+        calendars.push(await this.#prisma.calendar.update({ where: { id: known.id }, data: fields }));
+      }
+    }
+    return { created, calendars };
+  }
+
+  /**
+   * Grants the given keys (all the tenant's live keys when `keyIds` is empty) read, or read and
+   * write, on calendars. Write is only given where the account itself may write.
+   */
+  async grantCalendars(
+    tenantId: string,
+    calendars: readonly CalendarRecord[],
+    access: 'read' | 'write',
+    keyIds: readonly string[] = [],
+  ): Promise<void> {
+    const keys = await this.#prisma.apiKey.findMany({
+      where: { tenantId, revokedAt: null, ...(keyIds.length > 0 ? { id: { in: [...keyIds] } } : {}) },
+      select: { id: true },
+    });
+    for (const key of keys) {
+      for (const calendar of calendars) {
+        const writable =
+          access === 'write' && (calendar.accessRole === 'owner' || calendar.accessRole === 'writer');
+        await this.setGrant(tenantId, key.id, calendar.id, { read: true, write: writable });
+      }
+    }
   }
 
   listCalendars(tenantId: string): Promise<CalendarRecord[]> {

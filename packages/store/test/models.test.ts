@@ -91,6 +91,19 @@ describe('every model round-trips through the migrated database', () => {
     });
     expect(await p.auditEntry.findUniqueOrThrow({ where: { id: audit.id } })).toEqual(audit);
 
+    const state = await p.oAuthState.create({
+      data: {
+        nonce: 'n1',
+        tenantId: tenant.id,
+        userId: user.id,
+        codeVerifier: 'v'.repeat(43),
+        grantAccess: 'read',
+        grantKeyIds: [key.id],
+        expiresAt: new Date('2026-12-01T00:10:00Z'),
+      },
+    });
+    expect(await p.oAuthState.findUniqueOrThrow({ where: { nonce: 'n1' } })).toEqual(state);
+
     const event = await p.localEvent.create({
       data: {
         calendarId: calendar.id,
@@ -162,7 +175,8 @@ describe('every model round-trips through the migrated database', () => {
     await p.tenant.delete({ where: { id: 'tnt_rt' } });
     const { rows } = await db.pool.query(
       `SELECT (SELECT count(*) FROM calendars)::int + (SELECT count(*) FROM grants)::int
-            + (SELECT count(*) FROM local_events)::int + (SELECT count(*) FROM audit_log)::int AS n`,
+            + (SELECT count(*) FROM local_events)::int + (SELECT count(*) FROM audit_log)::int
+            + (SELECT count(*) FROM oauth_states)::int AS n`,
     );
     expect(rows[0].n).toBe(0);
   });

@@ -26,8 +26,8 @@ export interface Principal {
   calendars: readonly KeyCalendar[];
 }
 
-/** Finds the provider behind a calendar's connection. */
-export type ProviderResolver = (calendar: KeyCalendar) => CalendarProvider;
+/** Finds the provider behind a calendar's connection (of the given tenant). */
+export type ProviderResolver = (calendar: KeyCalendar, tenantId: string) => CalendarProvider;
 
 /** A calendar the key may use for the requested purpose, with the provider to reach it. */
 export interface CalendarHandle {
@@ -156,7 +156,7 @@ export class CalendarAccess {
     return {
       calendar,
       ref: { id: calendar.id, externalId: calendar.externalId, timeZone: calendar.timeZone },
-      provider: this.#providers(calendar),
+      provider: this.#providers(calendar, this.#principal.tenantId),
     };
   }
 }

@@ -34,6 +34,69 @@ export interface MergeResult {
 
 type Query = Omit<ListEventsQuery, 'maxResults' | 'pageToken'>;
 
+/**
+ * Upstream calls one tool call makes at once: at most this many per account (Google's quotas are
+ * per user) and in all, so a key with many accounts fans out fully without flooding one of them.
+ */
+export const FAN_OUT_PER_ACCOUNT = 10;
+export const FAN_OUT_TOTAL = 32;
+
+/** A counting semaphore. */
+class Slots {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  async take(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) {
+      this.#free += 1;
+    } else {
+      next();
+    }
+  }
+}
+
+/** Runs `task` over `items` with at most `perGroup` in flight per group and `total` overall. */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  groupOf: (item: T) => string,
+  limits: { perGroup: number; total: number },
+  task: (item: T) => Promise<void>,
+): Promise<void> {
+  const total = new Slots(limits.total);
+  const groups = new Map<string, Slots>();
+  await Promise.all(
+    items.map(async (item) => {
+      const key = groupOf(item);
+      let group = groups.get(key);
+      if (group === undefined) {
+        group = new Slots(limits.perGroup);
+        groups.set(key, group);
+      }
+      await group.take();
+      await total.take();
+      try {
+        await task(item);
+      } finally {
+        total.give();
+        group.give();
+      }
+    }),
+  );
+}
+
 function sortKey(event: CalendarEvent, orderBy: Query['orderBy']): number {
   if (orderBy === 'updated') {
     return Date.parse(event.updated ?? '') || 0;
@@ -203,7 +266,12 @@ export async function mergeEvents(
       errors.push({ calendarId: stream.handle.calendar.id, error });
     }
   };
-  await Promise.all(streams.map(fill));
+  await forEachLimited(
+    streams,
+    (stream) => stream.handle.calendar.connectionId,
+    { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
+    fill,
+  );
 
   const items: MergedEvent[] = [];
   while (items.length < maxResults && live.size > 0) {

@@ -2,5 +2,6 @@
  * @calgate/providers — the CalendarProvider contract and its implementations.
  */
 
+export * from './google/index.ts';
 export { LocalCalendarProvider } from './local/index.ts';
 export type * from './types.ts';

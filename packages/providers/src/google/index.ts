@@ -1,0 +1,24 @@
+export type {
+  CredentialStore,
+  GoogleAuth,
+  GoogleClientConfig,
+  OAuthCredentials,
+  ServiceAccountKey,
+} from './credentials.ts';
+export {
+  DEFAULT_GOOGLE_ENDPOINTS,
+  GOOGLE_SCOPES,
+  type GoogleEndpoints,
+  type OAuthUrls,
+  resolveOAuthUrls,
+  SERVICE_ACCOUNT_SCOPES,
+} from './endpoints.ts';
+export { type ExchangedCode, GoogleOAuth } from './oauth.ts';
+export {
+  clampPageSize,
+  GoogleCalendarProvider,
+  type GoogleProviderOptions,
+  listAllEvents,
+  MAX_PAGE_SIZE,
+} from './provider.ts';
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';

@@ -1,0 +1,373 @@
+/**
+ * Google Calendar through googleapis. Every call runs inside the retry loop (retry.ts) with an
+ * access token from this instance's token source; the gateway keeps one provider per
+ * connection, so the token source's single-flight is per connection.
+ */
+import { CalgateError, isCalgateError, newEventId } from '@calgate/core';
+import { type calendar_v3, google } from 'googleapis';
+import type {
+  CalendarEvent,
+  CalendarInfo,
+  CalendarProvider,
+  CalendarRef,
+  EventInput,
+  EventPage,
+  EventPatch,
+  ListEventsQuery,
+  WriteOptions,
+} from '../types.ts';
+import type { GoogleAuth } from './credentials.ts';
+import { apiRoot } from './endpoints.ts';
+import { type FailureContext, failureOf, UpstreamFailure } from './failure.ts';
+import { accessRoleOf, toCalendarEvent, toCalendarInfo, toGoogleEvent } from './mapping.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep, withRetry } from './retry.ts';
+import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } from './token-sources.ts';
+
+/** Google's ceiling for events.list maxResults. */
+export const MAX_PAGE_SIZE = 2500;
+const CALENDAR_LIST_PAGE = 250;
+const MAX_LIST_PAGES = 200;
+
+export interface GoogleProviderOptions {
+  auth: GoogleAuth;
+  retry?: Partial<RetryPolicy>;
+  /** Bound on one HTTP attempt; defaults to the whole budget. */
+  requestTimeoutMs?: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+interface CallOptions {
+  signal?: AbortSignal | undefined;
+  headers?: Record<string, string>;
+  /** Set when an attempt ended without a clear answer, so a write may have been applied. */
+  outcome?: { ambiguous: boolean };
+}
+
+type Request<T> = (options: {
+  headers: Record<string, string>;
+  signal: AbortSignal;
+  retry: false;
+}) => Promise<{ data: T }>;
+
+const SERVICE_ACCOUNT_ATTENDEES =
+  'Service-account connections cannot invite or change attendees: Google does not allow service accounts to send invitations. Connect the account through OAuth to invite attendees.';
+
+export function clampPageSize(maxResults: number): number {
+  return Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(maxResults)));
+}
+
+export class GoogleCalendarProvider implements CalendarProvider {
+  readonly kind = 'google' as const;
+  readonly authKind: 'oauth' | 'service_account';
+  readonly #api: calendar_v3.Calendar;
+  readonly #tokens: AccessTokenSource;
+  readonly #runtime: RetryRuntime;
+
+  constructor(options: GoogleProviderOptions) {
+    const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    const now = options.now ?? Date.now;
+    this.#runtime = {
+      policy,
+      requestTimeoutMs: options.requestTimeoutMs ?? policy.budgetMs,
+      now,
+      sleep: options.sleep ?? realSleep,
+      random: options.random ?? Math.random,
+    };
+    const clock = { now, requestTimeoutMs: this.#runtime.requestTimeoutMs };
+    const { auth } = options;
+    this.authKind = auth.kind;
+    const endpoints = auth.kind === 'oauth' ? auth.client.endpoints : auth.endpoints;
+    this.#tokens =
+      auth.kind === 'oauth'
+        ? new OAuthTokenSource(auth.client, auth.credentials, clock)
+        : new ServiceAccountTokenSource(auth.key, endpoints, clock);
+    // googleapis' own retry is off: retry.ts owns retries, budgets and token refresh.
+    this.#api = google.calendar({ version: 'v3', rootUrl: apiRoot(endpoints), retry: false });
+  }
+
+  async #call<T>(where: FailureContext, request: Request<T>, options: CallOptions = {}): Promise<T> {
+    let refreshed = false;
+    const response = await withRetry(
+      this.#runtime,
+      where,
+      async (attempt) => {
+        const token = await this.#tokens.token(attempt.signal);
+        try {
+          return await request({
+            headers: { ...options.headers, authorization: `Bearer ${token}` },
+            signal: attempt.signal,
+            retry: false,
+          });
+        } catch (error) {
+          if (attempt.signal.aborted) {
+            if (options.outcome) {
+              options.outcome.ambiguous = true;
+            }
+            throw error;
+          }
+          const failure = failureOf(error, this.#runtime.now());
+          if (failure === null) {
+            throw error;
+          }
+          if (failure.kind === 'http' && failure.status === 401 && !refreshed) {
+            refreshed = true;
+            this.#tokens.invalidate(token);
+            throw new UpstreamFailure(failure, true);
+          }
+          // No answer or a 5xx: a write may have been applied before the failure.
+          if (options.outcome && (failure.kind !== 'http' || failure.status >= 500)) {
+            options.outcome.ambiguous = true;
+          }
+          throw new UpstreamFailure(failure);
+        }
+      },
+      options.signal,
+    );
+    return response.data;
+  }
+
+  #refuseAttendeeChanges(attendees: EventInput['attendees'], patch: boolean): void {
+    if (this.authKind !== 'service_account') {
+      return;
+    }
+    if (patch ? attendees !== undefined : (attendees?.length ?? 0) > 0) {
+      throw new CalgateError('permission_denied', SERVICE_ACCOUNT_ATTENDEES, {
+        context: { authKind: 'service_account' },
+      });
+    }
+  }
+
+  async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
+    const params: calendar_v3.Params$Resource$Events$List = {
+      calendarId: calendar.externalId,
+      maxResults: clampPageSize(query.maxResults),
+      singleEvents: query.singleEvents,
+    };
+    if (query.timeMin !== undefined) {
+      params.timeMin = query.timeMin;
+    }
+    if (query.timeMax !== undefined) {
+      params.timeMax = query.timeMax;
+    }
+    if (query.query !== undefined) {
+      params.q = query.query;
+    }
+    if (query.orderBy !== undefined) {
+      params.orderBy = query.orderBy;
+    }
+    if (query.pageToken !== undefined) {
+      params.pageToken = query.pageToken;
+    }
+    if (query.showDeleted !== undefined) {
+      params.showDeleted = query.showDeleted;
+    }
+    const data = await this.#call(
+      { operation: 'events.list', calendarId: calendar.externalId },
+      (options) => this.#api.events.list(params, options),
+      { signal },
+    );
+    const page: EventPage = { items: (data.items ?? []).map(toCalendarEvent) };
+    if (data.nextPageToken) {
+      page.nextPageToken = data.nextPageToken;
+    }
+    return page;
+  }
+
+  async getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent> {
+    const data = await this.#call(
+      { operation: 'events.get', calendarId: calendar.externalId, eventId },
+      (options) => this.#api.events.get({ calendarId: calendar.externalId, eventId }, options),
+      { signal },
+    );
+    return toCalendarEvent(data);
+  }
+
+  /**
+   * Inserts with a client-chosen id (the caller's, or a new one) so that a retry after a lost
+   * answer cannot create a second event: it answers 409, and then the event is read back.
+   */
+  async insertEvent(
+    calendar: CalendarRef,
+    input: EventInput,
+    options: WriteOptions = {},
+  ): Promise<CalendarEvent> {
+    this.#refuseAttendeeChanges(input.attendees, false);
+    const eventId = input.id ?? newEventId();
+    const params: calendar_v3.Params$Resource$Events$Insert = {
+      calendarId: calendar.externalId,
+      requestBody: { ...toGoogleEvent(input), id: eventId },
+    };
+    if (options.sendUpdates !== undefined) {
+      params.sendUpdates = options.sendUpdates;
+    }
+    const outcome = { ambiguous: false };
+    try {
+      const data = await this.#call(
+        { operation: 'events.insert', calendarId: calendar.externalId, eventId },
+        (request) => this.#api.events.insert(params, request),
+        { outcome },
+      );
+      return toCalendarEvent(data);
+    } catch (error) {
+      if (isCalgateError(error) && error.code === 'already_exists' && outcome.ambiguous) {
+        return this.getEvent(calendar, eventId);
+      }
+      throw error;
+    }
+  }
+
+  async patchEvent(
+    calendar: CalendarRef,
+    eventId: string,
+    patch: EventPatch,
+    options: WriteOptions = {},
+  ): Promise<CalendarEvent> {
+    this.#refuseAttendeeChanges(patch.attendees, true);
+    const params: calendar_v3.Params$Resource$Events$Patch = {
+      calendarId: calendar.externalId,
+      eventId,
+      requestBody: toGoogleEvent(patch),
+    };
+    if (options.sendUpdates !== undefined) {
+      params.sendUpdates = options.sendUpdates;
+    }
+    const data = await this.#call(
+      { operation: 'events.patch', calendarId: calendar.externalId, eventId },
+      (request) => this.#api.events.patch(params, request),
+      options.ifMatch === undefined ? {} : { headers: { 'if-match': options.ifMatch } },
+    );
+    return toCalendarEvent(data);
+  }
+
+  /** A retry that finds the event gone after a lost answer counts as success: we deleted it. */
+  async deleteEvent(calendar: CalendarRef, eventId: string, options: WriteOptions = {}): Promise<void> {
+    const params: calendar_v3.Params$Resource$Events$Delete = { calendarId: calendar.externalId, eventId };
+    if (options.sendUpdates !== undefined) {
+      params.sendUpdates = options.sendUpdates;
+    }
+    const outcome = { ambiguous: false };
+    try {
+      await this.#call(
+        { operation: 'events.delete', calendarId: calendar.externalId, eventId },
+        (request) => this.#api.events.delete(params, request),
+        { outcome, ...(options.ifMatch === undefined ? {} : { headers: { 'if-match': options.ifMatch } }) },
+      );
+    } catch (error) {
+      if (isCalgateError(error) && error.code === 'not_found' && outcome.ambiguous) {
+        return;
+      }
+      throw error;
+    }
+  }
+
+  /** Every calendar on the account's calendar list, all pages. */
+  async listCalendars(signal?: AbortSignal): Promise<CalendarInfo[]> {
+    const out: CalendarInfo[] = [];
+    let pageToken: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+      const params: calendar_v3.Params$Resource$Calendarlist$List = { maxResults: CALENDAR_LIST_PAGE };
+      if (pageToken !== undefined) {
+        params.pageToken = pageToken;
+      }
+      const data = await this.#call(
+        { operation: 'calendarList.list' },
+        (options) => this.#api.calendarList.list(params, options),
+        { signal },
+      );
+      for (const entry of data.items ?? []) {
+        const role = accessRoleOf(entry.accessRole);
+        if (role !== undefined && entry.deleted !== true) {
+          out.push(toCalendarInfo(entry, role, entry.primary === true));
+        }
+      }
+      if (!data.nextPageToken) {
+        return out;
+      }
+      pageToken = data.nextPageToken;
+    }
+    return out;
+  }
+
+  /**
+   * One calendar by id: verifies that this connection can read it (calendars.get) and takes the
+   * access role from the calendar list. A service account sees a shared calendar on its list
+   * only after calendarList.insert, as Google requires, so it adds it there when missing.
+   */
+  async getCalendar(externalId: string, signal?: AbortSignal): Promise<CalendarInfo> {
+    const where = { calendarId: externalId };
+    const calendar = await this.#call(
+      { operation: 'calendars.get', ...where },
+      (options) => this.#api.calendars.get({ calendarId: externalId }, options),
+      { signal },
+    );
+    let entry: calendar_v3.Schema$CalendarListEntry | null = null;
+    try {
+      entry = await this.#call(
+        { operation: 'calendarList.get', ...where },
+        (options) => this.#api.calendarList.get({ calendarId: externalId }, options),
+        { signal },
+      );
+    } catch (error) {
+      if (!(isCalgateError(error) && error.code === 'not_found')) {
+        throw error;
+      }
+    }
+    if (entry === null && this.authKind === 'service_account') {
+      entry = await this.#call(
+        { operation: 'calendarList.insert', ...where },
+        (options) => this.#api.calendarList.insert({ requestBody: { id: externalId } }, options),
+        { signal },
+      );
+    }
+    // Without a list entry, calendars.get proves read access and nothing more.
+    const role = accessRoleOf(entry?.accessRole) ?? 'reader';
+    return toCalendarInfo(entry ?? calendar, role, entry?.primary === true);
+  }
+}
+
+/**
+ * Pages through `listEvents` until the last page or `limit` events. `truncated` says that more
+ * events exist beyond the limit.
+ */
+export async function listAllEvents(
+  provider: CalendarProvider,
+  calendar: CalendarRef,
+  query: Omit<ListEventsQuery, 'pageToken' | 'maxResults'> & { maxResults?: number },
+  limit: number,
+  signal?: AbortSignal,
+): Promise<{ items: CalendarEvent[]; truncated: boolean }> {
+  const items: CalendarEvent[] = [];
+  const seen = new Set<string>();
+  const maxResults = clampPageSize(query.maxResults ?? Math.min(limit, MAX_PAGE_SIZE));
+  let pageToken: string | undefined;
+  for (;;) {
+    const page = await provider.listEvents(
+      calendar,
+      { ...query, maxResults, ...(pageToken === undefined ? {} : { pageToken }) },
+      signal,
+    );
+    items.push(...page.items);
+    if (items.length >= limit) {
+      return {
+        items: items.slice(0, limit),
+        truncated: items.length > limit || page.nextPageToken !== undefined,
+      };
+    }
+    if (page.nextPageToken === undefined) {
+      return { items, truncated: false };
+    }
+    if (seen.has(page.nextPageToken)) {
+      throw new CalgateError(
+        'upstream_unavailable',
+        'Google returned the same page token twice; paging stopped.',
+        {
+          context: { operation: 'events.list', calendarId: calendar.externalId },
+        },
+      );
+    }
+    seen.add(page.nextPageToken);
+    pageToken = page.nextPageToken;
+  }
+}

@@ -45,7 +45,7 @@ SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at,
       'primary', c.is_primary, 'enabled', c.enabled, 'accessRole', c.access_role,
       'connectionId', n.id, 'provider', n.provider, 'auth', n.auth, 'accountEmail', n.account_email,
       'connectionStatus', n.status, 'canRead', g.can_read, 'canWrite', g.can_write)
-      ORDER BY n.account_email, c.is_primary DESC, c.summary, c.id)
+      ORDER BY n.created_at, n.id, c.is_primary DESC, c.summary, c.id)
    FROM grants g
    JOIN calendars c ON c.id = g.calendar_id AND c.tenant_id = k.tenant_id
    JOIN connections n ON n.id = c.connection_id AND n.tenant_id = k.tenant_id

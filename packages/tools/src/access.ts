@@ -107,11 +107,13 @@ export class CalendarAccess {
   #resolve(calendarId: string): KeyCalendar {
     const readable = this.#principal.calendars.filter((calendar) => calendar.canRead);
     const byId = readable.find((calendar) => calendar.id === calendarId);
+    // 'primary' is the primary calendar of the key's default account: the first one connected.
+    const primary = calendarId === 'primary' ? readable.find((calendar) => calendar.primary) : undefined;
     const matches = byId
       ? [byId]
-      : readable.filter((calendar) =>
-          calendarId === 'primary' ? calendar.primary : calendar.externalId === calendarId,
-        );
+      : primary
+        ? [primary]
+        : readable.filter((calendar) => calendar.externalId === calendarId);
     const [first, ...rest] = matches;
     if (first === undefined) {
       throw new CalgateError(

@@ -44,7 +44,9 @@ export const calendarId = z
   .string()
   .min(1)
   .max(1024)
-  .describe("A calendar id from list_calendars (cal_…), the account's calendar id, or 'primary'.");
+  .describe(
+    "A calendar id from list_calendars (cal_…), or the account's own calendar id when unique; 'primary' is the primary calendar of the key's first-connected account.",
+  );
 
 export const eventDateTimeOut = z.object({
   dateTime: z.string().optional(),

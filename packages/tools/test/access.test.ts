@@ -57,15 +57,16 @@ describe('CalendarAccess', () => {
     expect(message('cal_nonexistent')).toMatch(/was not found/);
   });
 
-  it("resolves 'primary' and upstream ids, and refuses ambiguity across accounts", () => {
+  it("resolves 'primary' to the first account's primary calendar, and refuses ambiguous upstream ids", () => {
     const one = accessWith(calendar({ id: 'cal_a', externalId: 'ada@example.com', primary: true }));
     expect(one.readable('primary').calendar.id).toBe('cal_a');
     expect(one.readable('ada@example.com').calendar.id).toBe('cal_a');
     const two = accessWith(
-      calendar({ id: 'cal_a', primary: true, accountEmail: 'ada@example.com' }),
-      calendar({ id: 'cal_b', primary: true, accountEmail: 'bob@example.com' }),
+      calendar({ id: 'cal_a', externalId: 'shared@group', primary: true, accountEmail: 'ada@example.com' }),
+      calendar({ id: 'cal_b', externalId: 'shared@group', primary: true, accountEmail: 'bob@example.com' }),
     );
-    expect(() => two.readable('primary')).toThrow(
+    expect(two.readable('primary').calendar.id).toBe('cal_a');
+    expect(() => two.readable('shared@group')).toThrow(
       /ambiguous.*cal_a \(ada@example.com\), cal_b \(bob@example.com\)/,
     );
   });

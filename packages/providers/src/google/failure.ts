@@ -49,6 +49,9 @@ export function isRetryable(failure: Failure): boolean {
 }
 
 export function formatSeconds(ms: number): string {
+  if (ms < 100) {
+    return `${Math.round(ms)} ms`;
+  }
   const seconds = ms / 1000;
   return Number.isInteger(seconds) || seconds >= 10 ? `${Math.round(seconds)} s` : `${seconds.toFixed(1)} s`;
 }
@@ -78,8 +81,11 @@ export function parseRetryAfter(value: string | null | undefined, now: number): 
 }
 
 function headerValue(headers: unknown, name: string): string | undefined {
-  if (headers instanceof Headers) {
-    return headers.get(name) ?? undefined;
+  // gaxios answers with node-fetch's Headers, not the global class: read it by shape.
+  const get = (headers as { get?: unknown } | null)?.get;
+  if (typeof get === 'function') {
+    const value: unknown = get.call(headers, name);
+    return typeof value === 'string' ? value : undefined;
   }
   if (headers !== null && typeof headers === 'object') {
     const value = (headers as Record<string, unknown>)[name];
@@ -126,14 +132,16 @@ export function httpFailure(
   return failure;
 }
 
-function networkCode(error: unknown): string {
+/** The system error code (ECONNREFUSED, ECONNRESET …) somewhere in an error's cause chain. */
+export function networkCode(error: unknown): string {
   let current: unknown = error;
-  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth += 1) {
+  for (let depth = 0; depth < 6 && current !== null && typeof current === 'object'; depth += 1) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string' && code !== '') {
       return code;
     }
-    current = (current as { cause?: unknown }).cause;
+    const errors = (current as { errors?: unknown }).errors;
+    current = Array.isArray(errors) && errors.length > 0 ? errors[0] : (current as { cause?: unknown }).cause;
   }
   return 'connection failed';
 }
@@ -150,7 +158,8 @@ export function failureOf(error: unknown, now: number): Failure | null {
   if (response && typeof response.status === 'number') {
     return httpFailure(response.status, response.data, headerValue(response.headers, 'retry-after'), now);
   }
-  if (error instanceof TypeError || (error as { name?: unknown }).name === 'GaxiosError') {
+  // A GaxiosError (it carries the request `config`) without a response: nothing came back.
+  if (error instanceof TypeError || 'config' in error) {
     return { kind: 'network', code: networkCode(error) };
   }
   return null;

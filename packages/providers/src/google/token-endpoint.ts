@@ -4,7 +4,7 @@
  * google-auth-library so that they honour our endpoints, our timeouts and our single-flight.
  */
 import { CalgateError } from '@calgate/core';
-import { httpFailure, permanentError, UpstreamFailure } from './failure.ts';
+import { httpFailure, networkCode, permanentError, UpstreamFailure } from './failure.ts';
 
 export interface TokenAnswer {
   accessToken: string;
@@ -22,11 +22,7 @@ async function send(url: string, init: RequestInit, now: () => number): Promise<
     if (init.signal?.aborted) {
       throw init.signal.reason;
     }
-    const cause = (error as { cause?: { code?: unknown } }).cause;
-    throw new UpstreamFailure({
-      kind: 'network',
-      code: typeof cause?.code === 'string' ? cause.code : 'connection failed',
-    });
+    throw new UpstreamFailure({ kind: 'network', code: networkCode(error) });
   }
   const text = await response.text();
   let data: unknown = text;

@@ -54,7 +54,11 @@ type Request<T> = (options: {
 const SERVICE_ACCOUNT_ATTENDEES =
   'Service-account connections cannot invite or change attendees: Google does not allow service accounts to send invitations. Connect the account through OAuth to invite attendees.';
 
+/** Google's events.list page size: 1…2500, its default 250 when the number is unusable. */
 export function clampPageSize(maxResults: number): number {
+  if (!Number.isFinite(maxResults)) {
+    return 250;
+  }
   return Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(maxResults)));
 }
 
@@ -339,6 +343,9 @@ export async function listAllEvents(
   signal?: AbortSignal,
 ): Promise<{ items: CalendarEvent[]; truncated: boolean }> {
   const items: CalendarEvent[] = [];
+  if (limit <= 0) {
+    return { items, truncated: false };
+  }
   const seen = new Set<string>();
   const maxResults = clampPageSize(query.maxResults ?? Math.min(limit, MAX_PAGE_SIZE));
   let pageToken: string | undefined;

@@ -133,7 +133,8 @@ try {
   console.log(
     `mcp-overhead: list_events over 50 local events, ${DURATION_S}s per level, ${machineSummary()}`,
   );
-  const header = '| clients | calls/s | p50 ms | p99 ms | errors | gateway CPU ms/call | gateway peak RSS MB |';
+  const header =
+    '| clients | calls/s | p50 ms | p99 ms | errors | gateway CPU ms/call | gateway peak RSS MB |';
   console.log(header);
   console.log('|---|---|---|---|---|---|---|');
   for (const connections of LEVELS) {
@@ -154,7 +155,8 @@ try {
     });
     clearInterval(sampler);
     const { hwm } = await rssOf(child.pid ?? 0);
-    const cpuMsPerCall = ((await cpuSecondsOf(child.pid ?? 0)) - cpuBefore) * 1000 / Math.max(result.requests.total, 1);
+    const cpuMsPerCall =
+      (((await cpuSecondsOf(child.pid ?? 0)) - cpuBefore) * 1000) / Math.max(result.requests.total, 1);
     const errors = result.errors + result.non2xx + result.timeouts;
     const row = `| ${connections} | ${result.requests.average.toFixed(0)} | ${result.latency.p50.toFixed(2)} | ${result.latency.p99.toFixed(2)} | ${errors} | ${cpuMsPerCall.toFixed(2)} | ${(Math.max(peak, 0) / 2 ** 20).toFixed(0)} (high-water ${(hwm / 2 ** 20).toFixed(0)}) |`;
     rows.push(row);

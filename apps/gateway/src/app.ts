@@ -4,9 +4,11 @@ import type { AuditLog } from '@calgate/store';
 import type { Catalogue, ProviderResolver } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
+import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { handleError, handleNotFound } from './http/errors.ts';
 import { registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
+import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 
 export interface AppDeps {
   publicUrl: string;
@@ -19,6 +21,9 @@ export interface AppDeps {
   readiness: readonly ReadinessCheck[];
   logger: FastifyBaseLogger;
   version: string;
+  /** Dashboard REST and the Google connection flows. */
+  dashboard: Omit<DashboardApiDeps, 'allowedOrigins'> &
+    Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'>;
 }
 
 /** The gateway as a Fastify instance, from explicit dependencies; tests call this, main listens. */
@@ -39,5 +44,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   registerMetaRoutes(app, deps);
   registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
+  registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });
+  registerDashboardApi(app, { ...deps.dashboard, allowedOrigins: deps.allowedOrigins });
   return app;
 }

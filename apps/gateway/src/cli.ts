@@ -10,8 +10,10 @@ import {
 import type { Logger } from 'pino';
 import { bootstrapFirstRun, welcomeText } from './bootstrap.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { GoogleProviders } from './google/providers.ts';
+import { GoogleConnections } from './google/service.ts';
 import { createLogger } from './logger.ts';
-import { connectDatabase, loadSecretBox } from './runtime.ts';
+import { connectDatabase, googleSetup, loadSecretBox } from './runtime.ts';
 import { closeOnSignals, serve } from './serve.ts';
 
 const USAGE = `Usage: calgate <command> [options]
@@ -30,6 +32,10 @@ Commands:
   grant --key K --calendar C [--read] [--write]   set a key's access (write implies read)
   revoke-grant --key K --calendar C
   secrets reseal                re-seal stored credentials with the current ENCRYPTION_KEY
+  connect google --refresh-token T [--email E] [--access none|read|write] [--keys K1,K2]
+                                connect a Google account from an OAuth refresh token
+  connect google-service-account --calendar ID [--access none|read|write] [--keys K1,K2]
+                                add a calendar shared with the service account
 
 Options:
   --tenant T   the tenant (optional when there is only one)
@@ -55,6 +61,10 @@ const OPTIONS = {
   write: { type: 'boolean' },
   expires: { type: 'string' },
   'time-zone': { type: 'string' },
+  'refresh-token': { type: 'string' },
+  email: { type: 'string' },
+  access: { type: 'string' },
+  keys: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -277,6 +287,59 @@ async function runAdmin(
         values.json,
         report,
         `Re-sealed ${report.resealed} credential(s).${report.unreadable.length > 0 ? ` Could not open: ${report.unreadable.join(', ')}` : ''}`,
+      );
+      return;
+    }
+    case 'connect google':
+    case 'connect google-service-account': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const access = values.access ?? 'read';
+      if (access !== 'none' && access !== 'read' && access !== 'write') {
+        throw new UsageError('--access must be none, read or write.');
+      }
+      const choice = {
+        access,
+        keyIds: values.keys
+          ? values.keys
+              .split(',')
+              .map((k) => k.trim())
+              .filter(Boolean)
+          : [],
+      } as const;
+      const box = await loadSecretBox(config, embedded);
+      const connections = new ConnectionRepository(db.prisma, box);
+      const log = createLogger('silent');
+      const google = new GoogleConnections(
+        new GoogleProviders(await googleSetup(config), connections, log, () => {}),
+        connections,
+        tenancy,
+        log,
+        () => {},
+      );
+      let result: Awaited<ReturnType<GoogleConnections['connectOAuth']>>;
+      if (command === 'connect google') {
+        const refreshToken = values['refresh-token'];
+        if (refreshToken === undefined || refreshToken === '') {
+          throw new UsageError('--refresh-token is required.');
+        }
+        const token = await google.oauth().refresh(refreshToken);
+        const email = values.email ?? token.email;
+        if (email === undefined) {
+          throw new UsageError('Google did not say whose token this is: pass --email.');
+        }
+        result = await google.connectOAuth(
+          tenantId,
+          { email, refreshToken, accessToken: token.accessToken, expiresAt: token.expiresAt },
+          choice,
+        );
+      } else {
+        result = await google.connectServiceAccountCalendar(tenantId, required(values, 'calendar'), choice);
+      }
+      print(
+        io,
+        values.json,
+        result,
+        `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail} (${result.connectionId}): ${result.calendars.map((c) => `${c.id} ${c.summary}`).join(', ')}`,
       );
       return;
     }

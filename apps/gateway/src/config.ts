@@ -38,6 +38,7 @@ const Env = z.object({
   GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
   GOOGLE_API_ROOT_URL: z.url().optional(),
   GOOGLE_OAUTH_URL: z.url().optional(),
+  GOOGLE_SERVICE_ACCOUNT_KEY_FILE: z.string().min(1).optional(),
   ALLOWED_ORIGINS: list.pipe(z.array(z.url())).default([]),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
@@ -66,6 +67,7 @@ function toConfig(env: z.output<typeof Env>) {
       clientSecret: env.GOOGLE_CLIENT_SECRET,
       apiRootUrl: env.GOOGLE_API_ROOT_URL,
       oauthUrl: env.GOOGLE_OAUTH_URL,
+      serviceAccountKeyFile: env.GOOGLE_SERVICE_ACCOUNT_KEY_FILE,
     },
     allowedOrigins: [
       new URL(publicUrl).origin,

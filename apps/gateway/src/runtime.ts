@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CalgateError } from '@calgate/core';
 import { connectRedis, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from '@calgate/locks';
-import { LocalCalendarProvider } from '@calgate/providers';
+import { DEFAULT_GOOGLE_ENDPOINTS, LocalCalendarProvider, type ServiceAccountKey } from '@calgate/providers';
 import {
   ApiKeyRepository,
   ConnectionRepository,
   type Database,
   LocalEventStore,
   migrate,
+  OAuthStateRepository,
   openDatabase,
   PostgresAuditLog,
   SecretBox,
@@ -23,6 +23,9 @@ import type { AppDeps } from './app.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { type Config, ConfigError } from './config.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
+import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
+import { GoogleConnections } from './google/service.ts';
+import { SessionManager } from './session.ts';
 import { VERSION } from './version.ts';
 
 /** Written by a running embedded gateway so CLI commands can reach its database meanwhile. */
@@ -123,12 +126,41 @@ export async function loadSecretBox(config: Config, embedded: boolean): Promise<
   ]);
 }
 
+/** Google's client, service account and endpoints from configuration. */
+export async function googleSetup(config: Config): Promise<GoogleSetup> {
+  const endpoints = {
+    apiRootUrl: config.google.apiRootUrl ?? DEFAULT_GOOGLE_ENDPOINTS.apiRootUrl,
+    oauthUrl: config.google.oauthUrl ?? DEFAULT_GOOGLE_ENDPOINTS.oauthUrl,
+  };
+  const { clientId, clientSecret, serviceAccountKeyFile } = config.google;
+  const client =
+    clientId !== undefined && clientSecret !== undefined
+      ? { clientId, clientSecret, redirectUri: `${config.publicUrl}/oauth/google/callback`, endpoints }
+      : undefined;
+  let serviceAccount: ServiceAccountKey | undefined;
+  if (serviceAccountKeyFile !== undefined) {
+    const key = JSON.parse(await readFile(serviceAccountKeyFile, 'utf8')) as Partial<ServiceAccountKey>;
+    if (typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
+      throw new ConfigError(
+        `GOOGLE_SERVICE_ACCOUNT_KEY_FILE ${serviceAccountKeyFile} is not a service-account key (client_email, private_key).`,
+      );
+    }
+    serviceAccount = {
+      client_email: key.client_email,
+      private_key: key.private_key,
+      ...(key.private_key_id ? { private_key_id: key.private_key_id } : {}),
+    };
+  }
+  return { client, serviceAccount, endpoints };
+}
+
 export interface Runtime {
   deps: AppDeps;
   db: Database;
   tenancy: TenancyRepository;
   keys: ApiKeyRepository;
   connections: ConnectionRepository;
+  google: GoogleConnections;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -171,15 +203,16 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
     );
 
     const local = new LocalCalendarProvider(new LocalEventStore(db));
-    const providers: ProviderResolver = (calendar) => {
-      if (calendar.provider === 'local') {
-        return local;
-      }
-      throw new CalgateError(
-        'unavailable',
-        `Google calendars are not available on this Calgate yet (calendar ${calendar.id}).`,
-      );
-    };
+    const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, () =>
+      authenticator.invalidate(),
+    );
+    const google = new GoogleConnections(googleProviders, connections, tenancy, log, () =>
+      authenticator.invalidate(),
+    );
+    const providers: ProviderResolver = (calendar, tenantId) =>
+      calendar.provider === 'local'
+        ? local
+        : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth);
 
     if (config.workerInProcess ?? database.embedded) {
       const worker = await startWorker({ db, log, auditRetentionDays: config.auditRetentionDays });
@@ -196,6 +229,17 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       providers,
       logger: log,
       version: VERSION,
+      dashboard: {
+        sessions: new SessionManager(box.deriveKey('session'), {
+          secure: config.publicUrl.startsWith('https:'),
+        }),
+        google,
+        googleProviders,
+        connections,
+        tenancy,
+        states: new OAuthStateRepository(db),
+        stateKey: box.deriveKey('oauth-state'),
+      },
       readiness: [
         {
           name: 'postgres',
@@ -221,6 +265,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       tenancy,
       keys,
       connections,
+      google,
       embedded: database.embedded,
       async close() {
         for (const close of closers) {

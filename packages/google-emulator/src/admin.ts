@@ -5,6 +5,7 @@
 import { renderView } from './events/render.ts';
 import { exceptionView, storedView } from './events/views.ts';
 import type { ErrorRateRule, Faults, LatencyRule, ScriptedFault } from './faults.ts';
+import { normalizeScopes } from './oauth/authorize.ts';
 import { ACCESS_TOKEN_TTL_S, type TokenStore } from './oauth/tokens.ts';
 import { applySeed, type EmulatorSeed } from './seed.ts';
 import type { RequestLogEntry } from './server.ts';
@@ -135,7 +136,8 @@ export function createAdmin(deps: AdminDeps): EmulatorAdmin {
       if (!state.isPrincipal(email)) {
         throw new Error(`No account '${email}'.`);
       }
-      const grant = { email, kind, clientId, scopes } as const;
+      // Same aliases as the consent page ('email' is userinfo.email).
+      const grant = { email, kind, clientId, scopes: normalizeScopes(scopes.join(' ')) } as const;
       const refresh = offline ? tokens.issueRefresh(grant, state.now()) : undefined;
       const access = tokens.issueAccess(grant, state.now(), refresh?.token);
       return {

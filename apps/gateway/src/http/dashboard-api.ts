@@ -1,0 +1,106 @@
+import { CalgateError } from '@calgate/core';
+import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { GoogleProviders } from '../google/providers.ts';
+import type { GoogleConnections } from '../google/service.ts';
+import type { Session, SessionManager } from '../session.ts';
+
+export interface DashboardApiDeps {
+  sessions: SessionManager;
+  google: GoogleConnections;
+  googleProviders: GoogleProviders;
+  connections: ConnectionRepository;
+  tenancy: TenancyRepository;
+  allowedOrigins: readonly string[];
+}
+
+const ServiceAccountBody = z.strictObject({
+  calendarId: z.string().min(1).max(1024),
+  access: z.enum(['none', 'read', 'write']).default('read'),
+  keyIds: z.array(z.string().max(64)).max(500).default([]),
+});
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) {
+    throw new CalgateError(
+      'invalid_argument',
+      result.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '),
+    );
+  }
+  return result.data;
+}
+
+/**
+ * REST endpoints of the dashboard under /api/v1: signed-in sessions only, scoped to the session's
+ * tenant (another tenant's ids answer 404), and state-changing requests only from Calgate's own
+ * origin.
+ */
+export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDeps): void {
+  const allowed = new Set(deps.allowedOrigins);
+
+  async function session(request: FastifyRequest): Promise<Session> {
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      const origin = request.headers.origin;
+      if (origin === undefined || !allowed.has(origin)) {
+        throw new CalgateError(
+          'permission_denied',
+          'Cross-site request refused: state-changing requests must come from the Calgate dashboard.',
+        );
+      }
+    }
+    return deps.sessions.require(request.headers.cookie);
+  }
+
+  app.get('/api/v1/connections', async (request) => {
+    const { tenantId } = await session(request);
+    const [connections, calendars] = await Promise.all([
+      deps.connections.list(tenantId),
+      deps.tenancy.listCalendars(tenantId),
+    ]);
+    return {
+      connections: connections.map((connection) => ({
+        ...connection,
+        calendars: calendars
+          .filter((calendar) => calendar.connectionId === connection.id)
+          .map(({ id, summary, externalId, timeZone, primary, enabled, accessRole }) => ({
+            id,
+            summary,
+            externalId,
+            timeZone,
+            primary,
+            enabled,
+            accessRole,
+          })),
+      })),
+    };
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/v1/connections/:id', async (request) => {
+    const { tenantId } = await session(request);
+    const result = await deps.google.disconnect(tenantId, request.params.id);
+    return { id: request.params.id, removed: true, tokenRevoked: result.revoked };
+  });
+
+  app.get('/api/v1/google/service-account', async (request) => {
+    await session(request);
+    const key = deps.googleProviders.setup.serviceAccount;
+    if (key === undefined) {
+      throw new CalgateError('unavailable', 'No Google service account is configured on this Calgate.');
+    }
+    return {
+      email: key.client_email,
+      instructions: `Share the calendar with ${key.client_email} in Google Calendar (Settings → Share with specific people), then add it by its calendar id.`,
+    };
+  });
+
+  app.post('/api/v1/connections/service-account', async (request) => {
+    const { tenantId } = await session(request);
+    const body = parse(ServiceAccountBody, request.body);
+    return deps.google.connectServiceAccountCalendar(tenantId, body.calendarId, {
+      access: body.access,
+      keyIds: body.keyIds,
+    });
+  });
+}

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CalgateError } from '@calgate/core';
 import {
@@ -36,6 +37,8 @@ Commands:
                                 connect a Google account from an OAuth refresh token
   connect google-service-account --calendar ID [--access none|read|write] [--keys K1,K2]
                                 add a calendar shared with the service account
+  emulator google [--port N] [--host H] [--seed file.json]
+                                run the Google Calendar + OAuth emulator (tests, demos)
 
 Options:
   --tenant T   the tenant (optional when there is only one)
@@ -65,6 +68,9 @@ const OPTIONS = {
   email: { type: 'string' },
   access: { type: 'string' },
   keys: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -348,6 +354,26 @@ async function runAdmin(
   }
 }
 
+/** `calgate emulator google`: the emulator in the foreground until SIGINT/SIGTERM. */
+async function runEmulator(values: Values, io: Io): Promise<number> {
+  const port = Number(values.port ?? '8900');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError('--port must be a TCP port number.');
+  }
+  const { startGoogleEmulator } = await import('@calgate/google-emulator');
+  const seed = values.seed === undefined ? {} : JSON.parse(await readFile(values.seed, 'utf8'));
+  const emulator = await startGoogleEmulator({ port, host: values.host ?? '127.0.0.1', seed });
+  io.out(
+    values.json
+      ? JSON.stringify({ url: emulator.url })
+      : `Google emulator on ${emulator.url}\nPoint Calgate at it: GOOGLE_API_ROOT_URL=${emulator.url}/ GOOGLE_OAUTH_URL=${emulator.url}`,
+  );
+  const stop = () => void emulator.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return 0;
+}
+
 /** Runs the CLI; returns the exit code (long-running commands resolve once listening). */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
@@ -363,6 +389,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
     return positionals.length === 0 && !values.help ? 2 : 0;
   }
   try {
+    if (positionals.join(' ') === 'emulator google') {
+      return await runEmulator(values, io);
+    }
     const config = loadConfig(env);
     const [command] = positionals;
     if (command === 'serve' || command === 'start') {

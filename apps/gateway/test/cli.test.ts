@@ -133,3 +133,39 @@ describe('calgate CLI', () => {
     expect(result).toBe(1);
   });
 });
+
+describe('calgate emulator google', () => {
+  it('serves the emulator with a seed on the given port', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawn } = await import('node:child_process');
+    const { freePort } = await import('@calgate/testkit');
+    const dir = await mkdtemp(join(tmpdir(), 'calgate-emu-'));
+    const seedFile = join(dir, 'seed.json');
+    await writeFile(seedFile, JSON.stringify({ accounts: [{ email: 'eve@example.com' }] }));
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'emulator', 'google', '--port', String(port), '--seed', seedFile],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let out = '';
+      child.stdout?.on('data', (chunk) => (out += String(chunk)));
+      const deadline = Date.now() + 15_000;
+      while (!out.includes('Google emulator on') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(out).toContain(`http://127.0.0.1:${port}`);
+      const state = (await (await fetch(`http://127.0.0.1:${port}/__admin/state`)).json()) as {
+        accounts: string[];
+      };
+      expect(state.accounts).toContain('eve@example.com');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});

@@ -1,6 +1,23 @@
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { CalendarAccess } from './access.ts';
+import type { CalendarAccess, KeyCalendar } from './access.ts';
+
+/**
+ * Creating calendars touches Calgate's own records (the new calendar and the creating key's
+ * grant), so the gateway supplies it; tools only see this interface.
+ */
+export interface CalendarDirectory {
+  /**
+   * Creates a calendar on the account behind `onAccountOf` (a calendar id the key can write), or
+   * on the key's first account that can create calendars; the creating key gets read and write.
+   */
+  createCalendar(input: {
+    summary: string;
+    description?: string;
+    timeZone?: string;
+    onAccountOf?: string;
+  }): Promise<KeyCalendar>;
+}
 
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
@@ -8,6 +25,9 @@ export interface ToolContext {
   requestId: string;
   signal: AbortSignal;
   now(): Date;
+  /** Reports progress when the client asked for it (a `progressToken`); a no-op otherwise. */
+  progress(done: number, total?: number, message?: string): Promise<void>;
+  directory: CalendarDirectory | undefined;
 }
 
 /** Which grant a key needs for a tool to be offered at all. */

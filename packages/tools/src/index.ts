@@ -5,6 +5,8 @@
 import { type Catalogue, compileCatalogue } from './catalogue.ts';
 import { listCalendars } from './tools/list-calendars.ts';
 import { listEvents } from './tools/list-events.ts';
+import { READ_TOOLS } from './tools/read/index.ts';
+import { WRITE_TOOLS } from './tools/write/index.ts';
 
 export {
   CalendarAccess,
@@ -14,6 +16,7 @@ export {
   type ProviderResolver,
 } from './access.ts';
 export {
+  type CalendarDirectory,
   type Catalogue,
   type CatalogueEntry,
   catalogueDocs,
@@ -25,7 +28,7 @@ export {
 } from './catalogue.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
 
-export const TOOL_DEFINITIONS = [listCalendars, listEvents];
+export const TOOL_DEFINITIONS = [listCalendars, listEvents, ...READ_TOOLS, ...WRITE_TOOLS];
 
 let compiled: Catalogue | undefined;
 

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { CalendarAccess } from './access.ts';
-import type { Catalogue, CatalogueEntry } from './catalogue.ts';
+import type { CalendarDirectory, Catalogue, CatalogueEntry } from './catalogue.ts';
 import { describeInputError } from './validation.ts';
 
 /** One finished tool call, for the audit log and metrics. Carries no arguments or results. */
@@ -29,6 +29,7 @@ export interface SessionOptions {
   version: string;
   now?: () => Date;
   onCall?: (record: ToolCallRecord) => void;
+  directory?: CalendarDirectory;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */
   onInternalError?: (error: unknown, tool: string) => void;
 }
@@ -74,11 +75,16 @@ function errorResult(message: string): CallToolResult {
  * results, and every call is recorded. Handlers only ever see valid arguments and a
  * grant-checking CalendarAccess.
  */
+export type ProgressReporter = (done: number, total?: number, message?: string) => Promise<void>;
+
+const NO_PROGRESS: ProgressReporter = async () => {};
+
 export async function callTool(
   options: SessionOptions,
   entry: CatalogueEntry,
   rawArgs: unknown,
   signal: AbortSignal,
+  progress: ProgressReporter = NO_PROGRESS,
 ): Promise<CallToolResult> {
   const started = performance.now();
   const { definition } = entry;
@@ -98,6 +104,8 @@ export async function callTool(
       requestId: options.requestId,
       signal,
       now: options.now ?? (() => new Date()),
+      progress,
+      directory: options.directory,
     };
     const result = await definition.run(parsed.data, context);
     const text = definition.text ? definition.text(result) : JSON.stringify(result);
@@ -139,7 +147,21 @@ export function createMcpServer(options: SessionOptions): Server {
         `Unknown tool '${request.params.name}'. Tools available to this key: ${visible.map((e) => e.definition.name).join(', ')}.`,
       );
     }
-    return callTool(options, entry, request.params.arguments, extra.signal);
+    const token = request.params._meta?.progressToken;
+    const progress: ProgressReporter | undefined =
+      token === undefined
+        ? undefined
+        : (done, total, message) =>
+            extra.sendNotification({
+              method: 'notifications/progress',
+              params: {
+                progressToken: token,
+                progress: done,
+                ...(total === undefined ? {} : { total }),
+                ...(message === undefined ? {} : { message }),
+              },
+            });
+    return callTool(options, entry, request.params.arguments, extra.signal, progress);
   });
   return server;
 }

@@ -18,6 +18,15 @@ export interface McpRouteDeps {
   version: string;
 }
 
+/** Whether a JSON-RPC message (or batch) carries a progress token. */
+function wantsProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+    return meta?.progressToken !== undefined;
+  });
+}
+
 const FORWARDED_HEADERS = [
   'accept',
   'content-type',
@@ -99,9 +108,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
     });
+    // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+      enableJsonResponse: !wantsProgress(request.body),
     });
     // The transport speaks web Request/Response; Fastify has already read and parsed the body.
     const headers = new Headers();

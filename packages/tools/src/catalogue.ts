@@ -28,6 +28,8 @@ export interface ToolContext {
   /** Reports progress when the client asked for it (a `progressToken`); a no-op otherwise. */
   progress(done: number, total?: number, message?: string): Promise<void>;
   directory: CalendarDirectory | undefined;
+  /** The gateway's external base URL (PUBLIC_URL, no trailing slash), for links to Calgate pages. */
+  publicUrl?: string | undefined;
 }
 
 /** Which grant a key needs for a tool to be offered at all. */
@@ -47,7 +49,7 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
   example: z.input<In>;
   run(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
   /** The text content; JSON of the structured result when absent. */
-  text?(result: z.output<Out>): string;
+  text?(result: z.output<Out>, args: z.output<In>): string;
 }
 
 /** Keeps a definition's generic types while collecting it into the catalogue. */

@@ -30,6 +30,8 @@ export interface SessionOptions {
   now?: () => Date;
   onCall?: (record: ToolCallRecord) => void;
   directory?: CalendarDirectory;
+  /** External base URL of the gateway, passed to tools as `publicUrl`. */
+  publicUrl?: string;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */
   onInternalError?: (error: unknown, tool: string) => void;
 }
@@ -106,9 +108,10 @@ export async function callTool(
       now: options.now ?? (() => new Date()),
       progress,
       directory: options.directory,
+      publicUrl: options.publicUrl,
     };
     const result = await definition.run(parsed.data, context);
-    const text = definition.text ? definition.text(result) : JSON.stringify(result);
+    const text = definition.text ? definition.text(result, parsed.data) : JSON.stringify(result);
     return { content: [{ type: 'text', text }], structuredContent: result };
   } catch (error) {
     if (error instanceof CalgateError) {

@@ -1,6 +1,8 @@
 /**
  * @calgate/core — pure calendar domain. Imports no other Calgate package and performs no I/O.
  */
+
+export * from './availability/index.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './recurrence/index.ts';

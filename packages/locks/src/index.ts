@@ -1,6 +1,6 @@
 /**
  * @calgate/locks — coordination that must hold across gateway processes: per-key rate limits
- * (and, later, booking slot locks), each behind an interface with Redis and in-process versions.
+ and booking slot locks, each behind an interface with Redis and in-process versions.
  */
 export {
   MemoryRateLimiter,
@@ -10,3 +10,4 @@ export {
   RedisRateLimiter,
 } from './rate-limit.ts';
 export { connectRedis, redisReady } from './redis.ts';
+export { type HeldRange, MemorySlotLock, RedisSlotLock, type SlotLease, type SlotLock } from './slot-lock.ts';

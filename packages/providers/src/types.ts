@@ -132,6 +132,41 @@ export interface CalendarInfo {
   accessRole: 'owner' | 'writer' | 'reader' | 'freeBusyReader';
 }
 
+/** A busy interval in UTC (RFC 3339). */
+export interface BusyInterval {
+  start: string;
+  end: string;
+}
+
+/** Free/busy of one calendar: its busy intervals, or why they could not be read. */
+export interface FreeBusyResult {
+  /** Calgate's id of the calendar (`CalendarRef.id`). */
+  calendarId: string;
+  busy?: BusyInterval[];
+  error?: { code: string; message: string };
+}
+
+export interface ColorDefinition {
+  background: string;
+  foreground: string;
+}
+
+/** Colour ids usable as `colorId` on events and calendars. */
+export interface ColorPalette {
+  event: Record<string, ColorDefinition>;
+  calendar: Record<string, ColorDefinition>;
+}
+
+export interface NewCalendar {
+  summary: string;
+  description?: string;
+  timeZone?: string;
+}
+
+/**
+ * Event ids may name a single instance of a recurring series (`<masterId>_<start>`, as Google
+ * writes them): getEvent, patchEvent and deleteEvent then act on that instance alone.
+ */
 export interface CalendarProvider {
   readonly kind: 'google' | 'local';
   listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage>;
@@ -144,4 +179,19 @@ export interface CalendarProvider {
     options?: WriteOptions,
   ): Promise<CalendarEvent>;
   deleteEvent(calendar: CalendarRef, eventId: string, options?: WriteOptions): Promise<void>;
+  /**
+   * Busy intervals of several calendars in [timeMin, timeMax): opaque, non-cancelled events
+   * (transparent ones are free; events the account declined are free). Failures are per calendar.
+   */
+  freeBusy(
+    calendars: readonly CalendarRef[],
+    timeMin: string,
+    timeMax: string,
+    signal?: AbortSignal,
+  ): Promise<FreeBusyResult[]>;
+  /** Creates an event from a sentence ("Lunch with Ann tomorrow at noon"), read in the calendar's zone. */
+  quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent>;
+  colors(signal?: AbortSignal): Promise<ColorPalette>;
+  /** Creates a calendar on this provider's account (Google OAuth only). */
+  createCalendar?(input: NewCalendar): Promise<CalendarInfo>;
 }

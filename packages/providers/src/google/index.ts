@@ -13,12 +13,8 @@ export {
   resolveOAuthUrls,
   SERVICE_ACCOUNT_SCOPES,
 } from './endpoints.ts';
+export { listAllEvents } from './list-all.ts';
 export { type ExchangedCode, GoogleOAuth } from './oauth.ts';
-export {
-  clampPageSize,
-  GoogleCalendarProvider,
-  type GoogleProviderOptions,
-  listAllEvents,
-  MAX_PAGE_SIZE,
-} from './provider.ts';
+export { clampPageSize, MAX_PAGE_SIZE } from './page-size.ts';
+export { GoogleCalendarProvider, type GoogleProviderOptions } from './provider.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';

@@ -6,6 +6,8 @@ import type { calendar_v3 } from 'googleapis';
 import type {
   CalendarEvent,
   CalendarInfo,
+  ColorDefinition,
+  ColorPalette,
   EventAttendee,
   EventDateTime,
   EventInput,
@@ -196,4 +198,20 @@ export function toCalendarInfo(
 
 export function accessRoleOf(value: string | null | undefined): CalendarInfo['accessRole'] | undefined {
   return member(ACCESS_ROLES, value);
+}
+
+function colorMap(
+  entries: Record<string, calendar_v3.Schema$ColorDefinition> | null | undefined,
+): Record<string, ColorDefinition> {
+  const out: Record<string, ColorDefinition> = {};
+  for (const [id, color] of Object.entries(entries ?? {})) {
+    if (present(color.background) && present(color.foreground)) {
+      out[id] = { background: color.background, foreground: color.foreground };
+    }
+  }
+  return out;
+}
+
+export function toColorPalette(colors: calendar_v3.Schema$Colors): ColorPalette {
+  return { event: colorMap(colors.event), calendar: colorMap(colors.calendar) };
 }

@@ -3,28 +3,32 @@
  * access token from this instance's token source; the gateway keeps one provider per
  * connection, so the token source's single-flight is per connection.
  */
-import { CalgateError, isCalgateError, newEventId } from '@calgate/core';
+import { CalgateError, isCalgateError, isValidTimeZone, newEventId } from '@calgate/core';
 import { type calendar_v3, google } from 'googleapis';
+import { freeBusyWindow } from '../busy.ts';
 import type {
   CalendarEvent,
   CalendarInfo,
   CalendarProvider,
   CalendarRef,
+  ColorPalette,
   EventInput,
   EventPage,
   EventPatch,
+  FreeBusyResult,
   ListEventsQuery,
+  NewCalendar,
   WriteOptions,
 } from '../types.ts';
 import type { GoogleAuth } from './credentials.ts';
 import { apiRoot } from './endpoints.ts';
 import { type FailureContext, failureOf, UpstreamFailure } from './failure.ts';
-import { accessRoleOf, toCalendarEvent, toCalendarInfo, toGoogleEvent } from './mapping.ts';
+import { CALENDAR_EXPANSION_MAX, freeBusyEntry, freeBusyFailure, freeBusyGroups } from './freebusy.ts';
+import { accessRoleOf, toCalendarEvent, toCalendarInfo, toColorPalette, toGoogleEvent } from './mapping.ts';
+import { clampPageSize } from './page-size.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep, withRetry } from './retry.ts';
 import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } from './token-sources.ts';
 
-/** Google's ceiling for events.list maxResults. */
-export const MAX_PAGE_SIZE = 2500;
 const CALENDAR_LIST_PAGE = 250;
 const MAX_LIST_PAGES = 200;
 
@@ -43,6 +47,11 @@ interface CallOptions {
   headers?: Record<string, string>;
   /** Set when an attempt ended without a clear answer, so a write may have been applied. */
   outcome?: { ambiguous: boolean };
+  /**
+   * The request creates something Google gives no id for in advance (quickAdd, calendars.insert):
+   * after an attempt without a clear answer, trying again could create it twice, so stop.
+   */
+  notRepeatable?: boolean;
 }
 
 type Request<T> = (options: {
@@ -54,17 +63,11 @@ type Request<T> = (options: {
 const SERVICE_ACCOUNT_ATTENDEES =
   'Service-account connections cannot invite or change attendees: Google does not allow service accounts to send invitations. Connect the account through OAuth to invite attendees.';
 
-/** Google's events.list page size: 1…2500, its default 250 when the number is unusable. */
-export function clampPageSize(maxResults: number): number {
-  if (!Number.isFinite(maxResults)) {
-    return 250;
-  }
-  return Math.min(MAX_PAGE_SIZE, Math.max(1, Math.floor(maxResults)));
-}
-
 export class GoogleCalendarProvider implements CalendarProvider {
   readonly kind = 'google' as const;
   readonly authKind: 'oauth' | 'service_account';
+  /** The service account's address (whom to share calendars with), for service-account providers. */
+  readonly serviceAccountEmail: string | undefined;
   readonly #api: calendar_v3.Calendar;
   readonly #tokens: AccessTokenSource;
   readonly #runtime: RetryRuntime;
@@ -82,6 +85,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
     const clock = { now, requestTimeoutMs: this.#runtime.requestTimeoutMs };
     const { auth } = options;
     this.authKind = auth.kind;
+    this.serviceAccountEmail = auth.kind === 'service_account' ? auth.key.client_email : undefined;
     const endpoints = auth.kind === 'oauth' ? auth.client.endpoints : auth.endpoints;
     this.#tokens =
       auth.kind === 'oauth'
@@ -93,10 +97,18 @@ export class GoogleCalendarProvider implements CalendarProvider {
 
   async #call<T>(where: FailureContext, request: Request<T>, options: CallOptions = {}): Promise<T> {
     let refreshed = false;
+    const outcome = options.outcome ?? (options.notRepeatable ? { ambiguous: false } : undefined);
     const response = await withRetry(
       this.#runtime,
       where,
       async (attempt) => {
+        if (options.notRepeatable && outcome?.ambiguous) {
+          throw new CalgateError(
+            'upstream_unavailable',
+            `Google did not confirm ${where.operation}, so it may or may not have been applied; check before trying again.`,
+            { context: { ...where, ambiguous: true } },
+          );
+        }
         const token = await this.#tokens.token(attempt.signal);
         try {
           return await request({
@@ -106,8 +118,8 @@ export class GoogleCalendarProvider implements CalendarProvider {
           });
         } catch (error) {
           if (attempt.signal.aborted) {
-            if (options.outcome) {
-              options.outcome.ambiguous = true;
+            if (outcome) {
+              outcome.ambiguous = true;
             }
             throw error;
           }
@@ -121,8 +133,8 @@ export class GoogleCalendarProvider implements CalendarProvider {
             throw new UpstreamFailure(failure, true);
           }
           // No answer or a 5xx: a write may have been applied before the failure.
-          if (options.outcome && (failure.kind !== 'http' || failure.status >= 500)) {
-            options.outcome.ambiguous = true;
+          if (outcome && (failure.kind !== 'http' || failure.status >= 500)) {
+            outcome.ambiguous = true;
           }
           throw new UpstreamFailure(failure);
         }
@@ -266,6 +278,118 @@ export class GoogleCalendarProvider implements CalendarProvider {
     }
   }
 
+  /**
+   * freebusy.query in groups of 50 calendars, run in parallel. A group that fails (after the
+   * usual retries) marks each of its calendars with the error; the others still answer.
+   */
+  async freeBusy(
+    calendars: readonly CalendarRef[],
+    timeMin: string,
+    timeMax: string,
+    signal?: AbortSignal,
+  ): Promise<FreeBusyResult[]> {
+    const window = freeBusyWindow(timeMin, timeMax);
+    const answers = new Map<string, FreeBusyResult>();
+    await Promise.all(
+      freeBusyGroups(calendars).map(async (group) => {
+        const requestBody: calendar_v3.Schema$FreeBusyRequest = {
+          timeMin: new Date(window.from).toISOString(),
+          timeMax: new Date(window.to).toISOString(),
+          timeZone: 'UTC',
+          calendarExpansionMax: CALENDAR_EXPANSION_MAX,
+          items: group.map((id) => ({ id })),
+        };
+        try {
+          const data = await this.#call(
+            { operation: 'freebusy.query' },
+            (options) => this.#api.freebusy.query({ requestBody }, options),
+            { signal },
+          );
+          for (const id of group) {
+            answers.set(id, freeBusyEntry(id, data.calendars?.[id], window));
+          }
+        } catch (error) {
+          if (signal?.aborted || !isCalgateError(error)) {
+            throw error;
+          }
+          for (const id of group) {
+            answers.set(id, freeBusyFailure(id, error));
+          }
+        }
+      }),
+    );
+    return calendars.map((calendar) => {
+      const answer =
+        answers.get(calendar.externalId) ?? freeBusyEntry(calendar.externalId, undefined, window);
+      return { ...answer, calendarId: calendar.id };
+    });
+  }
+
+  /** events.quickAdd: Google reads the sentence in the calendar's zone and creates the event. */
+  async quickAdd(calendar: CalendarRef, text: string, options: WriteOptions = {}): Promise<CalendarEvent> {
+    if (text.trim() === '') {
+      throw new CalgateError(
+        'invalid_argument',
+        'text is empty; describe the event, e.g. "Lunch with Ann tomorrow at noon".',
+      );
+    }
+    const params: calendar_v3.Params$Resource$Events$Quickadd = { calendarId: calendar.externalId, text };
+    if (options.sendUpdates !== undefined) {
+      params.sendUpdates = options.sendUpdates;
+    }
+    const data = await this.#call(
+      { operation: 'events.quickAdd', calendarId: calendar.externalId },
+      (request) => this.#api.events.quickAdd(params, request),
+      { notRepeatable: true },
+    );
+    return toCalendarEvent(data);
+  }
+
+  async colors(signal?: AbortSignal): Promise<ColorPalette> {
+    const data = await this.#call(
+      { operation: 'colors.get' },
+      (options) => this.#api.colors.get({}, options),
+      { signal },
+    );
+    return toColorPalette(data);
+  }
+
+  /**
+   * calendars.insert on the OAuth account. A service account would own the new calendar itself,
+   * invisible to the person, so that is refused before any request.
+   */
+  async createCalendar(input: NewCalendar): Promise<CalendarInfo> {
+    if (this.authKind === 'service_account') {
+      throw new CalgateError(
+        'permission_denied',
+        `This account is connected through a service account, which cannot create calendars for a person. Create the calendar in Google Calendar, share it with ${this.serviceAccountEmail ?? 'the service account'} ("Make changes to events"), then add it to Calgate.`,
+        { context: { authKind: 'service_account' } },
+      );
+    }
+    if (input.summary.trim() === '') {
+      throw new CalgateError('invalid_argument', 'summary is empty; give the new calendar a name.');
+    }
+    if (input.timeZone !== undefined && !isValidTimeZone(input.timeZone)) {
+      throw new CalgateError(
+        'invalid_argument',
+        `timeZone '${input.timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`,
+      );
+    }
+    const requestBody: calendar_v3.Schema$Calendar = { summary: input.summary };
+    if (input.description !== undefined) {
+      requestBody.description = input.description;
+    }
+    if (input.timeZone !== undefined) {
+      requestBody.timeZone = input.timeZone;
+    }
+    const data = await this.#call(
+      { operation: 'calendars.insert' },
+      (options) => this.#api.calendars.insert({ requestBody }, options),
+      { notRepeatable: true },
+    );
+    return toCalendarInfo(data, 'owner', false);
+  }
+
   /** Every calendar on the account's calendar list, all pages. */
   async listCalendars(signal?: AbortSignal): Promise<CalendarInfo[]> {
     const out: CalendarInfo[] = [];
@@ -328,53 +452,5 @@ export class GoogleCalendarProvider implements CalendarProvider {
     // Without a list entry, calendars.get proves read access and nothing more.
     const role = accessRoleOf(entry?.accessRole) ?? 'reader';
     return toCalendarInfo(entry ?? calendar, role, entry?.primary === true);
-  }
-}
-
-/**
- * Pages through `listEvents` until the last page or `limit` events. `truncated` says that more
- * events exist beyond the limit.
- */
-export async function listAllEvents(
-  provider: CalendarProvider,
-  calendar: CalendarRef,
-  query: Omit<ListEventsQuery, 'pageToken' | 'maxResults'> & { maxResults?: number },
-  limit: number,
-  signal?: AbortSignal,
-): Promise<{ items: CalendarEvent[]; truncated: boolean }> {
-  const items: CalendarEvent[] = [];
-  if (limit <= 0) {
-    return { items, truncated: false };
-  }
-  const seen = new Set<string>();
-  const maxResults = clampPageSize(query.maxResults ?? Math.min(limit, MAX_PAGE_SIZE));
-  let pageToken: string | undefined;
-  for (;;) {
-    const page = await provider.listEvents(
-      calendar,
-      { ...query, maxResults, ...(pageToken === undefined ? {} : { pageToken }) },
-      signal,
-    );
-    items.push(...page.items);
-    if (items.length >= limit) {
-      return {
-        items: items.slice(0, limit),
-        truncated: items.length > limit || page.nextPageToken !== undefined,
-      };
-    }
-    if (page.nextPageToken === undefined) {
-      return { items, truncated: false };
-    }
-    if (seen.has(page.nextPageToken)) {
-      throw new CalgateError(
-        'upstream_unavailable',
-        'Google returned the same page token twice; paging stopped.',
-        {
-          context: { operation: 'events.list', calendarId: calendar.externalId },
-        },
-      );
-    }
-    seen.add(page.nextPageToken);
-    pageToken = page.nextPageToken;
   }
 }

@@ -1,13 +1,17 @@
 import { randomInt } from 'node:crypto';
 import { CalgateError, newEventId, parseDateTime } from '@calgate/core';
 import type { LocalEventRow, LocalEventStore, NewLocalEvent } from '@calgate/store';
+import { freeBusyWindow, mergeBusy } from '../busy.ts';
+import { standardPalette } from '../colors.ts';
 import type {
   CalendarEvent,
   CalendarProvider,
   CalendarRef,
+  ColorPalette,
   EventInput,
   EventPage,
   EventPatch,
+  FreeBusyResult,
   ListEventsQuery,
   WriteOptions,
 } from '../types.ts';
@@ -370,5 +374,38 @@ export class LocalCalendarProvider implements CalendarProvider {
       etag: newEtag(),
       ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
     });
+  }
+
+  async freeBusy(
+    calendars: readonly CalendarRef[],
+    timeMin: string,
+    timeMax: string,
+  ): Promise<FreeBusyResult[]> {
+    const window = freeBusyWindow(timeMin, timeMax);
+    const from = new Date(window.from);
+    const to = new Date(window.to);
+    return Promise.all(
+      calendars.map(async (calendar) => {
+        const rows = await this.#store.listRange(calendar.id, {
+          timeMin: from,
+          timeMax: to,
+          showDeleted: false,
+          limit: MAX_ROWS,
+        });
+        const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
+        const intervals = events
+          .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
+          .map((event): [number, number] => [startKey(event), startKey({ ...event, start: event.end })]);
+        return { calendarId: calendar.id, busy: mergeBusy(intervals, window) };
+      }),
+    );
+  }
+
+  async quickAdd(): Promise<CalendarEvent> {
+    throw new CalgateError('unavailable', 'Quick add is not available on local calendars yet.');
+  }
+
+  async colors(): Promise<ColorPalette> {
+    return standardPalette();
   }
 }

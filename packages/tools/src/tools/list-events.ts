@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarHandle } from '../access.ts';
 import { defineTool } from '../catalogue.ts';
+import { format, formatText } from '../format.ts';
 import { mergeEvents } from '../merge.ts';
 import { calendarErrors, calendarId, eventOut, instant, parseRfc3339 } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
@@ -34,6 +35,7 @@ export const listEvents = defineTool({
       .optional()
       .describe('Default startTime; startTime needs singleEvents.'),
     pageToken: z.string().min(1).max(8192).optional(),
+    format,
   }),
   output: z.object({
     events: z.array(eventOut),
@@ -90,4 +92,5 @@ export const listEvents = defineTool({
       ...(errors.length === 0 ? {} : { errors }),
     };
   },
+  text: (result, args) => formatText(result, args.format),
 });

@@ -1,0 +1,100 @@
+import { CalgateError } from '@calgate/core';
+import { z } from 'zod';
+import type { CalendarAccess, CalendarHandle } from '../../access.ts';
+import { calendarId, parseRfc3339 } from '../../schemas.ts';
+
+export const DAY_MS = 86_400_000;
+
+/** An optional calendar filter: ids from list_calendars; omitted means every readable calendar. */
+export const calendarIds = z
+  .array(calendarId)
+  .min(1)
+  .max(50)
+  .optional()
+  .describe('Calendars to include; default every readable calendar.');
+
+export interface Window {
+  min: number;
+  max: number;
+  timeMin: string;
+  timeMax: string;
+}
+
+/** A checked [timeMin, timeMax) window; absent bounds are `now` plus the given day offsets. */
+export function resolveWindow(
+  args: { timeMin?: string | undefined; timeMax?: string | undefined },
+  now: Date,
+  defaults: { beforeDays: number; afterDays: number },
+  maxDays: number,
+): Window {
+  const min =
+    args.timeMin === undefined ? now.getTime() - defaults.beforeDays * DAY_MS : parseRfc3339(args.timeMin);
+  const max =
+    args.timeMax === undefined ? now.getTime() + defaults.afterDays * DAY_MS : parseRfc3339(args.timeMax);
+  if (min === undefined || max === undefined) {
+    throw new CalgateError(
+      'invalid_argument',
+      'timeMin and timeMax must be RFC 3339 date-times with an offset.',
+    );
+  }
+  if (max <= min) {
+    throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
+  }
+  if (max - min > maxDays * DAY_MS) {
+    throw new CalgateError(
+      'invalid_argument',
+      `The range from timeMin to timeMax spans more than ${maxDays} days; query a shorter range.`,
+    );
+  }
+  return {
+    min,
+    max,
+    timeMin: args.timeMin ?? new Date(min).toISOString(),
+    timeMax: args.timeMax ?? new Date(max).toISOString(),
+  };
+}
+
+/**
+ * The calendars a read fans out over: the named ones, or every readable calendar. A name the key
+ * cannot read fails the call (like a calendar that does not exist); a readable calendar that
+ * cannot be used right now (its account needs reconnecting, is disabled) is set apart with the
+ * reason. A calendar named twice is read once.
+ */
+export function readableHandles(
+  access: CalendarAccess,
+  ids: readonly string[] | undefined,
+): { handles: CalendarHandle[]; unavailable: { calendarId: string; error: CalgateError }[] } {
+  if (ids === undefined) {
+    return access.allReadable();
+  }
+  const handles = new Map<string, CalendarHandle>();
+  const unavailable: { calendarId: string; error: CalgateError }[] = [];
+  for (const id of ids) {
+    try {
+      const handle = access.readable(id);
+      handles.set(handle.calendar.id, handle);
+    } catch (error) {
+      if (
+        !(error instanceof CalgateError) ||
+        error.code === 'not_found' ||
+        error.code === 'invalid_argument'
+      ) {
+        throw error;
+      }
+      const named = typeof error.context.calendarId === 'string' ? error.context.calendarId : id;
+      if (!unavailable.some((entry) => entry.calendarId === named)) {
+        unavailable.push({ calendarId: named, error });
+      }
+    }
+  }
+  return { handles: [...handles.values()], unavailable };
+}
+
+/** Per-calendar failures in the shape every read tool reports them. */
+export function errorsOut(failures: readonly { calendarId: string; error: CalgateError }[]) {
+  return failures.map(({ calendarId: id, error }) => ({
+    calendarId: id,
+    code: error.code,
+    message: error.message,
+  }));
+}

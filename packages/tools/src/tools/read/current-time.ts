@@ -1,0 +1,67 @@
+import {
+  CalgateError,
+  formatInstant,
+  toLocal,
+  utcOffsetMinutes,
+  validateTimeZone,
+  weekdayOf,
+} from '@calgate/core';
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { calendarId } from '../../schemas.ts';
+
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+
+/** `+05:45`, `-03:00`, `+00:00`. */
+export function formatOffset(minutes: number): string {
+  const sign = minutes < 0 ? '-' : '+';
+  const abs = Math.abs(minutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+export const getCurrentTime = defineTool({
+  name: 'get_current_time',
+  title: 'Current time',
+  description:
+    "The current time in an IANA time zone, or in a calendar's zone (default: the key's first calendar, else UTC): date-time with offset, UTC offset and weekday. Use it before reasoning about 'today' or 'next Monday'.",
+  access: 'none',
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  input: z.strictObject({
+    timeZone: z.string().min(1).max(64).optional().describe('IANA zone, e.g. Asia/Kathmandu.'),
+    calendarId: calendarId.optional().describe("Use this calendar's zone instead."),
+  }),
+  output: z.object({
+    dateTime: z.string().describe('RFC 3339 with the zone offset.'),
+    utc: z.string(),
+    timeZone: z.string(),
+    utcOffset: z.string(),
+    weekday: z.string(),
+  }),
+  example: { timeZone: 'Asia/Kathmandu' },
+  async run(args, { access, now }) {
+    if (args.timeZone !== undefined && args.calendarId !== undefined) {
+      throw new CalgateError('invalid_argument', 'Pass timeZone or calendarId, not both.');
+    }
+    let zone: string;
+    if (args.timeZone !== undefined) {
+      const checked = validateTimeZone(args.timeZone);
+      if (!checked.ok) {
+        throw checked.error;
+      }
+      zone = checked.value;
+    } else if (args.calendarId !== undefined) {
+      zone = access.readable(args.calendarId).calendar.timeZone;
+    } else {
+      zone = access.list()[0]?.timeZone ?? 'UTC';
+    }
+    const instant = Math.floor(now().getTime() / 1000) * 1000;
+    const local = toLocal(instant, zone);
+    return {
+      dateTime: formatInstant(instant, zone),
+      utc: formatInstant(instant),
+      timeZone: zone,
+      utcOffset: formatOffset(utcOffsetMinutes(instant, zone)),
+      weekday: WEEKDAYS[weekdayOf(local)] ?? '',
+    };
+  },
+});

@@ -1,0 +1,167 @@
+import { CalgateError, formatInstant, validateTimeZone } from '@calgate/core';
+import type { FreeBusyResult } from '@calgate/providers';
+import { z } from 'zod';
+import type { CalendarHandle } from '../../access.ts';
+import { defineTool } from '../../catalogue.ts';
+import { format, formatText } from '../../format.ts';
+import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
+import { instant } from '../../schemas.ts';
+import { calendarIds, readableHandles, resolveWindow } from './common.ts';
+import { availability, type Span } from './free-slots.ts';
+
+/** Google answers free/busy for at most 50 calendars per query. */
+const CALENDARS_PER_QUERY = 50;
+const MAX_DAYS = 92;
+
+const range = z.object({ start: z.string(), end: z.string() });
+
+/** The handles in groups that one upstream free/busy query can answer: same connection, ≤ 50. */
+function batches(handles: readonly CalendarHandle[]): CalendarHandle[][] {
+  const byConnection = new Map<string, CalendarHandle[]>();
+  for (const handle of handles) {
+    const group = byConnection.get(handle.calendar.connectionId) ?? [];
+    group.push(handle);
+    byConnection.set(handle.calendar.connectionId, group);
+  }
+  const out: CalendarHandle[][] = [];
+  for (const group of byConnection.values()) {
+    for (let i = 0; i < group.length; i += CALENDARS_PER_QUERY) {
+      out.push(group.slice(i, i + CALENDARS_PER_QUERY));
+    }
+  }
+  return out;
+}
+
+function spansOf(result: FreeBusyResult | undefined): Span[] | { code: string; message: string } {
+  if (result === undefined) {
+    return { code: 'upstream_unavailable', message: 'The calendar returned no free/busy answer.' };
+  }
+  if (result.error !== undefined || result.busy === undefined) {
+    return result.error ?? { code: 'upstream_unavailable', message: 'No free/busy answer.' };
+  }
+  const spans: Span[] = [];
+  for (const interval of result.busy) {
+    const start = Date.parse(interval.start);
+    const end = Date.parse(interval.end);
+    if (Number.isNaN(start) || Number.isNaN(end)) {
+      return { code: 'upstream_unavailable', message: 'The calendar returned an unreadable busy interval.' };
+    }
+    spans.push({ start, end });
+  }
+  return spans;
+}
+
+export const findFreeTime = defineTool({
+  name: 'find_free_time',
+  title: 'Find free time',
+  description:
+    'Busy blocks per calendar and the free slots common to all of them between timeMin and timeMax (at most 92 days). A calendar whose free/busy cannot be read is reported as unknown, never as free: then no slot is free and the open ranges are listed as unknown.',
+  access: 'read',
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarIds,
+    timeMin: instant,
+    timeMax: instant,
+    minDurationMinutes: z.number().int().min(1).max(1440).optional().describe('Shortest free slot to list.'),
+    timeZone: z.string().min(1).max(64).optional().describe('IANA zone for the times returned; default UTC.'),
+    format,
+  }),
+  output: z.object({
+    timeMin: z.string(),
+    timeMax: z.string(),
+    calendarIds: z.array(z.string()).describe('Calendars checked.'),
+    busy: z.array(range.extend({ calendarId: z.string() })).describe('Busy blocks per calendar, by start.'),
+    unknownCalendars: z
+      .array(z.object({ calendarId: z.string(), code: z.string(), message: z.string() }))
+      .describe('Calendars whose free/busy could not be read.'),
+    free: z.array(range).describe('Free on every calendar.'),
+    unknown: z.array(range).describe('Not busy on the calendars that answered, but some did not answer.'),
+  }),
+  example: {
+    timeMin: '2026-04-21T08:00:00-07:00',
+    timeMax: '2026-04-21T18:00:00-07:00',
+    minDurationMinutes: 30,
+  },
+  async run(args, { access, signal, now }) {
+    let zone: string | undefined;
+    if (args.timeZone !== undefined) {
+      const checked = validateTimeZone(args.timeZone);
+      if (!checked.ok) {
+        throw checked.error;
+      }
+      zone = checked.value;
+    }
+    const window = resolveWindow(args, now(), { beforeDays: 0, afterDays: 0 }, MAX_DAYS);
+    const span: Span = { start: window.min, end: window.max };
+    const timeMin = new Date(window.min).toISOString();
+    const timeMax = new Date(window.max).toISOString();
+    const { handles, unavailable } = readableHandles(access, args.calendarIds);
+    if (handles.length === 0 && unavailable.length === 0) {
+      throw new CalgateError('not_found', 'No enabled calendar this key can read; see list_calendars.');
+    }
+
+    const answers = new Map<string, Span[] | { code: string; message: string }>();
+    for (const { calendarId, error } of unavailable) {
+      answers.set(calendarId, { code: error.code, message: error.message });
+    }
+    await forEachLimited(
+      batches(handles),
+      (batch) => batch[0]?.calendar.connectionId ?? '',
+      { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
+      async (batch) => {
+        const provider = (batch[0] as CalendarHandle).provider;
+        try {
+          const results = await provider.freeBusy(
+            batch.map((handle) => handle.ref),
+            timeMin,
+            timeMax,
+            signal,
+          );
+          for (const handle of batch) {
+            answers.set(
+              handle.calendar.id,
+              spansOf(results.find((result) => result.calendarId === handle.calendar.id)),
+            );
+          }
+        } catch (error) {
+          if (!(error instanceof CalgateError)) {
+            throw error;
+          }
+          for (const handle of batch) {
+            answers.set(handle.calendar.id, { code: error.code, message: error.message });
+          }
+        }
+      },
+    );
+
+    const show = (ms: number) => formatInstant(ms, zone);
+    const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));
+    const calendarIds = [...handles.map((h) => h.calendar.id), ...unavailable.map((u) => u.calendarId)];
+    const busy: { calendarId: string; start: number; end: number }[] = [];
+    const unknownCalendars: { calendarId: string; code: string; message: string }[] = [];
+    const perCalendar: (Span[] | null)[] = [];
+    for (const id of calendarIds) {
+      const answer = answers.get(id) ?? { code: 'upstream_unavailable', message: 'No free/busy answer.' };
+      if (Array.isArray(answer)) {
+        const own = availability([answer], span).busy;
+        busy.push(...own.map((s) => ({ calendarId: id, ...s })));
+        perCalendar.push(own);
+      } else {
+        unknownCalendars.push({ calendarId: id, code: answer.code, message: answer.message });
+        perCalendar.push(null);
+      }
+    }
+    busy.sort((a, b) => a.start - b.start || a.end - b.end);
+    const merged = availability(perCalendar, span, (args.minDurationMinutes ?? 0) * 60_000);
+    return {
+      timeMin: show(window.min),
+      timeMax: show(window.max),
+      calendarIds,
+      busy: busy.map((b) => ({ calendarId: b.calendarId, start: show(b.start), end: show(b.end) })),
+      unknownCalendars,
+      free: ranges(merged.free),
+      unknown: ranges(merged.unknown),
+    };
+  },
+  text: (result, args) => formatText(result, args.format),
+});

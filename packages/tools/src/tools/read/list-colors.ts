@@ -1,0 +1,114 @@
+import type { ColorPalette } from '@calgate/providers';
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { calendarId } from '../../schemas.ts';
+
+/** The names Google Calendar shows for event colours 1-11. */
+const EVENT_COLOR_NAMES: Record<string, string> = {
+  '1': 'Lavender',
+  '2': 'Sage',
+  '3': 'Grape',
+  '4': 'Flamingo',
+  '5': 'Banana',
+  '6': 'Tangerine',
+  '7': 'Peacock',
+  '8': 'Graphite',
+  '9': 'Blueberry',
+  '10': 'Basil',
+  '11': 'Tomato',
+};
+
+const EVENT_BACKGROUNDS = [
+  '#a4bdfc',
+  '#7ae7bf',
+  '#dbadff',
+  '#ff887c',
+  '#fbd75b',
+  '#ffb878',
+  '#46d6db',
+  '#e1e1e1',
+  '#5484ed',
+  '#51b749',
+  '#dc2127',
+];
+const CALENDAR_BACKGROUNDS = [
+  '#ac725e',
+  '#d06b64',
+  '#f83a22',
+  '#fa573c',
+  '#ff7537',
+  '#ffad46',
+  '#42d692',
+  '#16a765',
+  '#7bd148',
+  '#b3dc6c',
+  '#fbe983',
+  '#fad165',
+  '#92e1c0',
+  '#9fe1e7',
+  '#9fc6e7',
+  '#4986e7',
+  '#9a9cff',
+  '#b99aff',
+  '#c2c2c2',
+  '#cabdbf',
+  '#cca6ac',
+  '#f691b2',
+  '#cd74e6',
+  '#a47ae2',
+];
+
+const byId = (backgrounds: string[]) =>
+  Object.fromEntries(
+    backgrounds.map((background, i) => [String(i + 1), { background, foreground: '#1d1d1d' }]),
+  );
+
+/** Google Calendar's palette, for when no calendar's provider can be asked. */
+export const GOOGLE_PALETTE: ColorPalette = {
+  event: byId(EVENT_BACKGROUNDS),
+  calendar: byId(CALENDAR_BACKGROUNDS),
+};
+
+const color = z.object({
+  colorId: z.string(),
+  name: z.string().optional(),
+  background: z.string(),
+  foreground: z.string(),
+});
+
+function entries(palette: ColorPalette['event'], names: Record<string, string>) {
+  return Object.entries(palette)
+    .sort(([a], [b]) => Number(a) - Number(b) || a.localeCompare(b))
+    .map(([colorId, { background, foreground }]) => ({
+      colorId,
+      ...(names[colorId] === undefined ? {} : { name: names[colorId] }),
+      background,
+      foreground,
+    }));
+}
+
+export const listColors = defineTool({
+  name: 'list_colors',
+  title: 'List colors',
+  description:
+    "Colour ids usable as colorId on events (with Google's names) and calendars, from the calendar's provider; default the first readable calendar.",
+  access: 'read',
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({ calendarId: calendarId.optional() }),
+  output: z.object({
+    calendarId: z.string().optional(),
+    event: z.array(color),
+    calendar: z.array(color),
+  }),
+  example: {},
+  async run(args, { access, signal }) {
+    const handle =
+      args.calendarId === undefined ? access.allReadable().handles[0] : access.readable(args.calendarId);
+    const palette = handle === undefined ? GOOGLE_PALETTE : await handle.provider.colors(signal);
+    return {
+      ...(handle === undefined ? {} : { calendarId: handle.calendar.id }),
+      event: entries(palette.event, EVENT_COLOR_NAMES),
+      calendar: entries(palette.calendar, {}),
+    };
+  },
+});

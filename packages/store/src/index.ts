@@ -21,6 +21,7 @@ export {
   PostgresAuditLog,
 } from './audit.ts';
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
+export { type BookingRecord, BookingRepository } from './bookings.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';

@@ -5,6 +5,7 @@
 export * from './availability/index.ts';
 export * from './errors.ts';
 export * from './ids.ts';
+export * from './quickadd/index.ts';
 export * from './recurrence/index.ts';
 export * from './result.ts';
 export * from './time/index.ts';

@@ -1,0 +1,1 @@
+export { parseQuickAdd, type QuickAddEvent, type QuickAddOptions } from './parse.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const format = z
   .enum(['json', 'toon'])
   .default('json')
-  .describe('Text content as JSON or TOON (fewer tokens for event lists).');
+  .describe('Text as json or toon (fewer tokens).');
 
 export type Format = z.infer<typeof format>;
 

@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { availability, gaps, unionOf } from '../src/tools/read/free-slots.ts';
+import { availability, clipped } from '../src/tools/read/free-slots.ts';
 
 const H = 3_600_000;
 const span = (start: number, end: number) => ({ start: start * H, end: end * H });
 const day = span(8, 18);
 
 describe('free/busy merging', () => {
-  it('joins overlapping and touching busy spans and drops empty ones', () => {
-    expect(unionOf([span(9, 10), span(12, 13), span(9.5, 11), span(11, 11.5), span(14, 14)])).toEqual([
-      span(9, 11.5),
-      span(12, 13),
+  it('clips busy spans to the window and merges overlapping and touching ones', () => {
+    expect(clipped([span(7, 9), span(12, 13), span(12.5, 13.5), span(13.5, 14), span(17, 19)], day)).toEqual([
+      span(8, 9),
+      span(12, 14),
+      span(17, 18),
     ]);
   });
 
-  it('finds the gaps of a window, clipped at its edges', () => {
-    expect(gaps([span(7, 9), span(12, 13), span(17, 19)], day)).toEqual([span(9, 12), span(13, 17)]);
-    expect(gaps([], day)).toEqual([day]);
-    expect(gaps([span(6, 20)], day)).toEqual([]);
+  it('with no busy time the whole window is free; with all of it busy nothing is', () => {
+    expect(availability([[]], day).free).toEqual([day]);
+    expect(availability([[span(6, 20)]], day)).toEqual({ busy: [day], free: [], unknown: [] });
   });
 
   it('free slots are free on every calendar and at least the minimum duration', () => {

@@ -1,17 +1,17 @@
 import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarAccess, CalendarHandle } from '../../access.ts';
-import { calendarId, parseRfc3339 } from '../../schemas.ts';
+import { parseRfc3339 } from '../../schemas.ts';
 
 export const DAY_MS = 86_400_000;
 
 /** An optional calendar filter: ids from list_calendars; omitted means every readable calendar. */
 export const calendarIds = z
-  .array(calendarId)
+  .array(z.string().min(1).max(1024))
   .min(1)
   .max(50)
   .optional()
-  .describe('Calendars to include; default every readable calendar.');
+  .describe('Calendar ids from list_calendars; default all readable.');
 
 export interface Window {
   min: number;

@@ -23,15 +23,15 @@ export const getCurrentTime = defineTool({
   name: 'get_current_time',
   title: 'Current time',
   description:
-    "The current time in an IANA time zone, or in a calendar's zone (default: the key's first calendar, else UTC): date-time with offset, UTC offset and weekday. Use it before reasoning about 'today' or 'next Monday'.",
+    "Now in an IANA zone or a calendar's zone (default: the key's first calendar, else UTC): date-time with offset, UTC offset, weekday.",
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
     timeZone: z.string().min(1).max(64).optional().describe('IANA zone, e.g. Asia/Kathmandu.'),
-    calendarId: calendarId.optional().describe("Use this calendar's zone instead."),
+    calendarId: calendarId.optional().describe("Use this calendar's zone."),
   }),
   output: z.object({
-    dateTime: z.string().describe('RFC 3339 with the zone offset.'),
+    dateTime: z.string(),
     utc: z.string(),
     timeZone: z.string(),
     utcOffset: z.string(),

@@ -7,7 +7,7 @@ import { format, formatText } from '../../format.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instant } from '../../schemas.ts';
 import { calendarIds, readableHandles, resolveWindow } from './common.ts';
-import { availability, type Span } from './free-slots.ts';
+import { availability, clipped, type Span } from './free-slots.ts';
 
 /** Google answers free/busy for at most 50 calendars per query. */
 const CALENDARS_PER_QUERY = 50;
@@ -55,27 +55,25 @@ export const findFreeTime = defineTool({
   name: 'find_free_time',
   title: 'Find free time',
   description:
-    'Busy blocks per calendar and the free slots common to all of them between timeMin and timeMax (at most 92 days). A calendar whose free/busy cannot be read is reported as unknown, never as free: then no slot is free and the open ranges are listed as unknown.',
+    'Busy blocks per calendar and free slots common to all, within at most 92 days. A calendar whose free/busy cannot be read is unknown, never free: its open ranges are listed as unknown, not free.',
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     calendarIds,
     timeMin: instant,
     timeMax: instant,
-    minDurationMinutes: z.number().int().min(1).max(1440).optional().describe('Shortest free slot to list.'),
-    timeZone: z.string().min(1).max(64).optional().describe('IANA zone for the times returned; default UTC.'),
+    minDurationMinutes: z.number().int().min(1).max(1440).optional(),
+    timeZone: z.string().min(1).max(64).optional().describe('IANA zone of returned times; default UTC.'),
     format,
   }),
   output: z.object({
     timeMin: z.string(),
     timeMax: z.string(),
-    calendarIds: z.array(z.string()).describe('Calendars checked.'),
-    busy: z.array(range.extend({ calendarId: z.string() })).describe('Busy blocks per calendar, by start.'),
-    unknownCalendars: z
-      .array(z.object({ calendarId: z.string(), code: z.string(), message: z.string() }))
-      .describe('Calendars whose free/busy could not be read.'),
-    free: z.array(range).describe('Free on every calendar.'),
-    unknown: z.array(range).describe('Not busy on the calendars that answered, but some did not answer.'),
+    calendarIds: z.array(z.string()),
+    busy: z.array(range.extend({ calendarId: z.string() })),
+    unknownCalendars: z.array(z.object({ calendarId: z.string(), code: z.string(), message: z.string() })),
+    free: z.array(range),
+    unknown: z.array(range).describe('Free on calendars that answered; others did not.'),
   }),
   example: {
     timeMin: '2026-04-21T08:00:00-07:00',
@@ -143,7 +141,7 @@ export const findFreeTime = defineTool({
     for (const id of calendarIds) {
       const answer = answers.get(id) ?? { code: 'upstream_unavailable', message: 'No free/busy answer.' };
       if (Array.isArray(answer)) {
-        const own = availability([answer], span).busy;
+        const own = clipped(answer, span);
         busy.push(...own.map((s) => ({ calendarId: id, ...s })));
         perCalendar.push(own);
       } else {

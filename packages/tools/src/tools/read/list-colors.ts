@@ -91,10 +91,10 @@ export const listColors = defineTool({
   name: 'list_colors',
   title: 'List colors',
   description:
-    "Colour ids usable as colorId on events (with Google's names) and calendars, from the calendar's provider; default the first readable calendar.",
+    "Colour ids for colorId on events (with Google's names) and calendars, from a calendar's provider.",
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  input: z.strictObject({ calendarId: calendarId.optional() }),
+  input: z.strictObject({ calendarId: calendarId.optional().describe('Default: first readable.') }),
   output: z.object({
     calendarId: z.string().optional(),
     event: z.array(color),

@@ -424,7 +424,7 @@ describe('read tools on local calendars, over HTTP with the MCP SDK client', () 
         `cal_nosuchcalendar:${reviewId}`,
         'not-an-id',
       ];
-      const answers = [];
+      const answers: { isError: unknown; text: string }[] = [];
       for (const id of ids) {
         const result = await client.callTool({ name: 'fetch', arguments: { id } });
         answers.push({ isError: result.isError, text: textOf(result).replace(id, '<id>') });

@@ -9,7 +9,6 @@ import { toEventOut } from '../../shape.ts';
 const eventDetail = eventOut.extend({
   iCalUID: z.string().optional(),
   etag: z.string().optional(),
-  created: z.string().optional(),
 });
 
 export type EventDetail = z.infer<typeof eventDetail>;
@@ -22,7 +21,6 @@ export function toEventDetail(id: string, event: CalendarEvent): EventDetail {
     visibility: event.visibility ?? 'default',
     ...(event.iCalUID === undefined ? {} : { iCalUID: event.iCalUID }),
     ...(event.etag === undefined ? {} : { etag: event.etag }),
-    ...(event.created === undefined ? {} : { created: event.created }),
   };
 }
 

@@ -1,0 +1,147 @@
+/**
+ * Zod schemas shared by the tools that write: Google-style start/end objects, attendees,
+ * reminders, recurrence, and the compact result shapes. Descriptions stay short: every word
+ * here is sent to every agent in tools/list.
+ */
+import { isValidTimeZone, parseDate } from '@calgate/core';
+import { z } from 'zod';
+import { parseRfc3339 } from './schemas.ts';
+
+const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
+const EMAIL = /^[^\s@<>(),;:"[\]\\]+@[^\s@<>(),;:"[\]\\]+\.[^\s@<>(),;:"[\]\\]{2,}$/;
+
+/** Whether `value` is a plain email address (no display name, no brackets). */
+export function isEmail(value: string): boolean {
+  return value.length <= 320 && EMAIL.test(value) && !value.includes('..');
+}
+
+// Formats are checked by refinements, which tools/list does not spell out: fewer tokens per call.
+export const timeZoneIn = z.string().refine((value) => value.length <= 64 && isValidTimeZone(value), {
+  message: 'must be an IANA time zone such as Europe/Berlin',
+});
+
+/** A calendar id, described briefly: write tools repeat it in every schema. */
+export const writeCalendarId = z
+  .string()
+  .min(1)
+  .max(1024)
+  .describe("From list_calendars; default 'primary'.");
+
+export const eventTimeIn = z
+  .strictObject({
+    dateTime: z.string().optional(),
+    date: z.string().optional(),
+    timeZone: timeZoneIn.optional(),
+  })
+  .superRefine((value, ctx) => {
+    if ((value.dateTime === undefined) === (value.date === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give exactly one of dateTime (timed) or date (all-day, YYYY-MM-DD)',
+      });
+      return;
+    }
+    if (value.date !== undefined && (value.date.length !== 10 || !parseDate(value.date).ok)) {
+      ctx.addIssue({ code: 'custom', path: ['date'], message: `'${value.date}' is not a YYYY-MM-DD date` });
+    }
+    const dateTime = value.dateTime;
+    if (dateTime !== undefined && (dateTime.length > 64 || parseRfc3339(dateTime) === undefined)) {
+      const local = LOCAL_DATE_TIME.test(dateTime);
+      if (!local || value.timeZone === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['dateTime'],
+          message: local
+            ? `'${dateTime}' has no UTC offset: add one (e.g. 2026-04-20T09:00:00-07:00) or give timeZone`
+            : `'${dateTime}' is not an RFC 3339 date-time such as 2026-04-20T09:00:00-07:00`,
+        });
+      }
+    }
+  })
+  .describe('{dateTime, timeZone?} or {date}; all-day end is exclusive.');
+
+export const emailIn = z
+  .string()
+  .max(320)
+  .superRefine((value, ctx) => {
+    if (!isEmail(value.trim())) {
+      ctx.addIssue({ code: 'custom', message: `'${value}' is not a valid email address` });
+    }
+  });
+
+export const attendeesIn = z.array(emailIn).max(200).describe('Email addresses.');
+
+export const remindersIn = z.strictObject({
+  useDefault: z.boolean(),
+  overrides: z
+    .array(
+      z.strictObject({
+        method: z.enum(['email', 'popup']),
+        minutes: z.number().int().min(0).max(40320),
+      }),
+    )
+    .max(5)
+    .optional(),
+});
+
+export const recurrenceIn = z
+  .array(
+    z
+      .string()
+      .max(2000)
+      .refine((line) => /^(RRULE|EXRULE|RDATE|EXDATE)[:;]/i.test(line), {
+        message: 'must start with RRULE:, EXDATE:, RDATE: or EXRULE:',
+      }),
+  )
+  .max(20)
+  .describe('RFC 5545 lines, e.g. ["RRULE:FREQ=WEEKLY;COUNT=10"].');
+
+export const eventIdIn = z.string().min(1).max(1100);
+
+export const sendUpdatesIn = z
+  .enum(['all', 'externalOnly', 'none'])
+  .optional()
+  .describe('Google email updates; default none.');
+
+export const scopeIn = z
+  .enum(['thisEvent', 'thisAndFollowing', 'all'])
+  .optional()
+  .describe('Recurring events. Default: thisEvent for an instance id, all for a series id.');
+
+/** Fields an event can be given on create and changed on update (PATCH: absent = unchanged). */
+export const eventFieldsIn = {
+  summary: z.string().max(1024).optional(),
+  description: z.string().max(8192).optional(),
+  location: z.string().max(1024).optional(),
+  start: eventTimeIn.optional(),
+  end: eventTimeIn.optional(),
+  attendees: attendeesIn.optional(),
+  reminders: remindersIn.optional(),
+  recurrence: recurrenceIn.optional(),
+  transparency: z.enum(['opaque', 'transparent']).optional().describe('opaque = busy (default).'),
+  visibility: z.enum(['default', 'public', 'private', 'confidential']).optional(),
+  colorId: z
+    .string()
+    .refine((id) => /^([1-9]|1[01])$/.test(id), { message: 'must be a color id from 1 to 11' })
+    .optional()
+    .describe('1-11'),
+};
+
+/** The event as stored; every field list_events returns may be present. */
+export const writtenEvent = z
+  .looseObject({ id: z.string(), calendarId: z.string() })
+  .describe('As list_events returns events.');
+
+export const sanitizedOut = z.array(z.object({ field: z.string(), removed: z.array(z.string()) })).optional();
+
+export const warningsOut = z
+  .array(
+    z.object({
+      kind: z.enum(['conflict', 'duplicate', 'differs', 'note']),
+      message: z.string(),
+      eventId: z.string().optional(),
+    }),
+  )
+  .optional();
+
+export type Warning = NonNullable<z.infer<typeof warningsOut>>[number];

@@ -22,6 +22,7 @@ import type { Logger } from 'pino';
 import type { AppDeps } from './app.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { type Config, ConfigError } from './config.ts';
+import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
@@ -227,6 +228,11 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       rateLimiter,
       audit,
       providers,
+      directory: calendarDirectory({
+        tenancy,
+        google: googleProviders,
+        invalidate: () => authenticator.invalidate(),
+      }),
       logger: log,
       version: VERSION,
       dashboard: {

@@ -4,6 +4,7 @@ import { CalendarAccess, type Catalogue, createMcpServer, type ProviderResolver 
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
+import type { DirectoryFactory } from '../directory.ts';
 import { errorBody } from './errors.ts';
 
 export interface McpRouteDeps {
@@ -16,6 +17,8 @@ export interface McpRouteDeps {
   /** This endpoint's public URL, as the transport's web Request sees it. */
   mcpUrl: string;
   version: string;
+  /** Creates calendars for create_calendar; the tool answers 'unavailable' without it. */
+  directory?: DirectoryFactory | undefined;
 }
 
 /** Whether a JSON-RPC message (or batch) carries a progress token. */
@@ -107,6 +110,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           at: new Date(),
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
+      ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
     });
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,0 +1,107 @@
+import { isCalgateError } from '@calgate/core';
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { eventIdIn, sendUpdatesIn, writeCalendarId, writtenEvent } from '../../write-schemas.ts';
+import { DEFAULT_CALENDAR } from './common.ts';
+import { runUpdate, updateFields } from './update-event.ts';
+
+export const MAX_BATCH = 50;
+/** Updates in flight at once: enough to hide latency, few enough to stay under upstream quotas. */
+const CONCURRENCY = 5;
+
+const itemOut = z.object({
+  index: z.number().int(),
+  eventId: z.string(),
+  ok: z.boolean(),
+  changed: z.boolean().optional(),
+  event: writtenEvent.optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
+type ItemOut = z.infer<typeof itemOut>;
+
+export const batchUpdateEvents = defineTool({
+  name: 'batch_update_events',
+  title: 'Update several events',
+  description: `Apply up to ${MAX_BATCH} update_event patches concurrently. Each item succeeds or fails on its own; the result lists every item. Sends progress notifications when the request has a progressToken.`,
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId.default(DEFAULT_CALENDAR).describe('Default calendar for items without one.'),
+    updates: z
+      .array(z.strictObject({ eventId: eventIdIn, calendarId: writeCalendarId.optional(), ...updateFields }))
+      .min(1)
+      .max(MAX_BATCH),
+    sendUpdates: sendUpdatesIn,
+  }),
+  output: z.object({
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    results: z.array(itemOut),
+  }),
+  example: {
+    updates: [
+      { eventId: 'event1', reminders: { useDefault: false, overrides: [] }, transparency: 'transparent' },
+      { eventId: 'event2', colorId: '5', summary: 'Updated Title' },
+    ],
+  },
+  async run(args, { access, signal, progress, requestId }) {
+    const results: ItemOut[] = new Array(args.updates.length);
+    let next = 0;
+    let done = 0;
+    const worker = async () => {
+      for (let index = next++; index < args.updates.length; index = next++) {
+        const update = args.updates[index];
+        if (update === undefined) {
+          continue;
+        }
+        try {
+          const out = await runUpdate(
+            access,
+            {
+              ...update,
+              calendarId: update.calendarId ?? args.calendarId,
+              sendUpdates: args.sendUpdates,
+            },
+            signal,
+            `updates.${index}.`,
+          );
+          results[index] = {
+            index,
+            eventId: update.eventId,
+            ok: true,
+            changed: out.changed,
+            event: out.event,
+          };
+        } catch (error) {
+          results[index] = {
+            index,
+            eventId: update.eventId,
+            ok: false,
+            error: isCalgateError(error)
+              ? { code: error.code, message: error.message }
+              : { code: 'internal', message: `Calgate failed to update this event (request ${requestId}).` },
+          };
+        }
+        done++;
+        await progress(done, args.updates.length, `${done} of ${args.updates.length} updated`).catch(
+          () => {},
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, args.updates.length) }, worker));
+    const failed = results.filter((item) => !item.ok).length;
+    return { succeeded: results.length - failed, failed, results };
+  },
+  text(result) {
+    const lines = [`${result.succeeded} succeeded, ${result.failed} failed.`];
+    for (const item of result.results) {
+      lines.push(
+        item.ok
+          ? `#${item.index} ${item.eventId}: ${item.changed ? 'updated' : 'unchanged'}`
+          : `#${item.index} ${item.eventId}: failed (${item.error?.code}): ${item.error?.message}`,
+      );
+    }
+    return `${lines.join('\n')}\n${JSON.stringify(result)}`;
+  },
+});

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { TextScreen } from '../../firewall.ts';
+import { toEventOut } from '../../shape.ts';
+import {
+  sanitizedOut,
+  sendUpdatesIn,
+  warningsOut,
+  writeCalendarId,
+  writtenEvent,
+} from '../../write-schemas.ts';
+import { DEFAULT_CALENDAR, instantOf } from './common.ts';
+import { conflictWarnings, inspectNeighbourhood } from './conflicts.ts';
+
+export const quickAddEvent = defineTool({
+  name: 'quick_add_event',
+  title: 'Quick add event',
+  description:
+    "Create an event from a sentence such as 'Lunch with Ann tomorrow at noon at Cafe Rio', read in the calendar's time zone. Check the returned start and end.",
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    text: z.string().min(1).max(1024),
+    sendUpdates: sendUpdatesIn,
+  }),
+  output: z.object({
+    eventId: z.string(),
+    calendarId: z.string(),
+    event: writtenEvent,
+    warnings: warningsOut,
+    sanitized: sanitizedOut,
+  }),
+  example: { text: 'Dentist appointment Friday at 2pm' },
+  async run(args, { access, signal }) {
+    const handle = access.writable(args.calendarId);
+    const screen = new TextScreen();
+    const text = screen.text('text', args.text);
+    const event = await handle.provider.quickAdd(
+      handle.ref,
+      text,
+      args.sendUpdates === undefined ? {} : { sendUpdates: args.sendUpdates },
+    );
+    const tz = handle.ref.timeZone;
+    const around = await inspectNeighbourhood(
+      handle,
+      { summary: event.summary ?? '', start: instantOf(event.start, tz), end: instantOf(event.end, tz) },
+      signal,
+    ).catch(() => ({ conflicts: [], duplicates: [] }));
+    const warnings = [
+      ...conflictWarnings(around.conflicts.filter((other) => other.id !== event.id)),
+      ...around.duplicates
+        .filter((other) => other.id !== event.id)
+        .map((other) => ({
+          kind: 'duplicate' as const,
+          message: `A similar event '${other.summary ?? ''}' (${other.id}) starts within an hour of this one.`,
+          eventId: other.id,
+        })),
+    ];
+    return {
+      eventId: event.id,
+      calendarId: handle.calendar.id,
+      event: toEventOut(handle.calendar.id, event),
+      ...(warnings.length > 0 ? { warnings } : {}),
+      ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+    };
+  },
+});

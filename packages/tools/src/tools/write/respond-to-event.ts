@@ -1,0 +1,96 @@
+import { CalgateError } from '@calgate/core';
+import type { CalendarEvent, EventAttendee } from '@calgate/providers';
+import { z } from 'zod';
+import type { KeyCalendar } from '../../access.ts';
+import { defineTool } from '../../catalogue.ts';
+import { TextScreen } from '../../firewall.ts';
+import { toEventOut } from '../../shape.ts';
+import {
+  eventIdIn,
+  sanitizedOut,
+  scopeIn,
+  sendUpdatesIn,
+  writeCalendarId,
+  writtenEvent,
+} from '../../write-schemas.ts';
+import { DEFAULT_CALENDAR, emailKey } from './common.ts';
+import { applyScoped } from './scoped.ts';
+
+/** The attendee entry that is the calendar's own account, if it is invited. */
+export function selfAttendee(
+  attendees: readonly EventAttendee[],
+  calendar: Pick<KeyCalendar, 'accountEmail' | 'externalId'>,
+): EventAttendee | undefined {
+  const mine = new Set([emailKey(calendar.accountEmail), emailKey(calendar.externalId)]);
+  return (
+    attendees.find((attendee) => attendee.self === true) ??
+    attendees.find((attendee) => mine.has(emailKey(attendee.email)))
+  );
+}
+
+export const respondToEvent = defineTool({
+  name: 'respond_to_event',
+  title: 'Respond to invitation',
+  description:
+    "Accept, decline or tentatively accept an event as the calendar's own account, with an optional comment to the organizer.",
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    eventId: eventIdIn,
+    response: z.enum(['accepted', 'declined', 'tentative']),
+    comment: z.string().max(1024).optional(),
+    scope: scopeIn,
+    sendUpdates: sendUpdatesIn,
+  }),
+  output: z.object({
+    eventId: z.string(),
+    calendarId: z.string(),
+    attendee: z.string().describe('The email that responded.'),
+    response: z.string(),
+    event: writtenEvent,
+    sanitized: sanitizedOut,
+  }),
+  example: { eventId: 'abc123def456', response: 'accepted', comment: 'See you there' },
+  async run(args, { access, signal }) {
+    const screen = new TextScreen();
+    const comment = screen.text('comment', args.comment);
+    const handle = access.writable(args.calendarId);
+    let email = '';
+    const respond = (base: CalendarEvent) => {
+      const attendees = base.attendees ?? [];
+      const self = selfAttendee(attendees, handle.calendar);
+      if (self === undefined) {
+        throw new CalgateError(
+          'invalid_argument',
+          `The account of calendar '${handle.calendar.summary}' (${handle.calendar.accountEmail}) is not an attendee of event '${base.id}', so it cannot respond. Use manage_attendees to invite it first if that is intended.`,
+        );
+      }
+      email = self.email;
+      return {
+        attendees: attendees.map((attendee) =>
+          attendee === self
+            ? {
+                ...attendee,
+                responseStatus: args.response,
+                ...(comment === undefined ? {} : { comment }),
+              }
+            : attendee,
+        ),
+      };
+    };
+    const result = await applyScoped(handle, args.eventId, args.scope, respond, {
+      sendUpdates: args.sendUpdates,
+      signal,
+      rebase: true,
+    });
+    return {
+      eventId: result.event.id,
+      calendarId: handle.calendar.id,
+      attendee: email,
+      response: args.response,
+      event: toEventOut(handle.calendar.id, result.event),
+      ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+    };
+  },
+});

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { CalendarAccess } from '../../access.ts';
+import { defineTool } from '../../catalogue.ts';
+import { TextScreen } from '../../firewall.ts';
+import { toEventOut } from '../../shape.ts';
+import {
+  eventFieldsIn,
+  eventIdIn,
+  sanitizedOut,
+  scopeIn,
+  sendUpdatesIn,
+  warningsOut,
+  writeCalendarId,
+  writtenEvent,
+} from '../../write-schemas.ts';
+import {
+  attendeesFrom,
+  checkedRange,
+  DEFAULT_CALENDAR,
+  type EventFieldsArgs,
+  patchFromArgs,
+} from './common.ts';
+import { applyScoped, type Scope } from './scoped.ts';
+
+/** The fields one update may change; shared with batch_update_events. */
+export const updateFields = {
+  ...eventFieldsIn,
+  status: z.enum(['confirmed', 'tentative', 'cancelled']).optional(),
+  scope: scopeIn,
+};
+
+export const updateOut = z.object({
+  eventId: z
+    .string()
+    .describe('The event written: the series for scope all, the new series for thisAndFollowing.'),
+  calendarId: z.string(),
+  scope: z.enum(['thisEvent', 'thisAndFollowing', 'all']).optional(),
+  changed: z.boolean().describe('False when the event already had these values.'),
+  event: writtenEvent,
+  warnings: warningsOut,
+  sanitized: sanitizedOut,
+});
+
+export interface UpdateArgs extends EventFieldsArgs {
+  calendarId: string;
+  eventId: string;
+  scope?: Scope | undefined;
+  sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
+}
+
+/** One guarded, scoped update: used by update_event and each item of batch_update_events. */
+export async function runUpdate(
+  access: CalendarAccess,
+  args: UpdateArgs,
+  signal: AbortSignal,
+  prefix = '',
+): Promise<z.output<typeof updateOut>> {
+  const handle = access.writable(args.calendarId);
+  const screen = new TextScreen();
+  // Screen before any read: a refused text must leave the calendar untouched.
+  const fields = patchFromArgs(args, screen, prefix);
+  if (args.start !== undefined && args.end !== undefined) {
+    checkedRange(args.start, args.end, handle.ref.timeZone);
+  }
+  const result = await applyScoped(
+    handle,
+    args.eventId,
+    args.scope,
+    (base) =>
+      args.attendees === undefined
+        ? fields
+        : { ...fields, attendees: attendeesFrom(args.attendees, base.attendees) },
+    { sendUpdates: args.sendUpdates, signal },
+  );
+  const warnings = [
+    ...(result.retried
+      ? [
+          {
+            kind: 'note' as const,
+            message:
+              'The event changed meanwhile in other fields; this update was applied on top of that change.',
+          },
+        ]
+      : []),
+    ...result.notes.map((message) => ({ kind: 'note' as const, message })),
+  ];
+  return {
+    eventId: result.event.id,
+    calendarId: handle.calendar.id,
+    ...(result.scope ? { scope: result.scope } : {}),
+    changed: result.written,
+    event: toEventOut(handle.calendar.id, result.event),
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+  };
+}
+
+export const updateEvent = defineTool({
+  name: 'update_event',
+  title: 'Update event',
+  description:
+    'Change some fields of an event (PATCH: omitted fields stay). Safe against concurrent edits: if someone else changed the same fields meanwhile, nothing is overwritten and the result says so. attendees replaces the list (use manage_attendees to add/remove).',
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    eventId: eventIdIn,
+    ...updateFields,
+    sendUpdates: sendUpdatesIn,
+  }),
+  output: updateOut,
+  example: {
+    eventId: 'abc123def456',
+    reminders: { useDefault: false, overrides: [] },
+    transparency: 'transparent',
+  },
+  run(args, { access, signal }) {
+    return runUpdate(access, args, signal);
+  },
+});

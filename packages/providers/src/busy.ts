@@ -1,5 +1,5 @@
 /** Free/busy helpers both providers share: the query window and merging of busy intervals. */
-import { CalgateError, formatInstant, parseInstant } from '@calgate/core';
+import { CalgateError, formatInstant, type Interval, mergeIntervals, parseInstant } from '@calgate/core';
 import type { BusyInterval } from './types.ts';
 
 export interface Window {
@@ -37,25 +37,14 @@ export function freeBusyWindow(timeMin: string, timeMax: string): Window {
   return { from: from.value, to: to.value };
 }
 
-/** Clips intervals to the window, drops empty ones, and merges overlapping or touching ones. */
+/** Clips intervals to the window and merges overlapping or touching ones, as UTC RFC 3339. */
 export function mergeBusy(intervals: Iterable<readonly [number, number]>, window: Window): BusyInterval[] {
-  const clipped: [number, number][] = [];
+  const clipped: Interval[] = [];
   for (const [start, end] of intervals) {
-    const s = Math.max(start, window.from);
-    const e = Math.min(end, window.to);
-    if (e > s) {
-      clipped.push([s, e]);
-    }
+    clipped.push({ start: Math.max(start, window.from), end: Math.min(end, window.to) });
   }
-  clipped.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const merged: [number, number][] = [];
-  for (const [s, e] of clipped) {
-    const last = merged.at(-1);
-    if (last !== undefined && s <= last[1]) {
-      last[1] = Math.max(last[1], e);
-    } else {
-      merged.push([s, e]);
-    }
-  }
-  return merged.map(([s, e]) => ({ start: formatInstant(s, 'UTC'), end: formatInstant(e, 'UTC') }));
+  return mergeIntervals(clipped).map(({ start, end }) => ({
+    start: formatInstant(start, 'UTC'),
+    end: formatInstant(end, 'UTC'),
+  }));
 }

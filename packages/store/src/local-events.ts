@@ -56,6 +56,9 @@ const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, locati
   ${ms('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,
   ${ms('created_at')}, ${ms('updated_at')}`;
 
+/** How far before a window an exception's original start is still looked at. */
+const EXCEPTION_REACH = '31 days';
+
 interface RawRow {
   calendar_id: string;
   id: string;
@@ -196,7 +199,8 @@ export class LocalEventStore {
 
   /**
    * Soft delete: status `cancelled`, sequence + 1 and a new ETag, in one compare-and-set
-   * statement. A missing event is `not_found`; an already cancelled one is `not_found` with
+   * statement that also cancels the exceptions of a deleted series (their ETags change too). A
+   * missing event is `not_found`; an already cancelled one is `not_found` with
    * `context.alreadyDeleted` (Google answers 410 Gone there); a stale `ifMatch` is
    * `precondition_failed`.
    */
@@ -206,10 +210,20 @@ export class LocalEventStore {
     options: { etag: string; ifMatch?: string },
   ): Promise<LocalEventRow> {
     const { rows } = await this.#db.pool.query<RawRow>(
-      `UPDATE local_events
-          SET status = 'cancelled', sequence = sequence + 1, etag = $3, updated_at = now()
-        WHERE calendar_id = $1 AND id = $2 AND status <> 'cancelled' AND ($4::text IS NULL OR etag = $4)
-        RETURNING ${COLUMNS}`,
+      `WITH target AS (
+         UPDATE local_events
+            SET status = 'cancelled', sequence = sequence + 1, etag = $3, updated_at = now()
+          WHERE calendar_id = $1 AND id = $2 AND status <> 'cancelled' AND ($4::text IS NULL OR etag = $4)
+          RETURNING *
+       ), exceptions AS (
+         UPDATE local_events e
+            SET status = 'cancelled', sequence = e.sequence + 1, etag = left($3, -1) || '-' || md5(e.id) || '"',
+                updated_at = now()
+           FROM target t
+          WHERE e.calendar_id = $1 AND e.recurring_event_id = $2 AND e.status <> 'cancelled'
+            AND cardinality(t.recurrence) > 0
+       )
+       SELECT ${COLUMNS} FROM target`,
       [calendarId, id, options.etag, options.ifMatch ?? null],
     );
     const [row] = rows;
@@ -237,7 +251,8 @@ export class LocalEventStore {
   }
 
   /**
-   * Rows that may show in [timeMin, timeMax): single events and exceptions overlapping it, and
+   * Rows that may show in [timeMin, timeMax): single events and exceptions overlapping it,
+   * exceptions whose original start lies in it (the caller filters by their own times), and
    * series masters whose range [start, series end) overlaps it. Ordered by start.
    */
   async listRange(calendarId: string, range: LocalRangeQuery): Promise<LocalEventRow[]> {
@@ -247,9 +262,12 @@ export class LocalEventStore {
       // Cancelled exceptions still matter: they hide an instance of their series.
       where.push(`(status <> 'cancelled' OR recurring_event_id IS NOT NULL)`);
     }
+    // An exception also counts by its original start, which it hides even when moved away;
+    // instances are at most EXCEPTION_REACH long for this purpose.
     if (range.timeMax !== undefined) {
       params.push(range.timeMax);
-      where.push(`start_at < $${params.length}`);
+      const p = `$${params.length}`;
+      where.push(`(start_at < ${p} OR (original_start_time IS NOT NULL AND original_start_time < ${p}))`);
     }
     if (range.timeMin !== undefined) {
       params.push(range.timeMin);
@@ -257,7 +275,7 @@ export class LocalEventStore {
       where.push(
         `(CASE WHEN cardinality(recurrence) > 0 THEN series_end_at IS NULL OR series_end_at > ${p}
                ELSE end_at > ${p} OR (end_at = start_at AND start_at >= ${p}) END
-          OR (original_start_time IS NOT NULL AND original_start_time >= ${p}))`,
+          OR (original_start_time IS NOT NULL AND original_start_time >= ${p}::timestamptz - interval '${EXCEPTION_REACH}'))`,
       );
     }
     if (range.query !== undefined) {

@@ -174,6 +174,72 @@ describe('LocalEventStore', () => {
     expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '%' })).toEqual(['rangeaaa3']);
   });
 
+  it('deletes a series together with its exceptions, each with a new ETag', async () => {
+    const master = event('seriesdel1', '2026-05-04T09:00:00Z', '2026-05-04T10:00:00Z', {
+      calendarId: 'cal_b',
+      recurrence: ['RRULE:FREQ=DAILY;COUNT=5'],
+    });
+    await store.insert(master);
+    const exception = (key: string, extra: Partial<NewLocalEvent> = {}) =>
+      event(
+        `seriesdel1_${key}`,
+        `2026-05-0${key.slice(7, 8)}T11:00:00Z`,
+        `2026-05-0${key.slice(7, 8)}T12:00:00Z`,
+        {
+          calendarId: 'cal_b',
+          recurringEventId: 'seriesdel1',
+          originalStartTime: new Date(`2026-05-0${key.slice(7, 8)}T09:00:00Z`),
+          ...extra,
+        },
+      );
+    await store.insert(exception('20260505T090000Z'));
+    await store.insert(exception('20260506T090000Z'));
+    await store.insert(exception('20260507T090000Z', { status: 'cancelled', etag: '"7"' }));
+    await store.softDelete('cal_b', 'seriesdel1', { etag: '"50"' });
+    const rows = await store.exceptionsOf('cal_b', 'seriesdel1');
+    expect(rows.map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    const etags = rows.map((r) => r.etag);
+    expect(new Set(etags).size).toBe(3);
+    expect(etags).toContain('"7"');
+    // Deleting an exception alone leaves its siblings.
+    await store.insert(
+      event('single01', '2026-05-04T09:00:00Z', '2026-05-04T10:00:00Z', { calendarId: 'cal_b' }),
+    );
+    await store.softDelete('cal_b', 'single01', { etag: '"51"' });
+  });
+
+  it('reads an exception by its original start even when it was moved out of the range', async () => {
+    await store.insert(
+      event('seriesmov1', '2026-06-01T09:00:00Z', '2026-06-01T10:00:00Z', {
+        recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
+        seriesEndAt: new Date('2026-06-03T10:00:00Z'),
+      }),
+    );
+    await store.insert(
+      event('seriesmov1_20260602T090000Z', '2026-08-01T09:00:00Z', '2026-08-01T10:00:00Z', {
+        recurringEventId: 'seriesmov1',
+        originalStartTime: new Date('2026-06-02T09:00:00Z'),
+      }),
+    );
+    const ids = async (timeMin: string, timeMax: string) =>
+      (
+        await store.listRange('cal_a', {
+          timeMin: new Date(timeMin),
+          timeMax: new Date(timeMax),
+          showDeleted: false,
+          limit: 100,
+        })
+      ).map((r) => r.id);
+    expect(await ids('2026-06-02T00:00:00Z', '2026-06-03T00:00:00Z')).toEqual([
+      'seriesmov1',
+      'seriesmov1_20260602T090000Z',
+    ]);
+    expect(await ids('2026-07-31T00:00:00Z', '2026-08-02T00:00:00Z')).toEqual([
+      'seriesmov1_20260602T090000Z',
+    ]);
+    expect(await ids('2026-09-01T00:00:00Z', '2026-09-02T00:00:00Z')).toEqual([]);
+  });
+
   it('answers a range query on a larger calendar through the start index', async () => {
     await db.pool.query(
       `INSERT INTO local_events (calendar_id, id, ical_uid, start_at, end_at, etag, updated_at)

@@ -1,7 +1,6 @@
-import { randomInt } from 'node:crypto';
-import { CalgateError, newEventId, parseDateTime } from '@calgate/core';
+import { CalgateError, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
 import type { LocalEventRow, LocalEventStore, NewLocalEvent } from '@calgate/store';
-import { freeBusyWindow, mergeBusy } from '../busy.ts';
+import { freeBusyWindow, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import type {
   CalendarEvent,
@@ -15,123 +14,45 @@ import type {
   ListEventsQuery,
   WriteOptions,
 } from '../types.ts';
+import { busyIntervals } from './busy.ts';
+import { alreadyDeleted, changed, exceptionRow, type Instance, patchFields } from './instances.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
-import { expandSeries, resolveTimes, toEventDateTime } from './times.ts';
+import {
+  EVENT_ID,
+  instanceEtag,
+  instantOfKey,
+  MAX_INSTANCES,
+  MAX_ROWS,
+  matches,
+  newEtag,
+  notFound,
+  parseBound,
+  parseInstanceId,
+  rowInWindow,
+  startKey,
+  toEvent,
+} from './rows.ts';
+import { expandSeries, resolveTimes } from './times.ts';
 
-const EVENT_ID = /^[a-v0-9]{5,1024}$/;
-/** Rows one list request reads at most; windows are bounded by the tools, this bounds the rest. */
-const MAX_ROWS = 20_000;
-const MAX_INSTANCES = 10_000;
-
-function newEtag(): string {
-  return `"${Date.now()}${String(randomInt(0, 1_000_000)).padStart(6, '0')}"`;
-}
-
-function notFound(eventId: string): CalgateError {
-  return new CalgateError('not_found', `Event '${eventId}' was not found in this calendar.`, {
-    context: { eventId },
-  });
-}
-
-function parseBound(value: string | undefined, name: string): Date | undefined {
-  if (value === undefined) {
-    return undefined;
-  }
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) {
-    throw new CalgateError('invalid_argument', `${name} '${value}' is not an RFC 3339 date-time.`);
-  }
-  return new Date(ms);
-}
-
-function toEvent(row: LocalEventRow, calendar: CalendarRef): CalendarEvent {
-  const event: CalendarEvent = {
-    id: row.id,
-    status: row.status as CalendarEvent['status'],
-    start: toEventDateTime(row.allDay, row.startDate, row.startAt, row.startTimeZone, calendar.timeZone),
-    end: toEventDateTime(row.allDay, row.endDate, row.endAt, row.endTimeZone, calendar.timeZone),
-    iCalUID: row.iCalUid,
-    etag: row.etag,
-    sequence: row.sequence,
-    created: row.createdAt.toISOString(),
-    updated: row.updatedAt.toISOString(),
-    transparency: row.transparency as CalendarEvent['transparency'],
-    visibility: row.visibility as CalendarEvent['visibility'],
-  };
-  if (row.summary !== null) {
-    event.summary = row.summary;
-  }
-  if (row.description !== null) {
-    event.description = row.description;
-  }
-  if (row.location !== null) {
-    event.location = row.location;
-  }
-  if (row.recurrence.length > 0) {
-    event.recurrence = row.recurrence;
-  }
-  if (row.recurringEventId !== null && row.originalStartTime !== null) {
-    event.recurringEventId = row.recurringEventId;
-    event.originalStartTime = toEventDateTime(
-      row.allDay,
-      null,
-      row.originalStartTime,
-      row.startTimeZone,
-      calendar.timeZone,
-    );
-  }
-  if (Array.isArray(row.attendees)) {
-    event.attendees = row.attendees as CalendarEvent['attendees'];
-  }
-  if (row.reminders !== null && typeof row.reminders === 'object') {
-    event.reminders = row.reminders as CalendarEvent['reminders'];
-  }
-  if (row.colorId !== null) {
-    event.colorId = row.colorId;
-  }
-  return event;
-}
-
-function matches(event: CalendarEvent, query: string | undefined): boolean {
-  if (query === undefined) {
-    return true;
-  }
-  const needle = query.toLowerCase();
-  const haystack = [
-    event.summary,
-    event.description,
-    event.location,
-    ...(event.attendees ?? []).map((a) => a.email),
-  ];
-  return haystack.some((text) => text?.toLowerCase().includes(needle));
-}
-
-/** The start instant an instance-id suffix names: `20260105T080000Z`, or a date in the calendar's zone. */
-function instantOfKey(key: string, calendarZone: string): number | null {
-  const m = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})Z)?$/.exec(key);
-  if (m === null) {
-    return null;
-  }
-  const text = `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${m[4] === undefined ? '' : 'Z'}`;
-  const parsed = parseDateTime(text, calendarZone);
-  return parsed.ok ? parsed.value : null;
-}
-
-function startKey(event: CalendarEvent): number {
-  return Date.parse(event.start.dateTime ?? `${event.start.date}T00:00:00Z`);
+export interface LocalProviderOptions {
+  /** The clock quick add reads "today" and "tomorrow" from. */
+  now?: () => number;
 }
 
 /**
  * Calendars Calgate keeps itself, in Postgres. Behaves like Google Calendar for the operations
  * the tools use: time-range semantics, recurring series expanded into instances with Google's
- * instance ids, ETags, sequences, soft deletion and opaque page tokens.
+ * instance ids, ETags, sequences, soft deletion and opaque page tokens. Changing or deleting one
+ * instance stores an exception row (`<masterId>_<start>`) that replaces the generated instance.
  */
 export class LocalCalendarProvider implements CalendarProvider {
   readonly kind = 'local' as const;
   readonly #store: LocalEventStore;
+  readonly #now: () => number;
 
-  constructor(store: LocalEventStore) {
+  constructor(store: LocalEventStore, options: LocalProviderOptions = {}) {
     this.#store = store;
+    this.#now = options.now ?? Date.now;
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery): Promise<EventPage> {
@@ -159,6 +80,8 @@ export class LocalCalendarProvider implements CalendarProvider {
         )
       : rows
           .filter((row) => query.showDeleted || row.status !== 'cancelled')
+          // Exceptions can be read because of their original start only; they show by their own times.
+          .filter((row) => row.recurrence.length > 0 || rowInWindow(row, timeMin, timeMax))
           .map((row) => toEvent(row, calendar));
     const visible = events.filter((event) => matches(event, query.query));
     if (query.orderBy === 'updated') {
@@ -195,12 +118,7 @@ export class LocalCalendarProvider implements CalendarProvider {
     const out: CalendarEvent[] = [];
     for (const row of rows) {
       if (row.recurrence.length === 0) {
-        const inWindow =
-          (timeMax === undefined || row.startAt < timeMax) &&
-          (timeMin === undefined ||
-            row.endAt > timeMin ||
-            (row.endAt.getTime() === row.startAt.getTime() && row.startAt >= timeMin));
-        if ((showDeleted || row.status !== 'cancelled') && inWindow) {
+        if ((showDeleted || row.status !== 'cancelled') && rowInWindow(row, timeMin, timeMax)) {
           out.push(toEvent(row, calendar));
         }
         continue;
@@ -226,14 +144,15 @@ export class LocalCalendarProvider implements CalendarProvider {
       if (!instances.ok) {
         throw instances.error;
       }
+      const { recurrence: _recurrence, ...rest } = master;
       for (const instance of instances.value) {
         if (overridden.has(`${row.id}@${instance.startMs}`)) {
           continue;
         }
-        const { recurrence: _recurrence, ...rest } = master;
         out.push({
           ...rest,
           id: `${row.id}_${instance.key}`,
+          etag: instanceEtag(row.etag, instance.key),
           start: instance.start,
           end: instance.end,
           recurringEventId: row.id,
@@ -253,28 +172,40 @@ export class LocalCalendarProvider implements CalendarProvider {
     if (instance === undefined) {
       throw notFound(eventId);
     }
-    return instance;
+    return instance.event;
   }
 
-  /** An unmodified instance of a series, addressed by Google's `<masterId>_<start>` id. */
-  async #instance(calendar: CalendarRef, eventId: string): Promise<CalendarEvent | undefined> {
-    const match = /^([a-v0-9]{5,1024})_(\d{8}(?:T\d{6}Z)?)$/.exec(eventId);
-    if (match === null) {
+  /**
+   * An unmodified instance of a series, addressed by Google's `<masterId>_<start>` id; undefined
+   * when the id names no instance of a live series. `master` is set whenever the master exists.
+   */
+  async #instance(calendar: CalendarRef, eventId: string): Promise<Instance | undefined> {
+    const parsed = parseInstanceId(eventId);
+    if (parsed === null) {
       return undefined;
     }
-    const [, masterId = '', key = ''] = match;
-    const masterRow = await this.#store.get(calendar.id, masterId);
+    const masterRow = await this.#store.get(calendar.id, parsed.masterId);
     if (masterRow === null || masterRow.recurrence.length === 0 || masterRow.status === 'cancelled') {
       return undefined;
     }
     // Expand only around the instant the id names, so far-away instances of long series are cheap.
-    const at = instantOfKey(key, calendar.timeZone);
+    const at = instantOfKey(parsed.key, calendar.timeZone);
     if (at === null) {
       return undefined;
     }
     const window = { from: new Date(at), to: new Date(at + 1) };
     const page = this.#expand([masterRow], calendar, window.from, window.to, 2, false);
-    return page.find((event) => event.id === eventId);
+    const event = page.find((candidate) => candidate.id === eventId);
+    return event === undefined ? undefined : { master: masterRow, event, originalStart: new Date(at) };
+  }
+
+  /** Why an id that names no row is not there: a deleted series' instance was deleted with it. */
+  async #missing(calendar: CalendarRef, eventId: string): Promise<CalgateError> {
+    const parsed = parseInstanceId(eventId);
+    const master = parsed === null ? null : await this.#store.get(calendar.id, parsed.masterId);
+    return master !== null && master.recurrence.length > 0 && master.status === 'cancelled'
+      ? alreadyDeleted(eventId)
+      : notFound(eventId);
   }
 
   async insertEvent(calendar: CalendarRef, input: EventInput): Promise<CalendarEvent> {
@@ -310,6 +241,33 @@ export class LocalCalendarProvider implements CalendarProvider {
     return toEvent(await this.#store.insert(row), calendar);
   }
 
+  /** Stores an exception for a generated instance; null when another writer stored one first. */
+  async #storeException(
+    calendar: CalendarRef,
+    eventId: string,
+    patch: EventPatch,
+    options: WriteOptions,
+  ): Promise<LocalEventRow | null> {
+    const instance = await this.#instance(calendar, eventId);
+    if (instance === undefined) {
+      throw await this.#missing(calendar, eventId);
+    }
+    if (options.ifMatch !== undefined && options.ifMatch !== instance.event.etag) {
+      throw changed(
+        eventId,
+        `changed since it was read (ETag ${instance.event.etag}, expected ${options.ifMatch}).`,
+      );
+    }
+    try {
+      return await this.#store.insert(exceptionRow(calendar, instance, patch));
+    } catch (error) {
+      if (isCalgateError(error) && error.code === 'already_exists') {
+        return null;
+      }
+      throw error;
+    }
+  }
+
   async patchEvent(
     calendar: CalendarRef,
     eventId: string,
@@ -318,36 +276,44 @@ export class LocalCalendarProvider implements CalendarProvider {
   ): Promise<CalendarEvent> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await this.#store.get(calendar.id, eventId);
+      if (current === null && parseInstanceId(eventId) !== null) {
+        if (patch.recurrence !== undefined) {
+          throw new CalgateError(
+            'invalid_argument',
+            `'${eventId}' is one instance of a series and cannot have its own recurrence; change the series instead.`,
+          );
+        }
+        const created = await this.#storeException(calendar, eventId, patch, options);
+        if (created !== null) {
+          return toEvent(created, calendar);
+        }
+        continue; // someone stored this exception meanwhile: patch it as a row
+      }
       if (current === null || current.status === 'cancelled') {
         throw notFound(eventId);
       }
       if (options.ifMatch !== undefined && options.ifMatch !== current.etag) {
+        throw changed(
+          eventId,
+          `changed since it was read (ETag ${current.etag}, expected ${options.ifMatch}).`,
+        );
+      }
+      if (current.recurringEventId !== null && patch.recurrence !== undefined) {
         throw new CalgateError(
-          'precondition_failed',
-          `Event '${eventId}' changed since it was read (ETag ${current.etag}, expected ${options.ifMatch}).`,
-          { context: { eventId } },
+          'invalid_argument',
+          `'${eventId}' is one instance of a series and cannot have its own recurrence; change the series instead.`,
         );
       }
       const before = toEvent(current, calendar);
-      const start = patch.start ?? before.start;
-      const end = patch.end ?? before.end;
       const recurrence = patch.recurrence ?? current.recurrence;
       const times =
         patch.start || patch.end || patch.recurrence
-          ? resolveTimes(start, end, recurrence, calendar.timeZone)
+          ? resolveTimes(patch.start ?? before.start, patch.end ?? before.end, recurrence, calendar.timeZone)
           : {};
       const updated = await this.#store.update(calendar.id, eventId, current.etag, {
         ...times,
-        ...(patch.summary === undefined ? {} : { summary: patch.summary }),
-        ...(patch.description === undefined ? {} : { description: patch.description }),
-        ...(patch.location === undefined ? {} : { location: patch.location }),
+        ...patchFields(patch),
         ...(patch.recurrence === undefined ? {} : { recurrence: patch.recurrence }),
-        ...(patch.attendees === undefined ? {} : { attendees: patch.attendees }),
-        ...(patch.reminders === undefined ? {} : { reminders: patch.reminders }),
-        ...(patch.transparency === undefined ? {} : { transparency: patch.transparency }),
-        ...(patch.visibility === undefined ? {} : { visibility: patch.visibility }),
-        ...(patch.colorId === undefined ? {} : { colorId: patch.colorId }),
-        ...(patch.status === undefined ? {} : { status: patch.status }),
         sequence: current.sequence + 1,
         etag: newEtag(),
       });
@@ -355,13 +321,7 @@ export class LocalCalendarProvider implements CalendarProvider {
         return toEvent(updated, calendar);
       }
       if (options.ifMatch !== undefined) {
-        throw new CalgateError(
-          'precondition_failed',
-          `Event '${eventId}' was changed concurrently; read it again.`,
-          {
-            context: { eventId },
-          },
-        );
+        throw changed(eventId, 'was changed concurrently; read it again.');
       }
     }
     throw new CalgateError('conflict', `Event '${eventId}' keeps changing concurrently; try again.`, {
@@ -369,40 +329,83 @@ export class LocalCalendarProvider implements CalendarProvider {
     });
   }
 
+  /**
+   * Deleting an instance stores a cancelled exception, so the series skips it. Deleting a
+   * series' master deletes its exceptions with it.
+   */
   async deleteEvent(calendar: CalendarRef, eventId: string, options: WriteOptions = {}): Promise<void> {
-    await this.#store.softDelete(calendar.id, eventId, {
-      etag: newEtag(),
-      ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
-    });
+    const softDelete = () =>
+      this.#store.softDelete(calendar.id, eventId, {
+        etag: newEtag(),
+        ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }),
+      });
+    const current = await this.#store.get(calendar.id, eventId);
+    if (current !== null || parseInstanceId(eventId) === null) {
+      await softDelete();
+      return;
+    }
+    const created = await this.#storeException(calendar, eventId, { status: 'cancelled' }, options);
+    if (created === null) {
+      await softDelete();
+    }
   }
 
+  /**
+   * Busy time per calendar from the same expansion as listEvents. A calendar whose events
+   * cannot be read completely gets an error, never a partial "free".
+   */
   async freeBusy(
     calendars: readonly CalendarRef[],
     timeMin: string,
     timeMax: string,
   ): Promise<FreeBusyResult[]> {
     const window = freeBusyWindow(timeMin, timeMax);
-    const from = new Date(window.from);
-    const to = new Date(window.to);
     return Promise.all(
-      calendars.map(async (calendar) => {
-        const rows = await this.#store.listRange(calendar.id, {
-          timeMin: from,
-          timeMax: to,
-          showDeleted: false,
-          limit: MAX_ROWS,
-        });
-        const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
-        const intervals = events
-          .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
-          .map((event): [number, number] => [startKey(event), startKey({ ...event, start: event.end })]);
-        return { calendarId: calendar.id, busy: mergeBusy(intervals, window) };
+      calendars.map(async (calendar): Promise<FreeBusyResult> => {
+        try {
+          return { calendarId: calendar.id, busy: await this.#busy(calendar, window) };
+        } catch (error) {
+          if (!isCalgateError(error)) {
+            throw error;
+          }
+          return { calendarId: calendar.id, error: { code: error.code, message: error.message } };
+        }
       }),
     );
   }
 
-  async quickAdd(): Promise<CalendarEvent> {
-    throw new CalgateError('unavailable', 'Quick add is not available on local calendars yet.');
+  async #busy(calendar: CalendarRef, window: Window) {
+    const from = new Date(window.from);
+    const to = new Date(window.to);
+    const rows = await this.#store.listRange(calendar.id, {
+      timeMin: from,
+      timeMax: to,
+      showDeleted: false,
+      limit: MAX_ROWS,
+    });
+    if (rows.length >= MAX_ROWS) {
+      throw new CalgateError(
+        'invalid_argument',
+        `This calendar has more than ${MAX_ROWS} events in the window; ask for a shorter window.`,
+      );
+    }
+    const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
+    return mergeBusy(busyIntervals(events, calendar.timeZone), window);
+  }
+
+  /** Reads the sentence in the calendar's zone (see parseQuickAdd in @calgate/core) and inserts it. */
+  async quickAdd(calendar: CalendarRef, text: string): Promise<CalendarEvent> {
+    const parsed = parseQuickAdd(text, { now: this.#now(), timeZone: calendar.timeZone });
+    if (!parsed.ok) {
+      throw parsed.error;
+    }
+    const { summary, location, start, end } = parsed.value;
+    return this.insertEvent(calendar, {
+      start,
+      end,
+      ...(summary === undefined ? {} : { summary }),
+      ...(location === undefined ? {} : { location }),
+    });
   }
 
   async colors(): Promise<ColorPalette> {

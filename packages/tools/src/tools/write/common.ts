@@ -158,3 +158,25 @@ export function describeEvent(event: CalendarEvent): string {
   const when = event.start.dateTime ?? event.start.date ?? '?';
   return `'${event.summary ?? '(no title)'}' (${event.id}, ${when})`;
 }
+
+/**
+ * Recurring timed events need a time zone to expand in (Google refuses them without one): a
+ * start or end without one gets the calendar's. The instant does not change.
+ */
+export function withSeriesZone<
+  T extends { start?: EventDateTime; end?: EventDateTime; recurrence?: string[] },
+>(fields: T, timeZone: string, recurring = (fields.recurrence?.length ?? 0) > 0): T {
+  if (!recurring) {
+    return fields;
+  }
+  const zoned = (time: EventDateTime | undefined) =>
+    time?.dateTime !== undefined && time.timeZone === undefined ? { ...time, timeZone } : time;
+  const out = { ...fields };
+  if (fields.start !== undefined) {
+    out.start = zoned(fields.start);
+  }
+  if (fields.end !== undefined) {
+    out.end = zoned(fields.end);
+  }
+  return out;
+}

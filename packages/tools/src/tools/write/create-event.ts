@@ -23,6 +23,7 @@ import {
   instantOf,
   isCode,
   patchFromArgs,
+  withSeriesZone,
 } from './common.ts';
 import { conflictWarnings, inspectNeighbourhood } from './conflicts.ts';
 
@@ -134,7 +135,7 @@ export const createEvent = defineTool({
     const handle = access.writable(args.calendarId);
     const { ref, provider } = handle;
     const screen = new TextScreen();
-    const input = patchFromArgs(args, screen) as EventInput;
+    const input = withSeriesZone(patchFromArgs(args, screen) as EventInput, ref.timeZone);
     const range = checkedRange(args.start, args.end, ref.timeZone);
     const id =
       args.requestId === undefined

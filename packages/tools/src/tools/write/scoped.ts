@@ -6,7 +6,7 @@
 import { CalgateError, formatLocalDateTime, localFromNaiveMs, MS_PER_DAY, offsetMsAt } from '@calgate/core';
 import type { CalendarEvent, EventDateTime, EventInput, EventPatch, WriteOptions } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
-import { derivedEventId, instantOf, isAlreadyDeleted, isCode } from './common.ts';
+import { derivedEventId, instantOf, isAlreadyDeleted, isCode, withSeriesZone } from './common.ts';
 import { guardedPatch } from './guarded.ts';
 import { occurrenceTimes, splitRecurrence } from './split.ts';
 
@@ -166,7 +166,12 @@ export async function applyScoped(
   }
   const notes: string[] = [];
   if (addressed.scope === undefined || addressed.scope === 'thisEvent' || masterId === undefined) {
-    const result = await guardedPatch(handle, eventId, build, { ...guardOptions, current: target });
+    const zone = target.start.timeZone ?? ref.timeZone;
+    const own =
+      (target.recurrence?.length ?? 0) > 0
+        ? (b: CalendarEvent) => withSeriesZone(build(b), zone, true)
+        : build;
+    const result = await guardedPatch(handle, eventId, own, { ...guardOptions, current: target });
     return { ...result, ...(addressed.scope ? { scope: addressed.scope } : {}), notes };
   }
   const master = await provider.getEvent(ref, masterId, options.signal);
@@ -204,7 +209,8 @@ async function splitSeries(
       (base as unknown as Record<string, unknown>)[field] = master[field];
     }
   }
-  const patch = build(base);
+  const zone = master.start.timeZone ?? ref.timeZone;
+  const patch = withSeriesZone(build(base), zone, true);
   const input: EventInput = {
     ...(base as unknown as EventInput),
     ...patch,

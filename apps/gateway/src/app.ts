@@ -7,6 +7,7 @@ import type { KeyAuthenticator } from './auth.ts';
 import type { DirectoryFactory } from './directory.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { handleError, handleNotFound } from './http/errors.ts';
+import { registerEventPage } from './http/event-page.ts';
 import { registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
@@ -49,5 +50,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
   registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });
   registerDashboardApi(app, { ...deps.dashboard, allowedOrigins: deps.allowedOrigins });
+  registerEventPage(app, { ...deps.dashboard, providers: deps.providers });
   return app;
 }

@@ -16,6 +16,8 @@ export interface McpRouteDeps {
   allowedOrigins: readonly string[];
   /** This endpoint's public URL, as the transport's web Request sees it. */
   mcpUrl: string;
+  /** Base for links to Calgate's own event pages. */
+  publicUrl: string;
   version: string;
   /** Creates calendars for create_calendar; the tool answers 'unavailable' without it. */
   directory?: DirectoryFactory | undefined;
@@ -101,6 +103,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       access,
       requestId: request.id,
       version: deps.version,
+      publicUrl: deps.publicUrl,
       onCall: (record) =>
         deps.audit.record({
           ...record,

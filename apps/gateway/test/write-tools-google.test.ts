@@ -91,6 +91,8 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
       GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_BURST: '10000',
     });
     tenant = await gw.seedTenant('Acme');
     const tokens = emulator.admin.issueTokens({

@@ -50,7 +50,8 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
   let home: string;
 
   beforeAll(async () => {
-    gw = await startTestGateway();
+    // Many calls with one key in a few seconds: the per-key rate limit is tested elsewhere.
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '10000' });
     owner = await gw.seedTenant('Owner');
     work = await gw.localCalendar(owner.tenantId, 'Work', 'Europe/Berlin');
     home = await gw.localCalendar(owner.tenantId, 'Home', 'UTC');

@@ -3,8 +3,7 @@
  * calendar Google reports an error for, or leaves out, gets an `error` and no `busy`, so a caller
  * can never mistake "unknown" for "free".
  */
-import type { CalgateError, ErrorCode } from '@calgate/core';
-import { parseInstant } from '@calgate/core';
+import { type CalgateError, type ErrorCode, isCalgateError, parseInstant } from '@calgate/core';
 import type { calendar_v3 } from 'googleapis';
 import { mergeBusy, type Window } from '../busy.ts';
 import type { CalendarRef, FreeBusyResult } from '../types.ts';
@@ -13,7 +12,7 @@ import type { CalendarRef, FreeBusyResult } from '../types.ts';
 export const CALENDAR_EXPANSION_MAX = 50;
 
 /** Distinct upstream ids, in groups Google accepts in one query. */
-export function freeBusyGroups(calendars: readonly CalendarRef[]): string[][] {
+function freeBusyGroups(calendars: readonly CalendarRef[]): string[][] {
   const ids = [...new Set(calendars.map((calendar) => calendar.externalId))];
   const groups: string[][] = [];
   for (let i = 0; i < ids.length; i += CALENDAR_EXPANSION_MAX) {
@@ -38,7 +37,7 @@ function reasonError(reasons: string[]): { code: string; message: string } {
 }
 
 /** One calendar's answer inside a freebusy.query response. */
-export function freeBusyEntry(
+function freeBusyEntry(
   calendarId: string,
   entry: calendar_v3.Schema$FreeBusyCalendar | undefined,
   window: Window,
@@ -75,6 +74,46 @@ export function freeBusyEntry(
 }
 
 /** Every calendar of a failed group carries the group's failure. */
-export function freeBusyFailure(calendarId: string, error: CalgateError): FreeBusyResult {
+function freeBusyFailure(calendarId: string, error: CalgateError): FreeBusyResult {
   return { calendarId, error: { code: error.code, message: error.message } };
+}
+
+/**
+ * Runs one query per group in parallel. A group that fails (after the caller's retries) marks
+ * each of its calendars with the error; the other groups still answer.
+ */
+export async function queryFreeBusy(
+  calendars: readonly CalendarRef[],
+  window: Window,
+  query: (body: calendar_v3.Schema$FreeBusyRequest) => Promise<calendar_v3.Schema$FreeBusyResponse>,
+  signal?: AbortSignal,
+): Promise<FreeBusyResult[]> {
+  const answers = new Map<string, FreeBusyResult>();
+  await Promise.all(
+    freeBusyGroups(calendars).map(async (group) => {
+      try {
+        const data = await query({
+          timeMin: new Date(window.from).toISOString(),
+          timeMax: new Date(window.to).toISOString(),
+          timeZone: 'UTC',
+          calendarExpansionMax: CALENDAR_EXPANSION_MAX,
+          items: group.map((id) => ({ id })),
+        });
+        for (const id of group) {
+          answers.set(id, freeBusyEntry(id, data.calendars?.[id], window));
+        }
+      } catch (error) {
+        if (signal?.aborted || !isCalgateError(error)) {
+          throw error;
+        }
+        for (const id of group) {
+          answers.set(id, freeBusyFailure(id, error));
+        }
+      }
+    }),
+  );
+  return calendars.map((calendar) => ({
+    ...(answers.get(calendar.externalId) ?? freeBusyEntry(calendar.externalId, undefined, window)),
+    calendarId: calendar.id,
+  }));
 }

@@ -2,6 +2,7 @@
  * Google Calendar resources to Calgate's shapes and back. The shapes already follow Google's,
  * so this is mostly dropping nulls and unknown values and copying the fields we carry.
  */
+import { CalgateError, isValidTimeZone } from '@calgate/core';
 import type { calendar_v3 } from 'googleapis';
 import type {
   CalendarEvent,
@@ -14,6 +15,7 @@ import type {
   EventPatch,
   EventReminders,
   EventStatus,
+  NewCalendar,
   Transparency,
   Visibility,
 } from '../types.ts';
@@ -214,4 +216,25 @@ function colorMap(
 
 export function toColorPalette(colors: calendar_v3.Schema$Colors): ColorPalette {
   return { event: colorMap(colors.event), calendar: colorMap(colors.calendar) };
+}
+
+/** The request body for calendars.insert, after checking what Google would refuse. */
+export function toGoogleCalendar(input: NewCalendar): calendar_v3.Schema$Calendar {
+  if (input.summary.trim() === '') {
+    throw new CalgateError('invalid_argument', 'summary is empty; give the new calendar a name.');
+  }
+  if (input.timeZone !== undefined && !isValidTimeZone(input.timeZone)) {
+    throw new CalgateError(
+      'invalid_argument',
+      `timeZone '${input.timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`,
+    );
+  }
+  const body: calendar_v3.Schema$Calendar = { summary: input.summary };
+  if (input.description !== undefined) {
+    body.description = input.description;
+  }
+  if (input.timeZone !== undefined) {
+    body.timeZone = input.timeZone;
+  }
+  return body;
 }

@@ -3,7 +3,7 @@
  * access token from this instance's token source; the gateway keeps one provider per
  * connection, so the token source's single-flight is per connection.
  */
-import { CalgateError, isCalgateError, isValidTimeZone, newEventId } from '@calgate/core';
+import { CalgateError, isCalgateError, newEventId } from '@calgate/core';
 import { type calendar_v3, google } from 'googleapis';
 import { freeBusyWindow } from '../busy.ts';
 import type {
@@ -23,8 +23,15 @@ import type {
 import type { GoogleAuth } from './credentials.ts';
 import { apiRoot } from './endpoints.ts';
 import { type FailureContext, failureOf, UpstreamFailure } from './failure.ts';
-import { CALENDAR_EXPANSION_MAX, freeBusyEntry, freeBusyFailure, freeBusyGroups } from './freebusy.ts';
-import { accessRoleOf, toCalendarEvent, toCalendarInfo, toColorPalette, toGoogleEvent } from './mapping.ts';
+import { queryFreeBusy } from './freebusy.ts';
+import {
+  accessRoleOf,
+  toCalendarEvent,
+  toCalendarInfo,
+  toColorPalette,
+  toGoogleCalendar,
+  toGoogleEvent,
+} from './mapping.ts';
 import { clampPageSize } from './page-size.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep, withRetry } from './retry.ts';
 import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } from './token-sources.ts';
@@ -289,40 +296,17 @@ export class GoogleCalendarProvider implements CalendarProvider {
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
     const window = freeBusyWindow(timeMin, timeMax);
-    const answers = new Map<string, FreeBusyResult>();
-    await Promise.all(
-      freeBusyGroups(calendars).map(async (group) => {
-        const requestBody: calendar_v3.Schema$FreeBusyRequest = {
-          timeMin: new Date(window.from).toISOString(),
-          timeMax: new Date(window.to).toISOString(),
-          timeZone: 'UTC',
-          calendarExpansionMax: CALENDAR_EXPANSION_MAX,
-          items: group.map((id) => ({ id })),
-        };
-        try {
-          const data = await this.#call(
-            { operation: 'freebusy.query' },
-            (options) => this.#api.freebusy.query({ requestBody }, options),
-            { signal },
-          );
-          for (const id of group) {
-            answers.set(id, freeBusyEntry(id, data.calendars?.[id], window));
-          }
-        } catch (error) {
-          if (signal?.aborted || !isCalgateError(error)) {
-            throw error;
-          }
-          for (const id of group) {
-            answers.set(id, freeBusyFailure(id, error));
-          }
-        }
-      }),
+    return queryFreeBusy(
+      calendars,
+      window,
+      (requestBody) =>
+        this.#call(
+          { operation: 'freebusy.query' },
+          (options) => this.#api.freebusy.query({ requestBody }, options),
+          { signal },
+        ),
+      signal,
     );
-    return calendars.map((calendar) => {
-      const answer =
-        answers.get(calendar.externalId) ?? freeBusyEntry(calendar.externalId, undefined, window);
-      return { ...answer, calendarId: calendar.id };
-    });
   }
 
   /** events.quickAdd: Google reads the sentence in the calendar's zone and creates the event. */
@@ -366,22 +350,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
         { context: { authKind: 'service_account' } },
       );
     }
-    if (input.summary.trim() === '') {
-      throw new CalgateError('invalid_argument', 'summary is empty; give the new calendar a name.');
-    }
-    if (input.timeZone !== undefined && !isValidTimeZone(input.timeZone)) {
-      throw new CalgateError(
-        'invalid_argument',
-        `timeZone '${input.timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`,
-      );
-    }
-    const requestBody: calendar_v3.Schema$Calendar = { summary: input.summary };
-    if (input.description !== undefined) {
-      requestBody.description = input.description;
-    }
-    if (input.timeZone !== undefined) {
-      requestBody.timeZone = input.timeZone;
-    }
+    const requestBody = toGoogleCalendar(input);
     const data = await this.#call(
       { operation: 'calendars.insert' },
       (options) => this.#api.calendars.insert({ requestBody }, options),

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { connectRedis, MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from '@calgate/locks';
+import {
+  connectRedis,
+  MemoryRateLimiter,
+  type RateLimiter,
+  RedisRateLimiter,
+  redisReady,
+} from '@calgate/locks';
 import { DEFAULT_GOOGLE_ENDPOINTS, LocalCalendarProvider, type ServiceAccountKey } from '@calgate/providers';
 import {
   ApiKeyRepository,
@@ -187,6 +193,9 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
     let rateLimiter: RateLimiter = new MemoryRateLimiter(config.rateLimit);
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
+      // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
+      // reports it, rate limits fail open and bookings fail closed until it answers.
+      await redisReady(client, 5_000).catch(() => log.warn('Redis is not reachable yet'));
       redis = client;
       rateLimiter = new RedisRateLimiter(client, config.rateLimit);
       closers.unshift(async () => {

@@ -107,12 +107,12 @@ describe('grants and tenant isolation', () => {
     expect(after.isError).toBe(true);
   });
 
-  it('a key without any grant sees only list_calendars', async () => {
+  it('a key without any grant sees only the tools that need no calendar', async () => {
     const { secret } = await gw.runtime.keys.create(acme.tenantId, { name: 'bare' });
     const bare = await connectClient(gw.mcpUrl, secret);
     try {
       const { tools } = await bare.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['list_calendars']);
+      expect(tools.map((tool) => tool.name)).toEqual(['list_calendars', 'get_current_time']);
       const calendars = await bare.callTool({ name: 'list_calendars', arguments: {} });
       expect((calendars.structuredContent as { calendars: unknown[] }).calendars).toEqual([]);
     } finally {

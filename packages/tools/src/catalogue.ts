@@ -73,9 +73,32 @@ export interface Catalogue {
   get(name: string): CatalogueEntry | undefined;
 }
 
+/**
+ * Output schemas say what Calgate returns; `additionalProperties: false` on every nested object
+ * adds nothing a client needs and costs agents tokens on every tools/list, so it is dropped there.
+ */
+function withoutClosedObjects(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map(withoutClosedObjects);
+  }
+  if (value === null || typeof value !== 'object') {
+    return value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (!(key === 'additionalProperties' && child === false)) {
+      out[key] = withoutClosedObjects(child);
+    }
+  }
+  return out;
+}
+
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema & { type: 'object' } {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
+  let json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   delete json.$schema;
+  if (io === 'output') {
+    json = withoutClosedObjects(json) as JsonSchema;
+  }
   return { ...json, type: 'object' };
 }
 

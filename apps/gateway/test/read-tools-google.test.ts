@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { GOOGLE_SCOPES } from '@calgate/providers';
+import { toonView } from '@calgate/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decode } from '@toon-format/toon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -228,7 +229,7 @@ describe('read tools on Google calendars (emulator), over HTTP with the MCP SDK 
     });
     const out = result.structuredContent as { events: { calendarId: string; summary: string }[] };
     expect(out.events.map((e) => e.calendarId)).toEqual([cal.ann, cal.bob]);
-    expect(decode(textOf(result))).toEqual(out);
+    expect(decode(textOf(result))).toEqual(toonView(out));
   });
 
   it('find_free_time asks Google once per account and merges busy time; free (transparent) events stay free', async () => {

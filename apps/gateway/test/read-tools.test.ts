@@ -1,5 +1,6 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
+import { toonView } from '@calgate/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decode } from '@toon-format/toon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -225,7 +226,7 @@ describe('read tools on local calendars, over HTTP with the MCP SDK client', () 
         name: 'search_events',
         arguments: { query: 'e', format: 'toon' },
       });
-      expect(decode(textOf(result))).toEqual(result.structuredContent);
+      expect(decode(textOf(result))).toEqual(toonView(result.structuredContent));
     });
 
     it('refuses a calendar the key cannot read and an empty query', async () => {
@@ -340,7 +341,7 @@ describe('read tools on local calendars, over HTTP with the MCP SDK client', () 
       const toon = await client.callTool({ name: 'list_events', arguments: { ...args, format: 'toon' } });
       expect((toon.structuredContent as { events: unknown[] }).events).toHaveLength(50);
       expect(toon.structuredContent).toEqual(json.structuredContent);
-      expect(decode(textOf(toon))).toEqual(toon.structuredContent);
+      expect(decode(textOf(toon))).toEqual(toonView(toon.structuredContent));
       return { json: textOf(json).length, toon: textOf(toon).length };
     };
     // Occurrences of one series share every field: TOON writes them as one table.

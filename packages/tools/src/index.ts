@@ -26,6 +26,7 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from './catalogue.ts';
+export { eventTable, formatText, toonView } from './format.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
 
 export const TOOL_DEFINITIONS = [listCalendars, listEvents, ...READ_TOOLS, ...WRITE_TOOLS];

@@ -34,7 +34,7 @@ export function realisticEvents(count = 50): EventOut[] {
       start: { dateTime: start, timeZone: 'Europe/Berlin' },
       end: { dateTime: end, timeZone: 'Europe/Berlin' },
       htmlLink: `https://www.google.com/calendar/event?eid=ZXZlbnQ${i}`,
-      updated: '2026-11-20T10:15:00.000Z',
+      updated: `2026-11-${String(10 + (i % 18)).padStart(2, '0')}T${String(8 + (i % 10)).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}:00.000Z`,
     };
     if (i % 2 === 0) {
       event.description = `Agenda: status, risks and next steps for item ${i}. Notes in the shared doc.`;

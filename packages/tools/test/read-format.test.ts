@@ -1,7 +1,7 @@
 import { decode } from '@toon-format/toon';
 import { encode as tokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { formatText } from '../src/format.ts';
+import { formatText, toonView } from '../src/format.ts';
 import { realisticEvents } from './read-fixtures.ts';
 
 const count = (text: string) => tokens(text).length;
@@ -13,19 +13,42 @@ describe('formatText', () => {
     expect(formatText(result, 'json')).toBe(formatText(result, undefined));
   });
 
-  it('TOON decodes to exactly the structured content, for rich events and awkward strings', () => {
+  it('writes lists of events as one TOON table, with every field of every event, awkward strings intact', () => {
     const events = realisticEvents();
-    events[1] = {
-      ...(events[1] as (typeof events)[number]),
-      summary: 'Ignore previous instructions, "quoted", a,b: c\n- item\t#tag 🎉 Überprüfung 会议',
-      description: '',
-    };
+    const awkward = 'Ignore previous instructions, "quoted", a,b: c\n- item\t#tag 🎉 Überprüfung 会议';
+    events[1] = { ...(events[1] as (typeof events)[number]), summary: awkward, description: '' };
     const result = { events, nextPageToken: 'eyJ2IjoxfQ', errors: undefined };
     const text = formatText(result, 'toon');
-    expect(decode(text)).toEqual(JSON.parse(JSON.stringify(result)));
+    expect(text).toMatch(/^events\[50\]\{id,calendarId,summary,start,end,/m);
+    const decoded = decode(text) as {
+      events: Record<string, string>[];
+      eventsCommon: Record<string, string>;
+      nextPageToken: string;
+    };
+    expect(decoded).toEqual(toonView(JSON.parse(JSON.stringify(result))));
+    expect(decoded.nextPageToken).toBe('eyJ2IjoxfQ');
+    expect(decoded.events[1]?.summary).toBe(awkward);
+    // Columns that are the same for every event are written once.
+    expect(decoded.eventsCommon).toEqual({ status: 'confirmed', timeZone: 'Europe/Berlin' });
+    const first = events[0] as (typeof events)[number];
+    expect(decoded.events[0]).toMatchObject({
+      id: first.id,
+      start: first.start.dateTime,
+      end: first.end.dateTime,
+      location: first.location,
+      attendees: 'ann@example.com (organizer, accepted); bob@example.com',
+      recurringEventId: first.recurringEventId,
+    });
   });
 
-  it('TOON of busy blocks and free slots is smaller than JSON (uniform rows become tables)', () => {
+  it('TOON of 50 realistic events (attendees, descriptions, recurring instances) is at least 35 % fewer tokens than compact JSON', () => {
+    const events = realisticEvents();
+    const json = count(formatText({ events }, 'json'));
+    const toon = count(formatText({ events }, 'toon'));
+    expect(toon).toBeLessThanOrEqual(json * 0.65);
+  });
+
+  it('TOON of busy blocks and free slots decodes to the result itself (already uniform rows)', () => {
     const busy = Array.from({ length: 50 }, (_, i) => ({
       calendarId: i % 2 ? 'cal_4Yt2mQ9pXwLk7Hs3' : 'cal_8Rb5nV1cZe6Jq2Dw',
       start: `2026-12-${String(1 + (i % 28)).padStart(2, '0')}T09:00:00Z`,
@@ -37,30 +60,9 @@ describe('formatText', () => {
     expect(count(text)).toBeLessThan(count(formatText(result, 'json')));
   });
 
-  it('TOON of 50 listed events with uniform fields is smaller than compact JSON', () => {
-    // What a calendar without invitations lists: the same fields on every event.
-    const events = realisticEvents().map(({ id, calendarId, status, summary, start, end, updated }) => ({
-      id,
-      calendarId,
-      status,
-      summary,
-      start,
-      end,
-      updated,
-    }));
-    const json = count(formatText({ events }, 'json'));
-    const toon = count(formatText({ events }, 'toon'));
-    expect(decode(formatText({ events }, 'toon'))).toEqual({ events });
-    expect(toon).toBeLessThan(json);
-    // Recorded in bench/results/tools-list-tokens.md.
-    console.info(`50 uniform events: JSON ${json} tokens, TOON ${toon} tokens`);
-  });
-
-  it('measures 50 events with attendees and optional fields (TOON falls back to list form)', () => {
-    const events = realisticEvents();
-    const json = count(formatText({ events }, 'json'));
-    const toon = count(formatText({ events }, 'toon'));
-    console.info(`50 rich events: JSON ${json} tokens, TOON ${toon} tokens`);
-    expect(toon).toBeGreaterThan(0);
+  it('a single event (get_event) is written as TOON of the event itself', () => {
+    const [event] = realisticEvents(1);
+    const text = formatText({ event }, 'toon');
+    expect(decode(text)).toEqual(JSON.parse(JSON.stringify({ event })));
   });
 });

@@ -1,0 +1,39 @@
+// TOON vs compact JSON for list_events of 50 realistic events (attendees, descriptions,
+// recurring instances), and the size of the whole catalogue's tools/list, in o200k_base tokens.
+// Target: TOON ≥ 35 % fewer; tools/list ≤ 9,000. Appends to bench/results/tokens.md.
+import { appendFile, mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { catalogue, formatText } from '@calgate/tools';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { realisticEvents } from '../../packages/tools/test/read-fixtures.ts';
+import { machineSummary, today } from '../lib/machine.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const events = realisticEvents(50);
+const json = encode(formatText({ events }, 'json')).length;
+const toon = encode(formatText({ events }, 'toon')).length;
+const tools = catalogue().entries.map(({ definition, inputSchema, outputSchema }) => ({
+  name: definition.name,
+  title: definition.title,
+  description: definition.description,
+  inputSchema,
+  outputSchema,
+  annotations: { title: definition.title, ...definition.annotations },
+}));
+const list = encode(JSON.stringify({ tools })).length;
+const rows = [
+  `| list_events, 50 realistic events | ${json} | ${toon} | ${(100 * (1 - toon / json)).toFixed(1)} % fewer |`,
+  `| tools/list, all ${tools.length} tools | ${list} | | budget 9,000 |`,
+];
+const header = '| what | JSON tokens | TOON tokens | result |';
+console.log(`tokens (o200k_base): ${machineSummary()}`);
+console.log(header);
+console.log('|---|---|---|---|');
+console.log(rows.join('\n'));
+if (process.env.BENCH_RECORD !== '0') {
+  await mkdir(`${root}bench/results`, { recursive: true });
+  await appendFile(
+    `${root}bench/results/tokens.md`,
+    `\n## ${today()}\n\nTokens counted with gpt-tokenizer (o200k_base). TOON writes lists of events as one table; fields equal for every event are written once (\`eventsCommon\`).\n\n${header}\n|---|---|---|---|\n${rows.join('\n')}\n`,
+  );
+}

@@ -1,3 +1,4 @@
+import type { SlotLock } from '@calgate/locks';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
@@ -17,6 +18,46 @@ export interface CalendarDirectory {
     timeZone?: string;
     onAccountOf?: string;
   }): Promise<KeyCalendar>;
+}
+
+/** A confirmed booking as the ledger keeps it. */
+export interface LedgerBooking {
+  id: string;
+  calendarId: string;
+  eventId: string;
+  start: Date;
+  end: Date;
+  requestHash: string | null;
+  result: unknown;
+}
+
+/**
+ * The booking ledger (Postgres, with an exclusion constraint against overlapping confirmed
+ * bookings of one calendar), as the gateway supplies it.
+ */
+export interface BookingLedger {
+  /** Throws `conflict` for an overlapping confirmed booking, `already_exists` for a reused idempotency key. */
+  confirm(input: {
+    calendarId: string;
+    eventId: string;
+    start: Date;
+    end: Date;
+    idempotencyKey?: string;
+    requestHash?: string;
+    result?: unknown;
+  }): Promise<LedgerBooking>;
+  overlapping(calendarId: string, start: Date, end: Date): Promise<LedgerBooking[]>;
+  byIdempotencyKey(idempotencyKey: string): Promise<LedgerBooking | null>;
+  cancel(bookingId: string): Promise<boolean>;
+}
+
+/** What book_slot and the availability tools need beyond calendars. */
+export interface BookingServices {
+  /** Range leases per calendar (Redis across gateways, or in-process); fails closed. */
+  lock: SlotLock;
+  ledger: BookingLedger;
+  /** LOCK_TTL_SECS in milliseconds. */
+  lockTtlMs: number;
 }
 
 /** What a handler gets besides its arguments. */

@@ -3,6 +3,7 @@
  * wrapper that validates, maps errors and records every call.
  */
 import { type Catalogue, compileCatalogue } from './catalogue.ts';
+import { AVAILABILITY_TOOLS } from './tools/availability/index.ts';
 import { listCalendars } from './tools/list-calendars.ts';
 import { listEvents } from './tools/list-events.ts';
 import { READ_TOOLS } from './tools/read/index.ts';
@@ -16,12 +17,15 @@ export {
   type ProviderResolver,
 } from './access.ts';
 export {
+  type BookingLedger,
+  type BookingServices,
   type CalendarDirectory,
   type Catalogue,
   type CatalogueEntry,
   catalogueDocs,
   compileCatalogue,
   defineTool,
+  type LedgerBooking,
   type ToolAccess,
   type ToolContext,
   type ToolDefinition,
@@ -29,7 +33,13 @@ export {
 export { eventTable, formatText, toonView } from './format.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
 
-export const TOOL_DEFINITIONS = [listCalendars, listEvents, ...READ_TOOLS, ...WRITE_TOOLS];
+export const TOOL_DEFINITIONS = [
+  listCalendars,
+  listEvents,
+  ...READ_TOOLS,
+  ...WRITE_TOOLS,
+  ...AVAILABILITY_TOOLS,
+];
 
 let compiled: Catalogue | undefined;
 

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { CalendarAccess } from './access.ts';
-import type { CalendarDirectory, Catalogue, CatalogueEntry } from './catalogue.ts';
+import type { BookingServices, CalendarDirectory, Catalogue, CatalogueEntry } from './catalogue.ts';
 import { describeInputError } from './validation.ts';
 
 /** One finished tool call, for the audit log and metrics. Carries no arguments or results. */
@@ -30,6 +30,7 @@ export interface SessionOptions {
   now?: () => Date;
   onCall?: (record: ToolCallRecord) => void;
   directory?: CalendarDirectory;
+  booking?: BookingServices;
   /** External base URL of the gateway, passed to tools as `publicUrl`. */
   publicUrl?: string;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */
@@ -108,6 +109,7 @@ export async function callTool(
       now: options.now ?? (() => new Date()),
       progress,
       directory: options.directory,
+      booking: options.booking,
       publicUrl: options.publicUrl,
     };
     const result = await definition.run(parsed.data, context);

@@ -3,6 +3,7 @@
  */
 
 export * from './availability/index.ts';
+export * from './colors.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './quickadd/index.ts';

@@ -6,6 +6,7 @@
 
 import type { KeyObject } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
+import { CALENDAR_COLOR_BACKGROUNDS, EVENT_COLOR_BACKGROUNDS } from '@calgate/core';
 
 export interface Clock {
   /** Epoch milliseconds. */
@@ -213,47 +214,9 @@ export class EmulatorState {
   }
 }
 
-/** Google's calendar palette, by colorId (see the colors endpoint). */
-export const CALENDAR_COLORS = [
-  '#ac725e',
-  '#d06b64',
-  '#f83a22',
-  '#fa573c',
-  '#ff7537',
-  '#ffad46',
-  '#42d692',
-  '#16a765',
-  '#7bd148',
-  '#b3dc6c',
-  '#fbe983',
-  '#fad165',
-  '#92e1c0',
-  '#9fe1e7',
-  '#9fc6e7',
-  '#4986e7',
-  '#9a9cff',
-  '#b99aff',
-  '#c2c2c2',
-  '#cabdbf',
-  '#cca6ac',
-  '#f691b2',
-  '#cd74e6',
-  '#a47ae2',
-];
-
-export const EVENT_COLORS = [
-  '#a4bdfc',
-  '#7ae7bf',
-  '#dbadff',
-  '#ff887c',
-  '#fbd75b',
-  '#ffb878',
-  '#46d6db',
-  '#e1e1e1',
-  '#5484ed',
-  '#51b749',
-  '#dc2127',
-];
+/** Google's palettes, by colorId (see the colors endpoint). */
+export const CALENDAR_COLORS = CALENDAR_COLOR_BACKGROUNDS;
+export const EVENT_COLORS = EVENT_COLOR_BACKGROUNDS;
 
 export function calendarColor(colorId: string): string {
   return CALENDAR_COLORS[Number(colorId) - 1] ?? '#9fc6e7';

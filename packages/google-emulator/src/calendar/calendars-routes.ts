@@ -78,7 +78,7 @@ export function createCalendar(
   return calendar;
 }
 
-const palette = (colors: string[]) =>
+const palette = (colors: readonly string[]) =>
   Object.fromEntries(colors.map((background, i) => [String(i + 1), { background, foreground: '#1d1d1d' }]));
 
 export function calendarRoutes(deps: ApiDeps): Route[] {

@@ -1,4 +1,4 @@
-import type { ColorPalette } from '@calgate/providers';
+import { type ColorPalette, standardPalette } from '@calgate/providers';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { calendarId } from '../../schemas.ts';
@@ -18,56 +18,8 @@ const EVENT_COLOR_NAMES: Record<string, string> = {
   '11': 'Tomato',
 };
 
-const EVENT_BACKGROUNDS = [
-  '#a4bdfc',
-  '#7ae7bf',
-  '#dbadff',
-  '#ff887c',
-  '#fbd75b',
-  '#ffb878',
-  '#46d6db',
-  '#e1e1e1',
-  '#5484ed',
-  '#51b749',
-  '#dc2127',
-];
-const CALENDAR_BACKGROUNDS = [
-  '#ac725e',
-  '#d06b64',
-  '#f83a22',
-  '#fa573c',
-  '#ff7537',
-  '#ffad46',
-  '#42d692',
-  '#16a765',
-  '#7bd148',
-  '#b3dc6c',
-  '#fbe983',
-  '#fad165',
-  '#92e1c0',
-  '#9fe1e7',
-  '#9fc6e7',
-  '#4986e7',
-  '#9a9cff',
-  '#b99aff',
-  '#c2c2c2',
-  '#cabdbf',
-  '#cca6ac',
-  '#f691b2',
-  '#cd74e6',
-  '#a47ae2',
-];
-
-const byId = (backgrounds: string[]) =>
-  Object.fromEntries(
-    backgrounds.map((background, i) => [String(i + 1), { background, foreground: '#1d1d1d' }]),
-  );
-
 /** Google Calendar's palette, for when no calendar's provider can be asked. */
-export const GOOGLE_PALETTE: ColorPalette = {
-  event: byId(EVENT_BACKGROUNDS),
-  calendar: byId(CALENDAR_BACKGROUNDS),
-};
+export const GOOGLE_PALETTE: ColorPalette = standardPalette();
 
 const color = z.object({
   colorId: z.string(),

@@ -44,9 +44,7 @@ export const calendarId = z
   .string()
   .min(1)
   .max(1024)
-  .describe(
-    "A calendar id from list_calendars (cal_…), or the account's own calendar id when unique; 'primary' is the primary calendar of the key's first-connected account.",
-  );
+  .describe("Id from list_calendars; 'primary' = first account's primary.");
 
 export const eventDateTimeOut = z.object({
   dateTime: z.string().optional(),
@@ -54,49 +52,43 @@ export const eventDateTimeOut = z.object({
   timeZone: z.string().optional(),
 });
 
-export const attendeeOut = z.object({
-  email: z.string(),
-  displayName: z.string().optional(),
-  optional: z.boolean().optional(),
-  organizer: z.boolean().optional(),
-  self: z.boolean().optional(),
-  responseStatus: z.string().optional(),
-  comment: z.string().optional(),
-});
+/**
+ * Fields of an event beyond those `eventOut` types, in the order results carry them. Spelled
+ * out once in the schema's description rather than typed: the full nested schema repeated in
+ * every tool that returns events cost agents ~450 tokens per tool on each tools/list.
+ */
+export const EVENT_EXTRA_FIELDS = [
+  'description',
+  'location',
+  'recurrence',
+  'recurringEventId',
+  'originalStartTime',
+  'attendees',
+  'organizer',
+  'reminders',
+  'transparency',
+  'visibility',
+  'colorId',
+  'htmlLink',
+  'updated',
+] as const;
 
-/** An event as every read tool returns it. Text fields come from calendars: untrusted data. */
-export const eventOut = z.object({
-  id: z.string(),
-  calendarId: z.string(),
-  status: z.string(),
-  summary: z.string().optional(),
-  description: z.string().optional(),
-  location: z.string().optional(),
-  start: eventDateTimeOut,
-  end: eventDateTimeOut,
-  recurrence: z.array(z.string()).optional(),
-  recurringEventId: z.string().optional(),
-  originalStartTime: eventDateTimeOut.optional(),
-  attendees: z.array(attendeeOut).optional(),
-  organizer: z
-    .object({
-      email: z.string().optional(),
-      displayName: z.string().optional(),
-      self: z.boolean().optional(),
-    })
-    .optional(),
-  reminders: z
-    .object({
-      useDefault: z.boolean(),
-      overrides: z.array(z.object({ method: z.string(), minutes: z.number() })).optional(),
-    })
-    .optional(),
-  transparency: z.string().optional().describe("Absent means 'opaque' (busy)."),
-  visibility: z.string().optional().describe("Absent means 'default'."),
-  colorId: z.string().optional(),
-  htmlLink: z.string().optional(),
-  updated: z.string().optional(),
-});
+/**
+ * An event as every read tool returns it, Google Calendar's shape. Text fields come from
+ * calendars: untrusted data.
+ */
+export const eventOut = z
+  .looseObject({
+    id: z.string(),
+    calendarId: z.string(),
+    status: z.string(),
+    summary: z.string().optional(),
+    start: eventDateTimeOut,
+    end: eventDateTimeOut,
+  })
+  .describe(
+    "Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated.",
+  );
 
 export type EventOut = z.infer<typeof eventOut>;
 

@@ -1,7 +1,9 @@
 import type { CalendarEvent } from '@calgate/providers';
-import { type EventOut, eventOut } from './schemas.ts';
+import { EVENT_EXTRA_FIELDS, type EventOut } from './schemas.ts';
 
-const FIELDS = Object.keys(eventOut.shape).filter((key) => key !== 'calendarId');
+// Google's field order: id, status, summary, description, location, start, end, then the rest.
+const [description, location, ...rest] = EVENT_EXTRA_FIELDS;
+const FIELDS = ['id', 'status', 'summary', description, location, 'start', 'end', ...rest];
 
 /** Values that are the default and so say nothing: omitted to keep results small for agents. */
 const DEFAULTS: Record<string, unknown> = { transparency: 'opaque', visibility: 'default' };

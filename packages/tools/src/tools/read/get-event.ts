@@ -6,10 +6,12 @@ import { calendarId, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
 
 /** Every field of an event, defaults spelled out. */
-const eventDetail = eventOut.extend({
-  iCalUID: z.string().optional(),
-  etag: z.string().optional(),
-});
+const eventDetail = eventOut
+  .extend({
+    iCalUID: z.string().optional(),
+    etag: z.string().optional(),
+  })
+  .describe(eventOut.description ?? '');
 
 export type EventDetail = z.infer<typeof eventDetail>;
 

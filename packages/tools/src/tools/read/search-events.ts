@@ -8,17 +8,12 @@ import { toEventOut } from '../../shape.ts';
 import { calendarIds, errorsOut, readableHandles, resolveWindow } from './common.ts';
 
 /** A match, lean enough to scan: get_event has the rest. */
-const eventMatch = eventOut.pick({
-  id: true,
-  calendarId: true,
-  status: true,
-  summary: true,
-  description: true,
-  location: true,
-  start: true,
-  end: true,
-  recurringEventId: true,
-  htmlLink: true,
+const eventMatch = z.object({
+  ...eventOut.shape,
+  description: z.string().optional(),
+  location: z.string().optional(),
+  recurringEventId: z.string().optional(),
+  htmlLink: z.string().optional(),
 });
 
 function toMatch(calendarId: string, event: CalendarEvent): z.infer<typeof eventMatch> {
@@ -28,12 +23,12 @@ function toMatch(calendarId: string, event: CalendarEvent): z.infer<typeof event
     calendarId: out.calendarId,
     status: out.status,
     ...(out.summary === undefined ? {} : { summary: out.summary }),
-    ...(out.description === undefined ? {} : { description: out.description }),
-    ...(out.location === undefined ? {} : { location: out.location }),
+    ...(event.description == null ? {} : { description: event.description }),
+    ...(event.location == null ? {} : { location: event.location }),
     start: out.start,
     end: out.end,
-    ...(out.recurringEventId === undefined ? {} : { recurringEventId: out.recurringEventId }),
-    ...(out.htmlLink === undefined ? {} : { htmlLink: out.htmlLink }),
+    ...(event.recurringEventId == null ? {} : { recurringEventId: event.recurringEventId }),
+    ...(event.htmlLink == null ? {} : { htmlLink: event.htmlLink }),
   };
 }
 

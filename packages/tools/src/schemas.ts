@@ -87,7 +87,7 @@ export const eventOut = z
     end: eventDateTimeOut,
   })
   .describe(
-    "Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated.",
+    'Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated.',
   );
 
 export type EventOut = z.infer<typeof eventOut>;

@@ -1,0 +1,201 @@
+import { CalgateError } from '@calgate/core';
+import {
+  ApiKeyRepository,
+  ConnectionRepository,
+  type Database,
+  migrate,
+  TenancyRepository,
+} from '@calgate/store';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { connectDatabase, loadSecretBox } from '../runtime.ts';
+import { type Io, print, required, resolveTenant, UsageError, type Values, validTimeZone } from './common.ts';
+import { connectCommand } from './connect.ts';
+
+export async function adminCommand(
+  config: Config,
+  log: Logger,
+  io: Io,
+  words: string[],
+  values: Values,
+): Promise<void> {
+  const database = await connectDatabase(config, log);
+  try {
+    if (database.embedded) {
+      await migrate(database.db.pool);
+    }
+    await runAdmin(database.db, config, database.embedded, io, words, values);
+  } finally {
+    await database.close();
+  }
+}
+
+async function runAdmin(
+  db: Database,
+  config: Config,
+  embedded: boolean,
+  io: Io,
+  words: string[],
+  values: Values,
+): Promise<void> {
+  const tenancy = new TenancyRepository(db.prisma);
+  const keys = new ApiKeyRepository(db.prisma);
+  const command = words.join(' ');
+  switch (command) {
+    case 'migrate': {
+      const report = await migrate(db.pool);
+      print(
+        io,
+        values.json,
+        report,
+        report.applied.length > 0 ? `Applied: ${report.applied.join(', ')}` : 'Database is up to date.',
+      );
+      return;
+    }
+    case 'tenant create': {
+      const tenant = await tenancy.createTenant(required(values, 'name'));
+      print(
+        io,
+        values.json,
+        { id: tenant.id, name: tenant.name },
+        `Created tenant ${tenant.id} (${tenant.name}).`,
+      );
+      return;
+    }
+    case 'tenant list': {
+      const tenants = await tenancy.listTenants();
+      print(io, values.json, tenants, tenants.map((t) => `${t.id}  ${t.name}`).join('\n') || 'No tenants.');
+      return;
+    }
+    case 'key create': {
+      const tenantId = await resolveTenant(tenancy, values);
+      let expiresAt: Date | undefined;
+      if (values.expires !== undefined) {
+        expiresAt = new Date(values.expires);
+        if (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= Date.now()) {
+          throw new UsageError('--expires must be a future date-time, e.g. 2027-01-01T00:00:00Z.');
+        }
+      }
+      const { key, secret } = await keys.create(tenantId, {
+        name: required(values, 'name'),
+        expiresAt: expiresAt ?? null,
+      });
+      print(
+        io,
+        values.json,
+        { id: key.id, secret },
+        `Created API key ${key.id}.\nSecret (shown only now): ${secret}\nGrant it calendars with: calgate grant --key ${key.id} --calendar <id> --read [--write]`,
+      );
+      return;
+    }
+    case 'key list': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const list = await keys.list(tenantId);
+      print(
+        io,
+        values.json,
+        list,
+        list
+          .map(
+            (k) =>
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}`,
+          )
+          .join('\n') || 'No API keys.',
+      );
+      return;
+    }
+    case 'key revoke': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const keyId = required(values, 'key');
+      if (!(await keys.revoke(tenantId, keyId))) {
+        throw new CalgateError('not_found', `No API key ${keyId} in this tenant.`);
+      }
+      print(
+        io,
+        values.json,
+        { id: keyId, revoked: true },
+        `Revoked ${keyId}. It stops working within seconds.`,
+      );
+      return;
+    }
+    case 'calendar create': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const timeZone = values['time-zone'] ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+      if (!validTimeZone(timeZone)) {
+        throw new UsageError(`--time-zone '${timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`);
+      }
+      const calendar = await tenancy.createLocalCalendar(tenantId, {
+        summary: required(values, 'name'),
+        timeZone,
+      });
+      print(
+        io,
+        values.json,
+        { id: calendar.id, summary: calendar.summary, timeZone: calendar.timeZone },
+        `Created local calendar ${calendar.id} (${calendar.summary}, ${calendar.timeZone}).`,
+      );
+      return;
+    }
+    case 'calendar list': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const list = await tenancy.listCalendars(tenantId);
+      print(
+        io,
+        values.json,
+        list,
+        list.map((c) => `${c.id}  ${c.summary}  ${c.timeZone}${c.enabled ? '' : '  DISABLED'}`).join('\n') ||
+          'No calendars.',
+      );
+      return;
+    }
+    case 'grant': {
+      const tenantId = await resolveTenant(tenancy, values);
+      if (!values.read && !values.write) {
+        throw new UsageError('Pass --read and/or --write (use revoke-grant to remove access).');
+      }
+      const grant = await tenancy.setGrant(tenantId, required(values, 'key'), required(values, 'calendar'), {
+        read: values.read ?? false,
+        write: values.write ?? false,
+      });
+      print(
+        io,
+        values.json,
+        { key: values.key, calendar: values.calendar, ...grant },
+        `Key ${values.key} may now ${grant.canWrite ? 'read and write' : 'read'} calendar ${values.calendar}.`,
+      );
+      return;
+    }
+    case 'revoke-grant': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const removed = await tenancy.revokeGrant(
+        tenantId,
+        required(values, 'key'),
+        required(values, 'calendar'),
+      );
+      print(
+        io,
+        values.json,
+        { key: values.key, calendar: values.calendar, removed },
+        removed ? `Removed the grant of ${values.key} on ${values.calendar}.` : 'There was no such grant.',
+      );
+      return;
+    }
+    case 'secrets reseal': {
+      const connections = new ConnectionRepository(db.prisma, await loadSecretBox(config, embedded));
+      const report = await connections.resealAll();
+      print(
+        io,
+        values.json,
+        report,
+        `Re-sealed ${report.resealed} credential(s).${report.unreadable.length > 0 ? ` Could not open: ${report.unreadable.join(', ')}` : ''}`,
+      );
+      return;
+    }
+    case 'connect google':
+    case 'connect google-service-account':
+      await connectCommand(db, config, embedded, io, command, values);
+      return;
+    default:
+      throw new UsageError(`Unknown command '${command}'.`);
+  }
+}

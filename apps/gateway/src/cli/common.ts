@@ -1,0 +1,77 @@
+import type { parseArgs } from 'node:util';
+import { CalgateError } from '@calgate/core';
+import type { TenancyRepository } from '@calgate/store';
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const OPTIONS = {
+  json: { type: 'boolean' },
+  name: { type: 'string' },
+  tenant: { type: 'string' },
+  key: { type: 'string' },
+  calendar: { type: 'string' },
+  read: { type: 'boolean' },
+  write: { type: 'boolean' },
+  expires: { type: 'string' },
+  'time-zone': { type: 'string' },
+  'refresh-token': { type: 'string' },
+  email: { type: 'string' },
+  access: { type: 'string' },
+  keys: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export type Values = ReturnType<
+  typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>
+>['values'];
+
+export function required(values: Values, name: 'name' | 'key' | 'calendar'): string {
+  const value = values[name];
+  if (value === undefined || value.trim() === '') {
+    throw new UsageError(`--${name} is required.`);
+  }
+  return value.trim();
+}
+
+export async function resolveTenant(tenancy: TenancyRepository, values: Values): Promise<string> {
+  if (values.tenant !== undefined) {
+    if ((await tenancy.getTenant(values.tenant)) === null) {
+      throw new CalgateError('not_found', `No tenant ${values.tenant}.`);
+    }
+    return values.tenant;
+  }
+  const tenants = await tenancy.listTenants();
+  const [only, ...others] = tenants;
+  if (only === undefined) {
+    throw new UsageError('There is no tenant yet: create one with `calgate tenant create --name <name>`.');
+  }
+  if (others.length > 0) {
+    throw new UsageError(
+      `Several tenants exist; pass --tenant (one of ${tenants.map((t) => t.id).join(', ')}).`,
+    );
+  }
+  return only.id;
+}
+
+export function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function print(io: Io, json: boolean | undefined, data: unknown, human: string): void {
+  io.out(json ? JSON.stringify(data) : human);
+}

@@ -1,0 +1,70 @@
+import type { Database } from '@calgate/store';
+import { ConnectionRepository, TenancyRepository } from '@calgate/store';
+import type { Config } from '../config.ts';
+import { GoogleProviders } from '../google/providers.ts';
+import { GoogleConnections } from '../google/service.ts';
+import { createLogger } from '../logger.ts';
+import { googleSetup, loadSecretBox } from '../runtime.ts';
+import { type Io, print, required, resolveTenant, UsageError, type Values } from './common.ts';
+
+/** `calgate connect google …` and `calgate connect google-service-account …`. */
+export async function connectCommand(
+  db: Database,
+  config: Config,
+  embedded: boolean,
+  io: Io,
+  command: string,
+  values: Values,
+): Promise<void> {
+  const tenancy = new TenancyRepository(db.prisma);
+  const tenantId = await resolveTenant(tenancy, values);
+  const access = values.access ?? 'read';
+  if (access !== 'none' && access !== 'read' && access !== 'write') {
+    throw new UsageError('--access must be none, read or write.');
+  }
+  const choice = {
+    access,
+    keyIds: values.keys
+      ? values.keys
+          .split(',')
+          .map((k) => k.trim())
+          .filter(Boolean)
+      : [],
+  } as const;
+  const box = await loadSecretBox(config, embedded);
+  const connections = new ConnectionRepository(db.prisma, box);
+  const log = createLogger('silent');
+  const google = new GoogleConnections(
+    new GoogleProviders(await googleSetup(config), connections, log, () => {}),
+    connections,
+    tenancy,
+    log,
+    () => {},
+  );
+  let result: Awaited<ReturnType<GoogleConnections['connectOAuth']>>;
+  if (command === 'connect google') {
+    const refreshToken = values['refresh-token'];
+    if (refreshToken === undefined || refreshToken === '') {
+      throw new UsageError('--refresh-token is required.');
+    }
+    const token = await google.oauth().refresh(refreshToken);
+    const email = values.email ?? token.email;
+    if (email === undefined) {
+      throw new UsageError('Google did not say whose token this is: pass --email.');
+    }
+    result = await google.connectOAuth(
+      tenantId,
+      { email, refreshToken, accessToken: token.accessToken, expiresAt: token.expiresAt },
+      choice,
+    );
+  } else {
+    result = await google.connectServiceAccountCalendar(tenantId, required(values, 'calendar'), choice);
+  }
+  print(
+    io,
+    values.json,
+    result,
+    `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail} (${result.connectionId}): ${result.calendars.map((c) => `${c.id} ${c.summary}`).join(', ')}`,
+  );
+  return;
+}

@@ -4,6 +4,7 @@ import type { AuditLog } from '@calgate/store';
 import type { Catalogue, ProviderResolver } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
+import type { BookingFactory } from './booking.ts';
 import type { DirectoryFactory } from './directory.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { handleError, handleNotFound } from './http/errors.ts';
@@ -25,6 +26,8 @@ export interface AppDeps {
   version: string;
   /** Calendar creation for create_calendar. */
   directory?: DirectoryFactory;
+  /** Locks and the ledger for book_slot. */
+  booking?: BookingFactory;
   /** Dashboard REST and the Google connection flows. */
   dashboard: Omit<DashboardApiDeps, 'allowedOrigins'> &
     Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'>;

@@ -32,6 +32,8 @@ const Env = z.object({
     .regex(/^rediss?:\/\//, 'must be a redis:// URL')
     .optional(),
   DATA_DIR: z.string().min(1).default('./.calgate'),
+  /** How long a booking's range lease lasts if its holder stalls (fractions allowed, for tests). */
+  LOCK_TTL_SECS: z.coerce.number().positive().max(3600).default(30),
   ENCRYPTION_KEY: base64Key.optional(),
   ENCRYPTION_KEYS_PREVIOUS: list.pipe(z.array(base64Key)).default([]),
   GOOGLE_CLIENT_ID: z.string().min(1).optional(),
@@ -59,6 +61,7 @@ function toConfig(env: z.output<typeof Env>) {
     publicUrl,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    lockTtlMs: Math.round(env.LOCK_TTL_SECS * 1000),
     dataDir: env.DATA_DIR,
     encryptionKey: env.ENCRYPTION_KEY,
     previousEncryptionKeys: env.ENCRYPTION_KEYS_PREVIOUS,

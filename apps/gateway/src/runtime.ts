@@ -4,13 +4,17 @@ import { join, resolve } from 'node:path';
 import {
   connectRedis,
   MemoryRateLimiter,
+  MemorySlotLock,
   type RateLimiter,
   RedisRateLimiter,
+  RedisSlotLock,
   redisReady,
+  type SlotLock,
 } from '@calgate/locks';
 import { DEFAULT_GOOGLE_ENDPOINTS, LocalCalendarProvider, type ServiceAccountKey } from '@calgate/providers';
 import {
   ApiKeyRepository,
+  BookingRepository,
   ConnectionRepository,
   type Database,
   LocalEventStore,
@@ -27,6 +31,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { AppDeps } from './app.ts';
 import { KeyAuthenticator } from './auth.ts';
+import { bookingServices } from './booking.ts';
 import { type Config, ConfigError } from './config.ts';
 import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
@@ -191,6 +196,8 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
 
     let redis: Redis | undefined;
     let rateLimiter: RateLimiter = new MemoryRateLimiter(config.rateLimit);
+    // Without Redis, leases are exact only within this one process.
+    let slotLock: SlotLock = new MemorySlotLock();
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -198,6 +205,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       await redisReady(client, 5_000).catch(() => log.warn('Redis is not reachable yet'));
       redis = client;
       rateLimiter = new RedisRateLimiter(client, config.rateLimit);
+      slotLock = new RedisSlotLock(client);
       closers.unshift(async () => {
         client.disconnect();
       });
@@ -241,6 +249,11 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         tenancy,
         google: googleProviders,
         invalidate: () => authenticator.invalidate(),
+      }),
+      booking: bookingServices({
+        repository: new BookingRepository(db),
+        lock: slotLock,
+        lockTtlMs: config.lockTtlMs,
       }),
       logger: log,
       version: VERSION,

@@ -28,8 +28,14 @@ export interface TestGateway extends RunningGateway {
  * A real gateway on a free loopback port, wired by the same runtime as production, with its own
  * Postgres database and the run's Redis.
  */
-export async function startTestGateway(env: Record<string, string> = {}): Promise<TestGateway> {
-  const db = await createTestDatabase();
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  options: {
+    /** Serve this database (another gateway's) instead of a new one; it is left open on stop. */
+    db?: TestDatabase;
+  } = {},
+): Promise<TestGateway> {
+  const db = options.db ?? (await createTestDatabase());
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -68,7 +74,9 @@ export async function startTestGateway(env: Record<string, string> = {}): Promis
     },
     async stop() {
       await gateway.close();
-      await db.close();
+      if (options.db === undefined) {
+        await db.close();
+      }
     },
   };
 }

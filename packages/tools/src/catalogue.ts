@@ -69,6 +69,8 @@ export interface ToolContext {
   /** Reports progress when the client asked for it (a `progressToken`); a no-op otherwise. */
   progress(done: number, total?: number, message?: string): Promise<void>;
   directory: CalendarDirectory | undefined;
+  /** Locks and the ledger for book_slot; absent where the gateway has none (the tool answers 'unavailable'). */
+  booking?: BookingServices | undefined;
   /** The gateway's external base URL (PUBLIC_URL, no trailing slash), for links to Calgate pages. */
   publicUrl?: string | undefined;
 }

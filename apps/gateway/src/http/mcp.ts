@@ -4,6 +4,7 @@ import { CalendarAccess, type Catalogue, createMcpServer, type ProviderResolver 
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
+import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
 import { errorBody } from './errors.ts';
 
@@ -21,6 +22,8 @@ export interface McpRouteDeps {
   version: string;
   /** Creates calendars for create_calendar; the tool answers 'unavailable' without it. */
   directory?: DirectoryFactory | undefined;
+  /** Locks and ledger for book_slot; the tool answers 'unavailable' without them. */
+  booking?: BookingFactory | undefined;
 }
 
 /** Whether a JSON-RPC message (or batch) carries a progress token. */
@@ -114,6 +117,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
       ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
+      ...(deps.booking === undefined
+        ? {}
+        : { booking: deps.booking({ tenantId: key.tenantId, keyId: key.keyId }) }),
     });
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,0 +1,204 @@
+import { CalgateError, isCalgateError } from '@calgate/core';
+import type { EventInput } from '@calgate/providers';
+import { z } from 'zod';
+import type { BookingServices, LedgerBooking } from '../../catalogue.ts';
+import { defineTool } from '../../catalogue.ts';
+import { TextScreen } from '../../firewall.ts';
+import { instant, parseRfc3339 } from '../../schemas.ts';
+import { attendeesIn, sanitizedOut, writeCalendarId } from '../../write-schemas.ts';
+import { attendeesFrom, uniqueEmails } from '../write/common.ts';
+import {
+  blockingEvents,
+  bookingEventId,
+  conflictError,
+  requestHash,
+  type Slot,
+  verifyFree,
+} from './book-slot-checks.ts';
+import { rollBack, writeBookingEvent } from './book-slot-write.ts';
+
+/** Longer bookings are almost always a mistaken date; create_event takes them. */
+const MAX_BOOKING_MS = 24 * 3_600_000;
+
+const output = z.object({
+  bookingId: z.string(),
+  eventId: z.string(),
+  calendarId: z.string(),
+  start: z.string(),
+  end: z.string(),
+  summary: z.string(),
+  replayed: z
+    .boolean()
+    .describe('True when idempotencyKey matched an earlier booking: nothing new was booked.'),
+  sanitized: sanitizedOut,
+});
+type Output = z.output<typeof output>;
+
+function services(booking: BookingServices | undefined): BookingServices {
+  if (booking === undefined) {
+    throw new CalgateError(
+      'unavailable',
+      'Booking is not available on this gateway (no lock service or ledger).',
+    );
+  }
+  return booking;
+}
+
+function slotOf(start: string, end: string): Slot {
+  const slot = { start: parseRfc3339(start) ?? Number.NaN, end: parseRfc3339(end) ?? Number.NaN };
+  if (!(slot.end > slot.start)) {
+    throw new CalgateError('invalid_argument', 'end must be later than start.');
+  }
+  if (slot.end - slot.start > MAX_BOOKING_MS) {
+    throw new CalgateError(
+      'invalid_argument',
+      'A booking may last at most 24 hours; use create_event for longer events.',
+    );
+  }
+  return slot;
+}
+
+/** The first booking made with this idempotency key, or a refusal when the parameters differ. */
+function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string): Output {
+  if (earlier.requestHash !== hash) {
+    throw new CalgateError(
+      'already_exists',
+      `idempotencyKey '${idempotencyKey}' was already used for a different booking (${earlier.id}, ${earlier.start.toISOString()}–${earlier.end.toISOString()}). Use a new idempotencyKey for a new booking.`,
+      { context: { bookingId: earlier.id } },
+    );
+  }
+  return {
+    ...(earlier.result as Omit<Output, 'bookingId' | 'replayed'>),
+    bookingId: earlier.id,
+    replayed: true,
+  };
+}
+
+export const bookSlot = defineTool({
+  name: 'book_slot',
+  title: 'Book slot',
+  description:
+    'Book [start, end) without double-booking: lock, check free/busy and bookings, write, re-check, record; any failure rolls back. idempotencyKey makes retries safe.',
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId,
+    start: instant,
+    end: instant,
+    summary: z.string().min(1).max(1024),
+    description: z.string().max(8192).optional(),
+    attendees: attendeesIn.optional(),
+    idempotencyKey: z.string().min(1).max(200).optional().describe('Reuse when retrying.'),
+  }),
+  output,
+  example: {
+    calendarId: 'primary',
+    start: '2026-03-16T14:00:00-04:00',
+    end: '2026-03-16T14:30:00-04:00',
+    summary: 'Meeting with Alice',
+    attendees: ['alice@example.com'],
+    idempotencyKey: 'alice-2026-03-16',
+  },
+  async run(args, { access, booking, signal }) {
+    const { lock, ledger, lockTtlMs } = services(booking);
+    const handle = access.writable(args.calendarId);
+    const calendarId = handle.calendar.id;
+    const slot = slotOf(args.start, args.end);
+    const screen = new TextScreen();
+    const summary = screen.text('summary', args.summary);
+    const description = screen.text('description', args.description);
+    const attendees = uniqueEmails(args.attendees ?? []);
+    const hash = requestHash({ calendarId, ...slot, summary, description, attendees });
+    const key = args.idempotencyKey;
+    if (key !== undefined) {
+      const earlier = await ledger.byIdempotencyKey(key);
+      if (earlier !== null) {
+        return replay(earlier, hash, key);
+      }
+    }
+
+    const lease = await lock.acquire(calendarId, slot, lockTtlMs);
+    if (lease === null) {
+      throw new CalgateError(
+        'conflict',
+        `Not booked: another booking of an overlapping time on calendar ${calendarId} is in progress. Check availability again before retrying.`,
+        { retry: true, context: { calendarId } },
+      );
+    }
+    try {
+      if (key !== undefined) {
+        // A concurrent call with the same key may have finished while this one waited.
+        const earlier = await ledger.byIdempotencyKey(key);
+        if (earlier !== null) {
+          return replay(earlier, hash, key);
+        }
+      }
+      await verifyFree(handle, ledger, slot, signal);
+      const input: EventInput = {
+        summary,
+        start: { dateTime: args.start, timeZone: handle.ref.timeZone },
+        end: { dateTime: args.end, timeZone: handle.ref.timeZone },
+        ...(description === undefined ? {} : { description }),
+        ...(attendees.length === 0 ? {} : { attendees: attendeesFrom(attendees) }),
+      };
+      const event = await writeBookingEvent(handle, input, slot, signal, (generation) =>
+        bookingEventId(
+          access.principal.keyId,
+          { calendarId, ...slot },
+          key === undefined ? { leaseToken: lease.token } : { idempotencyKey: key },
+          generation,
+        ),
+      );
+      const result = {
+        eventId: event.id,
+        calendarId,
+        start: new Date(slot.start).toISOString(),
+        end: new Date(slot.end).toISOString(),
+        summary,
+      };
+      try {
+        // Something created upstream between the check and the write shows up only now.
+        const [other] = await blockingEvents(handle, slot, signal, event.id);
+        if (other !== undefined) {
+          throw conflictError(
+            handle,
+            {
+              start: Date.parse(other.start.dateTime ?? `${other.start.date}T00:00:00Z`),
+              end: Date.parse(other.end.dateTime ?? `${other.end.date}T00:00:00Z`),
+              summary: other.summary,
+              kind: 'event',
+            },
+            ' It appeared while this booking was being written; the booking was rolled back.',
+          );
+        }
+        const record = await ledger.confirm({
+          calendarId,
+          eventId: event.id,
+          start: new Date(slot.start),
+          end: new Date(slot.end),
+          requestHash: hash,
+          result,
+          ...(key === undefined ? {} : { idempotencyKey: key }),
+        });
+        return {
+          ...result,
+          bookingId: record.id,
+          replayed: false,
+          ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+        };
+      } catch (error) {
+        if (key !== undefined && isCalgateError(error) && error.code === 'already_exists') {
+          // The same key finished first elsewhere; its event is the one this call would have written.
+          const earlier = await ledger.byIdempotencyKey(key);
+          if (earlier !== null && earlier.eventId === event.id) {
+            return replay(earlier, hash, key);
+          }
+        }
+        throw await rollBack(handle, event.id, error, slot);
+      }
+    } finally {
+      // Compare-and-delete: a lease that lapsed meanwhile is simply gone; another holder's stays.
+      await lock.release(lease).catch(() => false);
+    }
+  },
+});

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { connectRedis, RedisSlotLock } from '@calgate/locks';
+import { GOOGLE_SCOPES } from '@calgate/providers';
+import { redisUrl } from '@calgate/testkit';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CLIENT = { clientId: 'calgate-booking.apps.googleusercontent.com', clientSecret: 'booking-secret' };
+const ANN = 'ann@example.com';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function book(client: Client, args: Record<string, unknown>) {
+  const result = await client.callTool({ name: 'book_slot', arguments: args });
+  return {
+    isError: result.isError === true,
+    text: textOf(result),
+    out: result.structuredContent as { bookingId: string; eventId: string },
+  };
+}
+
+describe('book_slot against Google (emulator): lost answers, upstream races, lapsed locks', () => {
+  let emulator: GoogleEmulator;
+  let a: TestGateway;
+  let b: TestGateway;
+  let clientA: Client;
+  let clientB: Client;
+  let calendarId: string;
+  let accessToken: string;
+
+  /** Live events stored upstream in [from, to). */
+  const upstream = (from: string, to: string) =>
+    emulator.admin
+      .events(ANN)
+      .filter((e) => e.status !== 'cancelled')
+      .filter((e) => {
+        const start = Date.parse(String((e.start as { dateTime?: string }).dateTime));
+        return start >= Date.parse(from) && start < Date.parse(to);
+      });
+
+  async function ledgerRows(from: string, to: string): Promise<number> {
+    const { rows } = await a.db.pool.query(
+      `SELECT count(*)::int AS n FROM bookings WHERE calendar_id = $1 AND status = 'confirmed'
+       AND during && tstzrange($2, $3, '[)')`,
+      [calendarId, from, to],
+    );
+    return rows[0].n as number;
+  }
+
+  /** Someone creating an event in Google directly, not through Calgate. */
+  async function insertDirectly(summary: string, start: string, end: string): Promise<void> {
+    const response = await fetch(`${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ summary, start: { dateTime: start }, end: { dateTime: end } }),
+    });
+    expect(response.status).toBe(200);
+  }
+
+  beforeAll(async () => {
+    emulator = await startGoogleEmulator({
+      seed: {
+        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
+        accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }],
+      },
+    });
+    const env = {
+      GOOGLE_CLIENT_ID: CLIENT.clientId,
+      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+      // Both instances must read the tokens the other stored.
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_BURST: '10000',
+    };
+    // Instance A lets a stalled booking's lease lapse after one second; B keeps its leases.
+    a = await startTestGateway({ ...env, LOCK_TTL_SECS: '1' });
+    b = await startTestGateway({ ...env, LOCK_TTL_SECS: '30' }, { db: a.db });
+    const tenant = await a.seedTenant('Acme');
+    const tokens = emulator.admin.issueTokens({
+      email: ANN,
+      clientId: CLIENT.clientId,
+      offline: true,
+      scopes: [...GOOGLE_SCOPES],
+    });
+    accessToken = emulator.admin.issueTokens({ email: ANN, scopes: [...GOOGLE_SCOPES] }).access_token;
+    await a.runtime.google.connectOAuth(
+      tenant.tenantId,
+      { email: ANN, refreshToken: tokens.refresh_token as string },
+      { access: 'write', keyIds: [tenant.keyId] },
+    );
+    const { rows } = await a.db.pool.query(
+      `SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2`,
+      [ANN, tenant.tenantId],
+    );
+    calendarId = rows[0].id;
+    a.runtime.deps.authenticator.invalidate();
+    clientA = await connectClient(a.mcpUrl, tenant.secret);
+    clientB = await connectClient(b.mcpUrl, tenant.secret);
+  }, 60_000);
+
+  afterAll(async () => {
+    await clientA?.close();
+    await clientB?.close();
+    await b?.stop();
+    await a?.stop();
+    await emulator?.close();
+  });
+
+  it('an insert whose answer is lost is read back: one event, one booking', async () => {
+    const start = '2027-02-01T09:00:00Z';
+    const end = '2027-02-01T10:00:00Z';
+    emulator.admin.script({ match: { op: 'events.insert' }, times: 1, action: { kind: 'dropResponse' } });
+    const booked = await book(clientA, { calendarId, start, end, summary: 'Lost answer' });
+    expect(booked.isError, booked.text).toBe(false);
+    const events = upstream(start, end);
+    expect(events.map((e) => e.id)).toEqual([booked.out.eventId]);
+    expect(emulator.admin.requests().filter((r) => r.fault === 'dropResponse')).toHaveLength(1);
+    expect(await ledgerRows(start, end)).toBe(1);
+  });
+
+  it('an event created upstream between the check and the write rolls the booking back', async () => {
+    const start = '2027-02-02T09:00:00Z';
+    const end = '2027-02-02T10:00:00Z';
+    emulator.admin.script({
+      match: { op: 'events.insert' },
+      times: 1,
+      action: { kind: 'latency', ms: 1_500 },
+    });
+    const pending = book(clientA, { calendarId, start, end, summary: 'Calgate booking' });
+    await sleep(500);
+    await insertDirectly('Booked by hand', '2027-02-02T09:30:00Z', '2027-02-02T10:30:00Z');
+    const result = await pending;
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(
+      /^Not booked: the slot overlaps the event 'Booked by hand' from 2027-02-02T09:30:00.000Z to 2027-02-02T10:30:00.000Z .* appeared while this booking was being written; the booking was rolled back\./,
+    );
+    expect(upstream(start, '2027-02-03T00:00:00Z').map((e) => e.summary)).toEqual(['Booked by hand']);
+    expect(await ledgerRows(start, end)).toBe(0);
+  });
+
+  it('a lease that lapses mid-booking: still one booking, and the late release frees nothing', async () => {
+    const start = '2027-02-03T09:00:00Z';
+    const end = '2027-02-03T10:00:00Z';
+    const redis = connectRedis(redisUrl());
+    const locks = new RedisSlotLock(redis);
+    try {
+      // A's insert stalls 2.5 s, past its 1 s lease.
+      emulator.admin.script({
+        match: { op: 'events.insert' },
+        times: 1,
+        action: { kind: 'latency', ms: 2_500 },
+      });
+      const first = book(clientA, { calendarId, start, end, summary: 'Holder A' });
+      await sleep(700);
+      // B's insert stalls longer, so B holds its lease while A finishes and releases late.
+      emulator.admin.script({
+        match: { op: 'events.insert' },
+        times: 1,
+        action: { kind: 'latency', ms: 3_000 },
+      });
+      await sleep(600);
+      const second = book(clientB, { calendarId, start, end, summary: 'Holder B' });
+      const resultA = await first;
+      // A has released its lapsed lease by now; B's lease on the range must still be there.
+      const held = await locks.held(calendarId, {
+        start: Date.parse(start),
+        end: Date.parse(end),
+      });
+      expect(held).toHaveLength(1);
+      expect(await locks.acquire(calendarId, { start: Date.parse(start), end: Date.parse(end) }, 1_000)).toBe(
+        null,
+      );
+      const resultB = await second;
+      const results = [resultA, resultB];
+      expect(results.filter((r) => !r.isError)).toHaveLength(1);
+      expect(results.find((r) => r.isError)?.text).toMatch(/^Not booked: the slot overlaps/);
+      expect(upstream(start, end)).toHaveLength(1);
+      expect(await ledgerRows(start, end)).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+  }, 20_000);
+});

@@ -136,12 +136,37 @@ function withoutClosedObjects(value: unknown): unknown {
   return out;
 }
 
+/**
+ * Length limits that only guard against abuse (`minLength: 1`, `maxLength` of 1,000 or more on
+ * ids and free text) tell an agent nothing it would act on, yet cost ~500 tokens across
+ * tools/list; the handlers still enforce them, with a message that names the limit.
+ */
+function withoutGuardLimits(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value.map(withoutGuardLimits);
+  }
+  if (value === null || typeof value !== 'object') {
+    return value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    const guard =
+      (key === 'minLength' && child === 1) ||
+      (key === 'maxLength' && typeof child === 'number' && child >= 1000);
+    if (!guard) {
+      out[key] = withoutGuardLimits(child);
+    }
+  }
+  return out;
+}
+
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema & { type: 'object' } {
   let json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   delete json.$schema;
   if (io === 'output') {
     json = withoutClosedObjects(json) as JsonSchema;
   }
+  json = withoutGuardLimits(json) as JsonSchema;
   return { ...json, type: 'object' };
 }
 

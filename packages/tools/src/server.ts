@@ -65,7 +65,8 @@ function toolOf(entry: CatalogueEntry): Tool {
     description: definition.description,
     inputSchema: entry.inputSchema,
     outputSchema: entry.outputSchema,
-    annotations: { title: definition.title, ...definition.annotations },
+    // The tool's own title already names it; clients fall back to it (MCP 2025-06-18 and later).
+    annotations: { ...definition.annotations },
   };
 }
 

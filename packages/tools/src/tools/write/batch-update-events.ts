@@ -10,7 +10,7 @@ export const MAX_BATCH = 50;
 const CONCURRENCY = 5;
 
 const itemOut = z.object({
-  index: z.number().int(),
+  index: z.number(),
   eventId: z.string(),
   ok: z.boolean(),
   changed: z.boolean().optional(),
@@ -35,8 +35,8 @@ export const batchUpdateEvents = defineTool({
     sendUpdates: sendUpdatesIn,
   }),
   output: z.object({
-    succeeded: z.number().int(),
-    failed: z.number().int(),
+    succeeded: z.number(),
+    failed: z.number(),
     results: z.array(itemOut),
   }),
   example: {

@@ -1,0 +1,171 @@
+/**
+ * What makes a calendar busy for the availability tools: its provider's free/busy (opaque events
+ * that are not cancelled and not declined by the calendar's own attendee) plus the active
+ * booking holds on it. A calendar whose free/busy or holds cannot be read is a failure, never
+ * free time.
+ */
+import { CalgateError, type ErrorCode, type Interval, mergeIntervals } from '@calgate/core';
+import type { FreeBusyResult } from '@calgate/providers';
+import type { CalendarHandle } from '../../access.ts';
+import type { BookingServices } from '../../catalogue.ts';
+import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
+
+/** Google answers free/busy for at most 50 calendars per query. */
+const CALENDARS_PER_QUERY = 50;
+
+const CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'permission_denied',
+  'not_found',
+  'rate_limited',
+  'needs_reauth',
+  'upstream_unavailable',
+  'unavailable',
+]);
+
+/** What reading busy time needs of a tool call (holds only when the gateway wires booking). */
+export interface BusyContext {
+  signal: AbortSignal;
+  booking?: BookingServices | undefined;
+}
+
+/** One calendar's busy time in the window, split by source; or why it could not be read. */
+export type CalendarBusy =
+  | { calendarId: string; ok: true; events: Interval[]; holds: Interval[] }
+  | { calendarId: string; ok: false; error: CalgateError };
+
+function failure(calendarId: string, code: string, message: string): CalendarBusy {
+  const known = (CODES.has(code) ? code : 'upstream_unavailable') as ErrorCode;
+  return {
+    calendarId,
+    ok: false,
+    error: new CalgateError(known, `Free/busy of calendar '${calendarId}' could not be read: ${message}`, {
+      context: { calendarId },
+    }),
+  };
+}
+
+function intervalsOf(result: FreeBusyResult | undefined): Interval[] | { code: string; message: string } {
+  if (result === undefined || result.busy === undefined || result.error !== undefined) {
+    return result?.error ?? { code: 'upstream_unavailable', message: 'no free/busy answer.' };
+  }
+  const out: Interval[] = [];
+  for (const block of result.busy) {
+    const start = Date.parse(block.start);
+    const end = Date.parse(block.end);
+    if (Number.isNaN(start) || Number.isNaN(end)) {
+      return { code: 'upstream_unavailable', message: 'an unreadable busy interval.' };
+    }
+    out.push({ start, end });
+  }
+  return out;
+}
+
+/** Handles grouped as one upstream query can answer them: same connection, at most 50. */
+function batches(handles: readonly CalendarHandle[]): CalendarHandle[][] {
+  const byConnection = new Map<string, CalendarHandle[]>();
+  for (const handle of handles) {
+    const group = byConnection.get(handle.calendar.connectionId) ?? [];
+    group.push(handle);
+    byConnection.set(handle.calendar.connectionId, group);
+  }
+  const out: CalendarHandle[][] = [];
+  for (const group of byConnection.values()) {
+    for (let i = 0; i < group.length; i += CALENDARS_PER_QUERY) {
+      out.push(group.slice(i, i + CALENDARS_PER_QUERY));
+    }
+  }
+  return out;
+}
+
+/** Active booking holds on a calendar over the window (none when booking is not wired). */
+async function holdsOf(context: BusyContext, calendarId: string, window: Interval): Promise<Interval[]> {
+  const lock = context.booking?.lock;
+  if (lock === undefined) {
+    return [];
+  }
+  try {
+    const held = await lock.held(calendarId, window);
+    return held.map((h) => ({ start: h.start, end: h.end }));
+  } catch (error) {
+    throw new CalgateError(
+      'unavailable',
+      `Booking holds on calendar '${calendarId}' could not be read, so its availability is unknown; try again shortly.`,
+      { retry: true, context: { calendarId }, cause: error },
+    );
+  }
+}
+
+/** Busy time of each calendar in `window`, clipped to it and merged, in the order of `handles`. */
+export async function readBusy(
+  handles: readonly CalendarHandle[],
+  window: Interval,
+  context: BusyContext,
+): Promise<CalendarBusy[]> {
+  const answers = new Map<string, CalendarBusy>();
+  const timeMin = new Date(window.start).toISOString();
+  const timeMax = new Date(window.end).toISOString();
+  const clip = (spans: readonly Interval[]) =>
+    mergeIntervals(
+      spans.map((s) => ({ start: Math.max(s.start, window.start), end: Math.min(s.end, window.end) })),
+    );
+  await forEachLimited(
+    batches(handles),
+    (batch) => batch[0]?.calendar.connectionId ?? '',
+    { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
+    async (batch) => {
+      const provider = (batch[0] as CalendarHandle).provider;
+      let results: FreeBusyResult[];
+      try {
+        results = await provider.freeBusy(
+          batch.map((handle) => handle.ref),
+          timeMin,
+          timeMax,
+          context.signal,
+        );
+      } catch (error) {
+        if (!(error instanceof CalgateError)) {
+          throw error;
+        }
+        for (const handle of batch) {
+          answers.set(handle.calendar.id, failure(handle.calendar.id, error.code, error.message));
+        }
+        return;
+      }
+      for (const handle of batch) {
+        const id = handle.calendar.id;
+        const events = intervalsOf(results.find((result) => result.calendarId === id));
+        if (!Array.isArray(events)) {
+          answers.set(id, failure(id, events.code, events.message));
+          continue;
+        }
+        try {
+          const holds = await holdsOf(context, id, window);
+          answers.set(id, { calendarId: id, ok: true, events: clip(events), holds: clip(holds) });
+        } catch (error) {
+          if (!(error instanceof CalgateError)) {
+            throw error;
+          }
+          answers.set(id, { calendarId: id, ok: false, error });
+        }
+      }
+    },
+  );
+  return handles.map(
+    (handle) =>
+      answers.get(handle.calendar.id) ??
+      failure(handle.calendar.id, 'upstream_unavailable', 'no free/busy answer.'),
+  );
+}
+
+/** One calendar's busy time, or the error that makes it unknown (thrown: never report it free). */
+export async function busyOrThrow(
+  handle: CalendarHandle,
+  window: Interval,
+  context: BusyContext,
+): Promise<{ events: Interval[]; holds: Interval[] }> {
+  const [answer] = await readBusy([handle], window, context);
+  if (answer === undefined || !answer.ok) {
+    throw answer?.error ?? new CalgateError('upstream_unavailable', 'No free/busy answer.');
+  }
+  return answer;
+}

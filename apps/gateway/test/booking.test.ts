@@ -240,6 +240,37 @@ describe('book_slot across two gateway instances (local calendars, real Postgres
     expect(await storedEvents('2026-12-07T00:00:00Z', '2026-12-08T00:00:00Z')).toHaveLength(0);
   });
 
+  it('without a shared lock (two instances with in-process locks) the ledger still allows at most one booking', async () => {
+    const [c, d] = [
+      await startTestGateway(HIGH_LIMITS, { db: a.db, withoutRedis: true }),
+      await startTestGateway(HIGH_LIMITS, { db: a.db, withoutRedis: true }),
+    ];
+    const unshared = [
+      await connectClient(c.mcpUrl, tenant.secret),
+      await connectClient(d.mcpUrl, tenant.secret),
+    ];
+    try {
+      const start = '2026-12-09T09:00:00Z';
+      const end = '2026-12-09T10:00:00Z';
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          book(unshared[i % 2] as Client, { calendarId, start, end, summary: `Unshared ${i}` }),
+        ),
+      );
+      const booked = results.filter((r) => !r.isError);
+      expect(booked.length).toBeLessThanOrEqual(1);
+      expect(results.filter((r) => r.isError).every((r) => r.text.startsWith('Not booked:'))).toBe(true);
+      // Every loser removed what it wrote: the events left are exactly the ledger's.
+      const events = await storedEvents(start, end);
+      expect(events.map((e) => e.id)).toEqual(booked.map((r) => r.out.eventId));
+      expect(await ledgerRows(start, end)).toBe(booked.length);
+    } finally {
+      await Promise.all(unshared.map((client) => client.close()));
+      await c.stop();
+      await d.stop();
+    }
+  });
+
   it('fails closed when Redis is unreachable, while reads keep working', async () => {
     const c = await startTestGateway(
       { ...HIGH_LIMITS, REDIS_URL: `redis://127.0.0.1:${await deadPort()}` },

@@ -33,6 +33,8 @@ export async function startTestGateway(
   options: {
     /** Serve this database (another gateway's) instead of a new one; it is left open on stop. */
     db?: TestDatabase;
+    /** No REDIS_URL: rate limits and booking locks stay inside this gateway. */
+    withoutRedis?: boolean;
   } = {},
 ): Promise<TestGateway> {
   const db = options.db ?? (await createTestDatabase());
@@ -41,7 +43,7 @@ export async function startTestGateway(
     HOST: '127.0.0.1',
     PUBLIC_URL: 'http://calgate.test',
     DATABASE_URL: db.url,
-    REDIS_URL: redisUrl(),
+    ...(options.withoutRedis ? {} : { REDIS_URL: redisUrl() }),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
     ...env,

@@ -1,0 +1,251 @@
+import { connectRedis, RedisSlotLock } from '@calgate/locks';
+import { LocalCalendarProvider } from '@calgate/providers';
+import { LocalEventStore } from '@calgate/store';
+import { redisUrl } from '@calgate/testkit';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { decode } from '@toon-format/toon';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+// The week of the change from CEST to CET in Berlin (Sunday 2026-10-25, 03:00 → 02:00).
+const FRIDAY = '2026-10-23';
+const MONDAY = '2026-10-26';
+const TUESDAY = '2026-10-27';
+const WEEK = { start: `${FRIDAY}T00:00:00+02:00`, end: '2026-10-28T00:00:00+01:00' };
+const HOURS = {
+  days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+  start: '09:00',
+  end: '17:00',
+  timeZone: 'Europe/Berlin',
+};
+
+interface Slot {
+  start: string;
+  end: string;
+  durationMinutes: number;
+}
+
+describe('availability tools on local calendars, over HTTP with the MCP SDK client', () => {
+  let gw: TestGateway;
+  let client: Client;
+  let work: string;
+  let home: string;
+  let redis: Redis;
+
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    return { result, text: textOf(result), out: result.structuredContent as Record<string, unknown> };
+  };
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '10000' });
+    const owner = await gw.seedTenant('Owner');
+    work = await gw.localCalendar(owner.tenantId, 'Work', 'Europe/Berlin');
+    home = await gw.localCalendar(owner.tenantId, 'Home', 'Europe/Berlin');
+    await gw.grant(owner.tenantId, owner.keyId, work, { read: true, write: true });
+    await gw.grant(owner.tenantId, owner.keyId, home, { read: true, write: false });
+    const provider = new LocalCalendarProvider(new LocalEventStore(gw.db));
+    const ref = (id: string) => ({ id, externalId: id, timeZone: 'Europe/Berlin' });
+    const timed = (summary: string, day: string, from: string, to: string, offset: string, extra = {}) => ({
+      summary,
+      start: { dateTime: `${day}T${from}:00${offset}` },
+      end: { dateTime: `${day}T${to}:00${offset}` },
+      ...extra,
+    });
+    for (const event of [
+      timed('Review (CEST)', FRIDAY, '10:00', '11:00', '+02:00'),
+      timed('Review (CET)', MONDAY, '10:00', '11:00', '+01:00'),
+      timed('Focus (free)', MONDAY, '13:00', '14:00', '+01:00', { transparency: 'transparent' }),
+      timed('Declined call', MONDAY, '15:00', '16:00', '+01:00', {
+        attendees: [
+          { email: 'me@example.com', self: true, responseStatus: 'declined' },
+          { email: 'ann@example.com', organizer: true, responseStatus: 'accepted' },
+        ],
+      }),
+      { summary: 'Offsite', start: { date: TUESDAY }, end: { date: '2026-10-28' } },
+    ]) {
+      await provider.insertEvent(ref(work), event);
+    }
+    await provider.insertEvent(ref(home), timed('School run', MONDAY, '10:30', '12:00', '+01:00'));
+    client = await connectClient(gw.mcpUrl, owner.secret);
+    redis = connectRedis(redisUrl(), { name: 'availability-test' });
+  }, 60_000);
+
+  afterAll(async () => {
+    redis?.disconnect();
+    await client?.close();
+    await gw?.stop();
+  });
+
+  it('lists the four tools with output schemas and the reference annotations', async () => {
+    const { tools } = await client.listTools();
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    for (const name of ['find_free_slots', 'check_availability', 'get_availability', 'expand_rrule']) {
+      const tool = byName.get(name);
+      expect(tool?.outputSchema?.type, name).toBe('object');
+      expect(tool?.annotations, name).toEqual({
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: name !== 'expand_rrule',
+      });
+    }
+  });
+
+  it('find_free_slots keeps 09:00-17:00 Berlin time across the DST change, with buffers; all-day, transparent and declined events behave', async () => {
+    const { result, out } = await call('find_free_slots', {
+      calendarId: work,
+      ...WEEK,
+      workingHours: HOURS,
+      bufferMinutes: 15,
+    });
+    expect(result.isError).toBeFalsy();
+    expect(out.slots as Slot[]).toEqual([
+      { start: `${FRIDAY}T09:00:00+02:00`, end: `${FRIDAY}T09:45:00+02:00`, durationMinutes: 45 },
+      { start: `${FRIDAY}T11:15:00+02:00`, end: `${FRIDAY}T17:00:00+02:00`, durationMinutes: 345 },
+      { start: `${MONDAY}T09:00:00+01:00`, end: `${MONDAY}T09:45:00+01:00`, durationMinutes: 45 },
+      // The transparent focus block and the declined call do not split the afternoon.
+      { start: `${MONDAY}T11:15:00+01:00`, end: `${MONDAY}T17:00:00+01:00`, durationMinutes: 345 },
+      // Tuesday is taken by the all-day offsite.
+    ]);
+    const utc = await call('find_free_slots', {
+      calendarId: work,
+      start: `${MONDAY}T08:00:00Z`,
+      end: `${MONDAY}T12:00:00Z`,
+      minDurationMinutes: 60,
+    });
+    // Without working hours: UTC, and the buffer is not applied.
+    expect(utc.out.slots).toEqual([
+      { start: `${MONDAY}T08:00:00Z`, end: `${MONDAY}T09:00:00Z`, durationMinutes: 60 },
+      { start: `${MONDAY}T10:00:00Z`, end: `${MONDAY}T12:00:00Z`, durationMinutes: 120 },
+    ]);
+  });
+
+  it('check_availability: opaque events and all-day events block; transparent and declined ones do not', async () => {
+    const check = async (start: string, end: string) =>
+      (await call('check_availability', { calendarId: work, start, end })).out;
+    expect(await check(`${MONDAY}T13:00:00+01:00`, `${MONDAY}T14:00:00+01:00`)).toEqual({ available: true });
+    expect(await check(`${MONDAY}T15:00:00+01:00`, `${MONDAY}T16:00:00+01:00`)).toEqual({ available: true });
+    expect(await check(`${MONDAY}T10:30:00+01:00`, `${MONDAY}T12:00:00+01:00`)).toEqual({
+      available: false,
+      conflicts: [{ start: `${MONDAY}T09:30:00Z`, end: `${MONDAY}T10:00:00Z`, kind: 'event' }],
+    });
+    expect(await check(`${TUESDAY}T12:00:00+01:00`, `${TUESDAY}T12:30:00+01:00`)).toMatchObject({
+      available: false,
+    });
+  });
+
+  it('check_availability and find_free_slots see an active booking hold (the lock book_slot takes)', async () => {
+    const lock = new RedisSlotLock(redis);
+    const hold = { start: Date.parse('2026-10-28T09:00:00Z'), end: Date.parse('2026-10-28T10:00:00Z') };
+    const lease = await lock.acquire(work, hold, 30_000);
+    expect(lease).not.toBeNull();
+    const held = await call('check_availability', {
+      calendarId: work,
+      start: '2026-10-28T09:30:00Z',
+      end: '2026-10-28T10:30:00Z',
+    });
+    expect(held.out).toEqual({
+      available: false,
+      conflicts: [{ start: '2026-10-28T09:30:00Z', end: '2026-10-28T10:00:00Z', kind: 'hold' }],
+    });
+    const slots = await call('find_free_slots', {
+      calendarId: work,
+      start: '2026-10-28T08:00:00Z',
+      end: '2026-10-28T12:00:00Z',
+    });
+    expect(slots.out.slots).toEqual([
+      { start: '2026-10-28T08:00:00Z', end: '2026-10-28T09:00:00Z', durationMinutes: 60 },
+      { start: '2026-10-28T10:00:00Z', end: '2026-10-28T12:00:00Z', durationMinutes: 120 },
+    ]);
+    if (lease !== null) {
+      expect(await lock.release(lease)).toBe(true);
+    }
+    const free = await call('check_availability', {
+      calendarId: work,
+      start: '2026-10-28T09:30:00Z',
+      end: '2026-10-28T10:30:00Z',
+    });
+    expect(free.out).toEqual({ available: true });
+  });
+
+  it('get_availability: opaque hides how many calendars are busy, full counts them', async () => {
+    const window = {
+      start: `${MONDAY}T08:00:00+01:00`,
+      end: `${MONDAY}T18:00:00+01:00`,
+      calendarIds: [work, home],
+    };
+    const opaque = await call('get_availability', window);
+    expect(opaque.out).toEqual({
+      busy: [{ start: `${MONDAY}T09:00:00Z`, end: `${MONDAY}T11:00:00Z`, sourceCount: 0 }],
+      free: [
+        { start: `${MONDAY}T07:00:00Z`, end: `${MONDAY}T09:00:00Z`, durationMinutes: 120 },
+        { start: `${MONDAY}T11:00:00Z`, end: `${MONDAY}T17:00:00Z`, durationMinutes: 360 },
+      ],
+      calendarsMerged: 2,
+      privacy: 'opaque',
+    });
+    const full = await call('get_availability', { ...window, privacy: 'full', minFreeSlotMinutes: 180 });
+    expect(full.out).toEqual({
+      busy: [
+        { start: `${MONDAY}T09:00:00Z`, end: `${MONDAY}T09:30:00Z`, sourceCount: 1 },
+        { start: `${MONDAY}T09:30:00Z`, end: `${MONDAY}T10:00:00Z`, sourceCount: 2 },
+        { start: `${MONDAY}T10:00:00Z`, end: `${MONDAY}T11:00:00Z`, sourceCount: 1 },
+      ],
+      free: [{ start: `${MONDAY}T11:00:00Z`, end: `${MONDAY}T17:00:00Z`, durationMinutes: 360 }],
+      calendarsMerged: 2,
+      privacy: 'full',
+    });
+  });
+
+  it('get_availability reports a calendar the key cannot read as missing', async () => {
+    const denied = await call('get_availability', { ...WEEK, calendarIds: ['cal_doesnotexist'] });
+    expect(denied.result.isError).toBe(true);
+    expect(denied.text).toMatch(/was not found/);
+  });
+
+  it('expand_rrule over MCP: DST gap and overlap, Kathmandu, TOON text', async () => {
+    const gap = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=SU;COUNT=3',
+      dtstart: '2026-03-22T02:30:00',
+      timezone: 'Europe/Berlin',
+      durationMinutes: 30,
+    });
+    // 03-29 02:30 does not exist: read with the offset before the gap (+01:00).
+    expect(gap.out.instances).toEqual([
+      { start: '2026-03-22T01:30:00Z', end: '2026-03-22T02:00:00Z' },
+      { start: '2026-03-29T01:30:00Z', end: '2026-03-29T02:00:00Z' },
+      { start: '2026-04-05T00:30:00Z', end: '2026-04-05T01:00:00Z' },
+    ]);
+    const overlap = await call('expand_rrule', {
+      rrule: 'FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU',
+      dtstart: '2026-10-25T02:30:00',
+      timezone: 'Europe/Berlin',
+      count: 2,
+      format: 'toon',
+    });
+    expect(decode(overlap.text)).toEqual(overlap.out);
+    expect(overlap.out).toEqual({
+      instances: [
+        { start: '2026-10-25T00:30:00Z', end: '2026-10-25T01:30:00Z' },
+        { start: '2027-10-31T00:30:00Z', end: '2027-10-31T01:30:00Z' },
+      ],
+      truncated: true,
+    });
+    const kathmandu = await call('expand_rrule', {
+      rrule: 'FREQ=DAILY;COUNT=1',
+      dtstart: '2026-06-01T09:00:00',
+      timezone: 'Asia/Kathmandu',
+    });
+    expect(kathmandu.out.instances).toEqual([{ start: '2026-06-01T03:15:00Z', end: '2026-06-01T04:15:00Z' }]);
+    const capped = await call('expand_rrule', {
+      rrule: 'FREQ=MINUTELY',
+      dtstart: '2026-06-01T09:00:00',
+      timezone: 'UTC',
+      count: 50_000,
+    });
+    expect(capped.result.isError).toBe(true);
+    expect(capped.text).toMatch(/cap of 10000 instances/);
+  });
+});

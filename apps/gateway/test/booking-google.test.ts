@@ -142,6 +142,36 @@ describe('book_slot against Google (emulator): lost answers, upstream races, lap
     expect(await ledgerRows(start, end)).toBe(0);
   });
 
+  it('a retry with the same idempotencyKey after a rolled-back attempt books under a fresh id', async () => {
+    const start = '2027-02-04T09:00:00Z';
+    const end = '2027-02-04T10:00:00Z';
+    const args = { calendarId, start, end, summary: 'Retried', idempotencyKey: 'retry-after-rollback' };
+    emulator.admin.script({
+      match: { op: 'events.insert' },
+      times: 1,
+      action: { kind: 'latency', ms: 1_000 },
+    });
+    const pending = book(clientA, args);
+    await sleep(400);
+    await insertDirectly('In the way', start, end);
+    const first = await pending;
+    expect(first.text).toMatch(/rolled back/);
+    const rolledBack = emulator.admin.events(ANN).find((e) => e.summary === 'Retried');
+    expect(rolledBack?.status).toBe('cancelled');
+    const blocker = emulator.admin.events(ANN).find((e) => e.summary === 'In the way');
+    const removed = await fetch(
+      `${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events/${String(blocker?.id)}`,
+      { method: 'DELETE', headers: { authorization: `Bearer ${accessToken}` } },
+    );
+    expect(removed.status).toBe(204);
+    const retried = await book(clientB, args);
+    expect(retried.isError, retried.text).toBe(false);
+    expect(retried.out.eventId).not.toBe(rolledBack?.id);
+    expect(upstream(start, end).map((e) => e.id)).toEqual([retried.out.eventId]);
+    const replayed = await book(clientA, args);
+    expect(replayed.out).toMatchObject({ bookingId: retried.out.bookingId, replayed: true });
+  });
+
   it('a lease that lapses mid-booking: still one booking, and the late release frees nothing', async () => {
     const start = '2027-02-03T09:00:00Z';
     const end = '2027-02-03T10:00:00Z';

@@ -137,13 +137,16 @@ export function conflictError(
 
 /**
  * Fresh upstream free/busy and the ledger for the slot. A calendar whose free/busy cannot be read
- * refuses the booking: unknown is never free. Events are listed only to name what is in the way.
+ * refuses the booking: unknown is never free. Events are listed to name what is in the way, and
+ * to recognise `ownIds`: this idempotency key's own event, left by an attempt that stopped
+ * before it reached the ledger, which the retry then adopts instead of refusing.
  */
 export async function verifyFree(
   handle: CalendarHandle,
   ledger: BookingLedger,
   slot: Slot,
   signal: AbortSignal,
+  ownIds: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const [freeBusy, booked] = await Promise.all([
     handle.provider.freeBusy([handle.ref], iso(slot.start), iso(slot.end), signal),
@@ -165,7 +168,12 @@ export async function verifyFree(
     .map((block) => ({ start: Date.parse(block.start), end: Date.parse(block.end) }))
     .find((block) => block.start < slot.end && slot.start < block.end);
   if (busy !== undefined) {
-    const [event] = await blockingEvents(handle, slot, signal).catch(() => []);
+    const blocking = await blockingEvents(handle, slot, signal).catch(() => undefined);
+    const others = blocking?.filter((event) => !ownIds.has(event.id));
+    if (others !== undefined && others.length === 0 && (blocking?.length ?? 0) > 0) {
+      return;
+    }
+    const event = others?.[0];
     throw event === undefined
       ? conflictError(handle, { ...busy, kind: 'busy' })
       : conflictError(handle, {

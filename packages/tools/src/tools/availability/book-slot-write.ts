@@ -6,7 +6,7 @@ import { instantOf, isAlreadyDeleted, isCode } from '../write/common.ts';
 import { conflictError, type Slot } from './book-slot-checks.ts';
 
 /** Deleted ids stay taken upstream (Google answers 409); a booking moves to the next generation. */
-const MAX_GENERATIONS = 5;
+export const MAX_GENERATIONS = 5;
 
 function isSameBooking(event: CalendarEvent, input: EventInput, slot: Slot, timeZone: string): boolean {
   return (

@@ -15,7 +15,7 @@ import {
   type Slot,
   verifyFree,
 } from './book-slot-checks.ts';
-import { rollBack, writeBookingEvent } from './book-slot-write.ts';
+import { MAX_GENERATIONS, rollBack, writeBookingEvent } from './book-slot-write.ts';
 
 /** Longer bookings are almost always a mistaken date; create_event takes them. */
 const MAX_BOOKING_MS = 24 * 3_600_000;
@@ -133,7 +133,19 @@ export const bookSlot = defineTool({
           return replay(earlier, hash, key);
         }
       }
-      await verifyFree(handle, ledger, slot, signal);
+      const eventId = (generation: number) =>
+        bookingEventId(
+          access.principal.keyId,
+          { calendarId, ...slot },
+          key === undefined ? { leaseToken: lease.token } : { idempotencyKey: key },
+          generation,
+        );
+      const ownIds = new Set(
+        key === undefined
+          ? []
+          : Array.from({ length: MAX_GENERATIONS }, (_, generation) => eventId(generation)),
+      );
+      await verifyFree(handle, ledger, slot, signal, ownIds);
       const input: EventInput = {
         summary,
         start: { dateTime: args.start, timeZone: handle.ref.timeZone },
@@ -141,14 +153,7 @@ export const bookSlot = defineTool({
         ...(description === undefined ? {} : { description }),
         ...(attendees.length === 0 ? {} : { attendees: attendeesFrom(attendees) }),
       };
-      const event = await writeBookingEvent(handle, input, slot, signal, (generation) =>
-        bookingEventId(
-          access.principal.keyId,
-          { calendarId, ...slot },
-          key === undefined ? { leaseToken: lease.token } : { idempotencyKey: key },
-          generation,
-        ),
-      );
+      const event = await writeBookingEvent(handle, input, slot, signal, eventId);
       const result = {
         eventId: event.id,
         calendarId,

@@ -1,7 +1,15 @@
 import { createServer } from 'node:net';
+import { redisUrl } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  connectClient,
+  type GatewayProcess,
+  spawnGatewayProcess,
+  startTestGateway,
+  type TestGateway,
+  textOf,
+} from './harness.ts';
 
 const HIGH_LIMITS = { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '10000' };
 
@@ -31,9 +39,9 @@ async function deadPort(): Promise<number> {
 
 const at = (base: string, minutes: number) => new Date(Date.parse(base) + minutes * 60_000).toISOString();
 
-describe('book_slot across two gateway instances (local calendars, real Postgres and Redis)', () => {
+describe('book_slot across two gateway processes (local calendars, real Postgres and Redis)', () => {
   let a: TestGateway;
-  let b: TestGateway;
+  let b: GatewayProcess;
   let clients: Client[];
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let calendarId: string;
@@ -58,7 +66,8 @@ describe('book_slot across two gateway instances (local calendars, real Postgres
 
   beforeAll(async () => {
     a = await startTestGateway(HIGH_LIMITS);
-    b = await startTestGateway(HIGH_LIMITS, { db: a.db });
+    // The second gateway is a separate OS process sharing only Postgres and Redis.
+    b = await spawnGatewayProcess({ ...HIGH_LIMITS, DATABASE_URL: a.db.url, REDIS_URL: redisUrl() });
     tenant = await a.seedTenant('Acme');
     calendarId = await a.localCalendar(tenant.tenantId, 'Meeting room');
     await a.grant(tenant.tenantId, tenant.keyId, calendarId, { read: true, write: true });

@@ -112,7 +112,11 @@ describe('grants and tenant isolation', () => {
     const bare = await connectClient(gw.mcpUrl, secret);
     try {
       const { tools } = await bare.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['list_calendars', 'get_current_time']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual([
+        'expand_rrule',
+        'get_current_time',
+        'list_calendars',
+      ]);
       const calendars = await bare.callTool({ name: 'list_calendars', arguments: {} });
       expect((calendars.structuredContent as { calendars: unknown[] }).calendars).toEqual([]);
     } finally {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createTestDatabase, redisUrl, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.ts';
@@ -110,4 +110,62 @@ export function rpc(mcpUrl: string, body: unknown, headers: Record<string, strin
 export function textOf(result: object): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content;
   return content?.map((item) => item.text ?? '').join('') ?? '';
+}
+
+export interface GatewayProcess {
+  url: string;
+  mcpUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `calgate serve` as its own operating-system process (another gateway behind the same load
+ * balancer): nothing is shared with the test process but Postgres and Redis.
+ */
+export async function spawnGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const port = await freePort();
+  const bin = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: 'http://calgate.test',
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      MIGRATE_ON_START: 'false',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += String(chunk)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`gateway process exited: ${stderr}`);
+    }
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) {
+        break;
+      }
+    } catch {}
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway process did not become ready: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    mcpUrl: `${url}/api/mcp`,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

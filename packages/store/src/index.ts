@@ -23,6 +23,7 @@ export {
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
 export { type BookingRecord, BookingRepository } from './bookings.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
+export { type AuditQuery, queryAudit, rotateApiKey, setCalendarEnabled } from './dashboard-queries.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
 export {
@@ -43,3 +44,4 @@ export {
 export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
 export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
 export { type CalendarRecord, type DiscoveredCalendar, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
+export { type SignUpOutcome, type UserRecord, UserRepository } from './users.ts';

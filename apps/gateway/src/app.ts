@@ -6,6 +6,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
 import type { DirectoryFactory } from './directory.ts';
+import type { DashboardAccountDeps } from './http/api/deps.ts';
+import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
@@ -29,8 +31,9 @@ export interface AppDeps {
   /** Locks and the ledger for book_slot. */
   booking?: BookingFactory;
   /** Dashboard REST and the Google connection flows. */
-  dashboard: Omit<DashboardApiDeps, 'allowedOrigins'> &
-    Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'>;
+  dashboard: Omit<DashboardApiDeps, 'guard'> &
+    Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'> &
+    DashboardAccountDeps;
 }
 
 /** The gateway as a Fastify instance, from explicit dependencies; tests call this, main listens. */
@@ -52,7 +55,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerMetaRoutes(app, deps);
   registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
   registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });
-  registerDashboardApi(app, { ...deps.dashboard, allowedOrigins: deps.allowedOrigins });
+  const guard = new DashboardGuard(deps.dashboard.sessions, deps.allowedOrigins, deps.dashboard.csrfKey);
+  registerDashboardApi(app, { ...deps.dashboard, guard });
+  registerApi(app, {
+    ...deps.dashboard,
+    guard,
+    publicUrl: deps.publicUrl,
+    invalidateKeys: () => deps.authenticator.invalidate(),
+  });
   registerEventPage(app, { ...deps.dashboard, providers: deps.providers });
   return app;
 }

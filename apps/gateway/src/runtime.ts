@@ -24,6 +24,7 @@ import {
   PostgresAuditLog,
   SecretBox,
   TenancyRepository,
+  UserRepository,
 } from '@calgate/store';
 import { catalogue, type ProviderResolver } from '@calgate/tools';
 import { startWorker } from '@calgate/worker';
@@ -39,6 +40,9 @@ import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { SessionManager } from './session.ts';
 import { VERSION } from './version.ts';
+
+/** Sign-in attempts per email and client address: five at once, then one every 12 s. */
+const SIGN_IN_POLICY = { perMinute: 5, burst: 5 };
 
 /** Written by a running embedded gateway so CLI commands can reach its database meanwhile. */
 interface RuntimeFile {
@@ -267,6 +271,14 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         tenancy,
         states: new OAuthStateRepository(db),
         stateKey: box.deriveKey('oauth-state'),
+        csrfKey: box.deriveKey('csrf'),
+        db,
+        users: new UserRepository(db.prisma),
+        keys,
+        signInLimiter:
+          redis === undefined
+            ? new MemoryRateLimiter(SIGN_IN_POLICY)
+            : new RedisRateLimiter(redis, SIGN_IN_POLICY, 'calgate:signin:'),
       },
       readiness: [
         {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CalgateError } from '@calgate/core';
 import { jwtVerify, SignJWT } from 'jose';
 
@@ -43,6 +44,8 @@ export class SessionManager {
     const token = await new SignJWT({ tid: session.tenantId })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(session.userId)
+      // A unique id per sign-in: two sessions in one second differ, and so do their CSRF tokens.
+      .setJti(randomUUID())
       .setIssuedAt()
       .setExpirationTime(`${this.#ttlSeconds}s`)
       .setAudience('calgate-dashboard')

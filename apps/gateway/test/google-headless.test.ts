@@ -6,6 +6,7 @@ import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulat
 import { GOOGLE_SCOPES } from '@calgate/providers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
+import { csrfFor } from './api-client.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'cli.apps.googleusercontent.com', clientSecret: 'cli-secret' };
@@ -20,6 +21,7 @@ describe('service-account sharing and headless connections', () => {
   let tenantId: string;
   let keyId: string;
   let cookie: string;
+  let csrf: string;
 
   beforeAll(async () => {
     emulator = await startGoogleEmulator({
@@ -59,6 +61,7 @@ describe('service-account sharing and headless connections', () => {
     cookie = (await gw.runtime.deps.dashboard.sessions.issue({ userId: 'usr_dora', tenantId })).split(
       ';',
     )[0] as string;
+    csrf = await csrfFor(gw.url, cookie);
   });
   afterAll(async () => {
     await gw.stop();
@@ -89,7 +92,12 @@ describe('service-account sharing and headless connections', () => {
   it('verifies access to a shared calendar and adds it; an unshared one gets a clear error', async () => {
     const denied = await fetch(`${gw.url}/api/v1/connections/service-account`, {
       method: 'POST',
-      headers: { cookie, origin: 'http://calgate.test', 'content-type': 'application/json' },
+      headers: {
+        cookie,
+        origin: 'http://calgate.test',
+        'x-calgate-csrf': csrf,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ calendarId: PRIVATE, access: 'write' }),
     });
     expect(denied.status).toBe(404);
@@ -99,7 +107,12 @@ describe('service-account sharing and headless connections', () => {
 
     const added = await fetch(`${gw.url}/api/v1/connections/service-account`, {
       method: 'POST',
-      headers: { cookie, origin: 'http://calgate.test', 'content-type': 'application/json' },
+      headers: {
+        cookie,
+        origin: 'http://calgate.test',
+        'x-calgate-csrf': csrf,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ calendarId: SHARED, access: 'write' }),
     });
     expect(added.status).toBe(200);
@@ -118,7 +131,12 @@ describe('service-account sharing and headless connections', () => {
 
     const badBody = await fetch(`${gw.url}/api/v1/connections/service-account`, {
       method: 'POST',
-      headers: { cookie, origin: 'http://calgate.test', 'content-type': 'application/json' },
+      headers: {
+        cookie,
+        origin: 'http://calgate.test',
+        'x-calgate-csrf': csrf,
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ calendar: SHARED }),
     });
     expect(badBody.status).toBe(400);

@@ -1,6 +1,7 @@
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csrfFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' };
@@ -36,6 +37,7 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
   let gw: TestGateway;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let cookie: string;
+  let csrf: string;
   let localCalendar: string;
   let client: Client;
 
@@ -111,6 +113,7 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
       tenantId: tenant.tenantId,
     });
     cookie = setCookie.split(';')[0] as string;
+    csrf = await csrfFor(gw.url, cookie);
   });
 
   afterAll(async () => {
@@ -281,14 +284,18 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
     ).split(';')[0] as string;
     const foreign = await fetch(`${gw.url}/api/v1/connections/${id}`, {
       method: 'DELETE',
-      headers: { cookie: otherCookie, origin: 'http://calgate.test' },
+      headers: {
+        cookie: otherCookie,
+        origin: 'http://calgate.test',
+        'x-calgate-csrf': await csrfFor(gw.url, otherCookie),
+      },
     });
     expect(foreign.status).toBe(404);
 
     emulator.admin.clearRequests();
     const removed = await fetch(`${gw.url}/api/v1/connections/${id}`, {
       method: 'DELETE',
-      headers: { cookie, origin: 'http://calgate.test' },
+      headers: { cookie, origin: 'http://calgate.test', 'x-calgate-csrf': csrf },
     });
     expect(removed.status).toBe(200);
     expect(await removed.json()).toMatchObject({ removed: true, tokenRevoked: true });

@@ -4,7 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { GoogleProviders } from '../google/providers.ts';
 import type { GoogleConnections } from '../google/service.ts';
-import type { Session, SessionManager } from '../session.ts';
+import type { SessionManager } from '../session.ts';
+import { parse } from './api/deps.ts';
+import type { DashboardGuard } from './api/guard.ts';
 
 export interface DashboardApiDeps {
   sessions: SessionManager;
@@ -12,7 +14,8 @@ export interface DashboardApiDeps {
   googleProviders: GoogleProviders;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
-  allowedOrigins: readonly string[];
+  /** Session, Origin and CSRF checks shared by every /api/v1 route. */
+  guard: DashboardGuard;
 }
 
 const ServiceAccountBody = z.strictObject({
@@ -21,37 +24,13 @@ const ServiceAccountBody = z.strictObject({
   keyIds: z.array(z.string().max(64)).max(500).default([]),
 });
 
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value ?? {});
-  if (!result.success) {
-    throw new CalgateError(
-      'invalid_argument',
-      result.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '),
-    );
-  }
-  return result.data;
-}
-
 /**
  * REST endpoints of the dashboard under /api/v1: signed-in sessions only, scoped to the session's
  * tenant (another tenant's ids answer 404), and state-changing requests only from Calgate's own
- * origin.
+ * origin with the session's CSRF token.
  */
 export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDeps): void {
-  const allowed = new Set(deps.allowedOrigins);
-
-  async function session(request: FastifyRequest): Promise<Session> {
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      const origin = request.headers.origin;
-      if (origin === undefined || !allowed.has(origin)) {
-        throw new CalgateError(
-          'permission_denied',
-          'Cross-site request refused: state-changing requests must come from the Calgate dashboard.',
-        );
-      }
-    }
-    return deps.sessions.require(request.headers.cookie);
-  }
+  const session = (request: FastifyRequest) => deps.guard.session(request);
 
   app.get('/api/v1/connections', async (request) => {
     const { tenantId } = await session(request);

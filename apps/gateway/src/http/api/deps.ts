@@ -1,0 +1,48 @@
+import { CalgateError } from '@calgate/core';
+import type { RateLimiter } from '@calgate/locks';
+import type {
+  ApiKeyRepository,
+  ConnectionRepository,
+  Database,
+  TenancyRepository,
+  UserRepository,
+} from '@calgate/store';
+import type { z } from 'zod';
+import type { DashboardGuard } from './guard.ts';
+
+/** What the runtime supplies for accounts, keys, the matrix and the audit log. */
+export interface DashboardAccountDeps {
+  /** Derived from the secret box ('csrf'); signs CSRF tokens bound to a session. */
+  csrfKey: Uint8Array;
+  db: Database;
+  users: UserRepository;
+  keys: ApiKeyRepository;
+  /** Sign-in attempts per email and client address. */
+  signInLimiter: RateLimiter;
+}
+
+/** What the dashboard REST routes under /api/v1 need. */
+export interface ApiDeps {
+  guard: DashboardGuard;
+  db: Database;
+  users: UserRepository;
+  keys: ApiKeyRepository;
+  tenancy: TenancyRepository;
+  connections: ConnectionRepository;
+  signInLimiter: RateLimiter;
+  /** Forgets cached key lookups so the next MCP call sees a change. */
+  invalidateKeys(): void;
+  publicUrl: string;
+}
+
+/** Parses a body, query or params with zod; a 400 that names every wrong field. */
+export function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) {
+    throw new CalgateError(
+      'invalid_argument',
+      result.error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '),
+    );
+  }
+  return result.data;
+}

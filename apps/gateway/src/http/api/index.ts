@@ -1,0 +1,11 @@
+import type { FastifyInstance } from 'fastify';
+import { registerAccountRoutes } from './accounts.ts';
+import type { ApiDeps } from './deps.ts';
+
+export type { ApiDeps } from './deps.ts';
+export { DashboardGuard } from './guard.ts';
+
+/** The dashboard's REST API under /api/v1 (besides connections, in dashboard-api.ts). */
+export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
+  registerAccountRoutes(app, deps);
+}

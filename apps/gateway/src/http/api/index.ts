@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from './accounts.ts';
+import { registerAuditRoutes } from './audit.ts';
 import type { ApiDeps } from './deps.ts';
+import { registerKeyRoutes } from './keys.ts';
+import { registerMatrixRoutes } from './matrix.ts';
+import { registerOverviewRoutes } from './overview.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { DashboardGuard } from './guard.ts';
@@ -8,4 +12,8 @@ export { DashboardGuard } from './guard.ts';
 /** The dashboard's REST API under /api/v1 (besides connections, in dashboard-api.ts). */
 export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerAccountRoutes(app, deps);
+  registerOverviewRoutes(app, deps);
+  registerKeyRoutes(app, deps);
+  registerMatrixRoutes(app, deps);
+  registerAuditRoutes(app, deps);
 }

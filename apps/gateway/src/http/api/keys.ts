@@ -1,0 +1,74 @@
+import { CalgateError } from '@calgate/core';
+import { type ApiKeySummary, rotateApiKey } from '@calgate/store';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { type ApiDeps, parse } from './deps.ts';
+
+const CreateKeyBody = z.strictObject({
+  name: z.string().trim().min(1, { message: 'give the key a name' }).max(100),
+  expiresAt: z.iso
+    .datetime({ offset: true, message: 'use an RFC 3339 date-time, e.g. 2027-01-01T00:00:00Z' })
+    .refine((value) => Date.parse(value) > Date.now(), { message: 'must be in the future' })
+    .optional(),
+});
+
+const KeyParams = z.strictObject({ id: z.string().min(1).max(64) });
+
+function view(key: ApiKeySummary) {
+  const { id, name, prefix, createdAt, lastUsedAt, expiresAt, revokedAt } = key;
+  return { id, name, prefix, createdAt, lastUsedAt, expiresAt, revokedAt };
+}
+
+function noSuchKey(id: string): CalgateError {
+  return new CalgateError('not_found', `No API key ${id} in this tenant.`);
+}
+
+/** API keys: list, create (secret shown once), revoke, rotate. */
+export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get('/api/v1/keys', async (request) => {
+    const { tenantId } = await deps.guard.session(request);
+    return { keys: (await deps.keys.list(tenantId)).map(view) };
+  });
+
+  app.post('/api/v1/keys', async (request, reply) => {
+    const { tenantId } = await deps.guard.session(request);
+    const body = parse(CreateKeyBody, request.body);
+    const { key, secret } = await deps.keys.create(tenantId, {
+      name: body.name,
+      expiresAt: body.expiresAt === undefined ? null : new Date(body.expiresAt),
+    });
+    deps.invalidateKeys();
+    reply.status(201).header('cache-control', 'no-store');
+    return {
+      key: view(key),
+      secret,
+      note: 'Copy the secret now: Calgate keeps only its hash and cannot show it again.',
+    };
+  });
+
+  app.post('/api/v1/keys/:id/revoke', async (request) => {
+    const { tenantId } = await deps.guard.session(request);
+    const { id } = parse(KeyParams, request.params);
+    if (!(await deps.keys.revoke(tenantId, id))) {
+      throw noSuchKey(id);
+    }
+    deps.invalidateKeys();
+    const key = await deps.keys.get(tenantId, id);
+    if (key === null) {
+      throw noSuchKey(id);
+    }
+    return { key: view(key) };
+  });
+
+  app.post('/api/v1/keys/:id/rotate', async (request, reply) => {
+    const { tenantId } = await deps.guard.session(request);
+    const { id } = parse(KeyParams, request.params);
+    const rotated = await rotateApiKey(deps.db.prisma, tenantId, id);
+    if (rotated === null) {
+      throw noSuchKey(id);
+    }
+    deps.invalidateKeys();
+    reply.status(201).header('cache-control', 'no-store');
+    return { key: view(rotated.key), secret: rotated.secret, replaced: rotated.replaced };
+  });
+}

@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import type { ApiDeps } from './deps.ts';
+
+/** Never a real key: configurations are shown on screen and copied around. */
+export const KEY_PLACEHOLDER = '<YOUR_API_KEY>';
+
+/** Copy-ready client configurations for the MCP URL. */
+export function clientConfigs(mcpUrl: string) {
+  const headers = { Authorization: `Bearer ${KEY_PLACEHOLDER}` };
+  return {
+    claudeCode: `claude mcp add --transport http calgate ${mcpUrl} --header "Authorization: Bearer ${KEY_PLACEHOLDER}"`,
+    claudeDesktop: {
+      mcpServers: {
+        calgate: {
+          command: 'npx',
+          args: ['-y', 'mcp-remote', mcpUrl, '--header', `Authorization:Bearer ${KEY_PLACEHOLDER}`],
+        },
+      },
+    },
+    cursor: { mcpServers: { calgate: { url: mcpUrl, headers } } },
+    chatgpt: {
+      url: mcpUrl,
+      note: `In ChatGPT, add a custom connector (Settings → Connectors) with this URL and the API key as a bearer token (${KEY_PLACEHOLDER}).`,
+    },
+  };
+}
+
+/** The MCP URL, client configurations and the state of each connected account. */
+export function registerOverviewRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  app.get('/api/v1/overview', async (request) => {
+    const { tenantId } = await deps.guard.session(request);
+    const mcpUrl = `${deps.publicUrl}/api/mcp`;
+    const connections = await deps.connections.list(tenantId);
+    return {
+      mcpUrl,
+      clientConfigs: clientConfigs(mcpUrl),
+      accounts: connections.map(({ id, provider, accountEmail, auth, status, statusDetail }) => ({
+        id,
+        provider,
+        accountEmail,
+        auth,
+        status,
+        statusDetail,
+      })),
+    };
+  });
+}

@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Browser, call, sessionFor } from './api-client.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+
+interface Calendars {
+  calendars: { id: string; canRead: boolean; canWrite: boolean }[];
+}
+
+describe('/api/v1/keys and /api/v1/overview', () => {
+  let gw: TestGateway;
+  let ann: Browser;
+  let eve: Browser;
+  let calendar: string;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const acme = await gw.seedTenant('Acme');
+    const globex = await gw.seedTenant('Globex');
+    calendar = await gw.localCalendar(acme.tenantId, 'Work');
+    ann = await sessionFor(gw, acme.tenantId);
+    eve = await sessionFor(gw, globex.tenantId);
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  describe('.happy', () => {
+    it('overview: the MCP URL, client configurations with a placeholder key, and the accounts', async () => {
+      const { status, body } = await call(gw, 'GET', '/api/v1/overview', { as: ann });
+      expect(status).toBe(200);
+      expect(body.mcpUrl).toBe('http://calgate.test/api/mcp');
+      expect(body.clientConfigs.claudeCode).toBe(
+        'claude mcp add --transport http calgate http://calgate.test/api/mcp --header "Authorization: Bearer <YOUR_API_KEY>"',
+      );
+      expect(body.clientConfigs.cursor.mcpServers.calgate).toEqual({
+        url: 'http://calgate.test/api/mcp',
+        headers: { Authorization: 'Bearer <YOUR_API_KEY>' },
+      });
+      expect(JSON.stringify(body.clientConfigs.claudeDesktop)).toContain('<YOUR_API_KEY>');
+      expect(body.clientConfigs.chatgpt.url).toBe('http://calgate.test/api/mcp');
+      expect(JSON.stringify(body)).not.toMatch(/cg_live_[A-Za-z0-9]{32}/);
+      expect(body.accounts).toEqual([
+        expect.objectContaining({ provider: 'local', accountEmail: 'local', auth: 'none', status: 'active' }),
+      ]);
+    });
+
+    it('creates a key whose secret is shown once and works over MCP; the list never shows it', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'laptop', expiresAt: '2099-01-01T00:00:00Z' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.headers.get('cache-control')).toBe('no-store');
+      expect(created.body.secret).toMatch(/^cg_live_[A-Za-z0-9]{32}$/);
+      expect(created.body.key).toMatchObject({
+        name: 'laptop',
+        expiresAt: '2099-01-01T00:00:00.000Z',
+        revokedAt: null,
+      });
+      expect(created.body.secret.startsWith(created.body.key.prefix)).toBe(true);
+      const list = await call(gw, 'GET', '/api/v1/keys', { as: ann });
+      expect(list.body.keys.map((key: { name: string }) => key.name)).toEqual(['agent', 'laptop']);
+      expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
+      expect(Object.keys(list.body.keys[1]).sort()).toEqual(
+        ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt'].sort(),
+      );
+      const client = await connectClient(gw.mcpUrl, created.body.secret);
+      await client.callTool({ name: 'list_calendars', arguments: {} });
+      await client.close();
+    });
+
+    it('rotates a key: same name and grants, the old secret stops at once, the new one works', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'agent-r' } });
+      const oldId = created.body.key.id as string;
+      await call(gw, 'PUT', '/api/v1/grants', {
+        as: ann,
+        body: { keyId: oldId, calendarId: calendar, read: true, write: true },
+      });
+      const before = await connectClient(gw.mcpUrl, created.body.secret);
+      const seen = (await before.callTool({ name: 'list_calendars', arguments: {} }))
+        .structuredContent as Calendars;
+      expect(seen.calendars).toEqual([expect.objectContaining({ id: calendar, canWrite: true })]);
+
+      const rotated = await call(gw, 'POST', `/api/v1/keys/${oldId}/rotate`, { as: ann });
+      expect(rotated.status).toBe(201);
+      expect(rotated.body.key.name).toBe('agent-r');
+      expect(rotated.body.key.id).not.toBe(oldId);
+      expect(rotated.body.secret).not.toBe(created.body.secret);
+      await expect(before.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow(
+        /401|revoked/i,
+      );
+      await before.close().catch(() => {});
+      const after = await connectClient(gw.mcpUrl, rotated.body.secret);
+      const now = (await after.callTool({ name: 'list_calendars', arguments: {} }))
+        .structuredContent as Calendars;
+      expect(now.calendars).toEqual([
+        expect.objectContaining({ id: calendar, canRead: true, canWrite: true }),
+      ]);
+      await after.close();
+      const list = await call(gw, 'GET', '/api/v1/keys', { as: ann });
+      const old = list.body.keys.find((key: { id: string }) => key.id === oldId);
+      expect(old.revokedAt).not.toBeNull();
+    });
+
+    it('revokes a key: the next MCP call with it is refused', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'short-lived' } });
+      const client = await connectClient(gw.mcpUrl, created.body.secret);
+      await client.callTool({ name: 'list_calendars', arguments: {} });
+      const revoked = await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/revoke`, { as: ann });
+      expect(revoked.status).toBe(200);
+      expect(revoked.body.key.revokedAt).not.toBeNull();
+      await expect(client.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow();
+      await client.close().catch(() => {});
+    });
+  });
+
+  describe('.error', () => {
+    it('names what is wrong with a new key', async () => {
+      const noName = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: ' ' } });
+      expect(noName.status).toBe(400);
+      expect(noName.body.error.message).toContain('name: give the key a name');
+      const past = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x', expiresAt: '2001-01-01T00:00:00Z' },
+      });
+      expect(past.body.error.message).toContain('expiresAt: must be in the future');
+      const notADate = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x', expiresAt: 'soon' },
+      });
+      expect(notADate.body.error.message).toContain('expiresAt: use an RFC 3339 date-time');
+    });
+
+    it('rotating a revoked key is a conflict; unknown ids are 404', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'gone' } });
+      await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/revoke`, { as: ann });
+      const again = await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/rotate`, { as: ann });
+      expect(again.status).toBe(409);
+      expect(again.body.error.message).toContain('already revoked');
+      expect((await call(gw, 'POST', '/api/v1/keys/key_nope/revoke', { as: ann })).status).toBe(404);
+      expect((await call(gw, 'POST', '/api/v1/keys/key_nope/rotate', { as: ann })).status).toBe(404);
+    });
+  });
+
+  describe('.security', () => {
+    it('needs a session, and for writes the Origin and the CSRF token', async () => {
+      expect((await call(gw, 'GET', '/api/v1/keys')).status).toBe(401);
+      expect((await call(gw, 'GET', '/api/v1/overview')).status).toBe(401);
+      expect((await call(gw, 'POST', '/api/v1/keys', { body: { name: 'x' } })).status).toBe(401);
+      const noCsrf = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x' },
+        headers: { 'x-calgate-csrf': '' },
+      });
+      expect(noCsrf.status).toBe(403);
+      const otherSessionsToken = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x' },
+        headers: { 'x-calgate-csrf': eve.csrf },
+      });
+      expect(otherSessionsToken.status).toBe(403);
+      const crossSite = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x' },
+        headers: { origin: 'https://evil.test' },
+      });
+      expect(crossSite.status).toBe(403);
+      const names = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.map(
+        (k: { name: string }) => k.name,
+      );
+      expect(names).not.toContain('x');
+    });
+
+    it("another tenant's keys are invisible and answer 404", async () => {
+      const annKeys = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys as { id: string }[];
+      const eveKeys = (await call(gw, 'GET', '/api/v1/keys', { as: eve })).body.keys as { id: string }[];
+      expect(eveKeys.map((key) => key.id)).not.toContain(annKeys[0]?.id);
+      const target = annKeys.find((key) => key.id !== undefined)?.id as string;
+      expect((await call(gw, 'POST', `/api/v1/keys/${target}/revoke`, { as: eve })).status).toBe(404);
+      expect((await call(gw, 'POST', `/api/v1/keys/${target}/rotate`, { as: eve })).status).toBe(404);
+      const still = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.find(
+        (key: { id: string }) => key.id === target,
+      );
+      expect(still.revokedAt).toBeNull();
+      const overview = await call(gw, 'GET', '/api/v1/overview', { as: eve });
+      expect(overview.body.accounts).toEqual([]);
+    });
+  });
+});

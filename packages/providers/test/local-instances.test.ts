@@ -190,3 +190,41 @@ describe('single instances of a local series', () => {
     expect((await instances(cal)).filter((e) => e.id === id)).toHaveLength(1);
   });
 });
+
+describe('changing a whole series', () => {
+  it('regenerates its occurrences when its times change, discarding changes to single ones (no duplicates)', async () => {
+    const cal = await fx.newCalendar('Europe/Berlin');
+    const master = await provider.insertEvent(cal, daily());
+    await provider.patchEvent(cal, `${master.id}_20260325T080000Z`, { summary: 'Standup (special)' });
+    await provider.deleteEvent(cal, `${master.id}_20260326T080000Z`);
+    expect((await instances(cal)).map((e) => e.summary)).toEqual([
+      'Standup',
+      'Standup',
+      'Standup (special)',
+      'Standup',
+    ]);
+
+    await provider.patchEvent(cal, master.id, {
+      start: { dateTime: '2026-03-23T10:00:00', timeZone: 'Europe/Berlin' },
+      end: { dateTime: '2026-03-23T11:00:00', timeZone: 'Europe/Berlin' },
+    });
+    const after = await instances(cal);
+    expect(after).toHaveLength(5);
+    expect(after.every((e) => e.summary === 'Standup')).toBe(true);
+    expect(after.map((e) => e.start.dateTime?.slice(11, 16))).toEqual([
+      '10:00',
+      '10:00',
+      '10:00',
+      '10:00',
+      '10:00',
+    ]);
+  });
+
+  it('keeps changes to single occurrences when only the text of the series changes', async () => {
+    const cal = await fx.newCalendar('Europe/Berlin');
+    const master = await provider.insertEvent(cal, daily());
+    await provider.patchEvent(cal, `${master.id}_20260325T080000Z`, { summary: 'Standup (special)' });
+    await provider.patchEvent(cal, master.id, { location: 'Room 2' });
+    expect((await instances(cal)).map((e) => e.summary)).toContain('Standup (special)');
+  });
+});

@@ -173,6 +173,16 @@ export class LocalEventStore {
     return rows.map(fromRaw);
   }
 
+  /** Removes exceptions of a series: all of them, or those with the given ids. */
+  async deleteExceptions(calendarId: string, masterId: string, ids?: readonly string[]): Promise<number> {
+    const { rowCount } = await this.#db.pool.query(
+      `DELETE FROM local_events WHERE calendar_id = $1 AND recurring_event_id = $2
+         AND ($3::text[] IS NULL OR id = ANY($3::text[]))`,
+      [calendarId, masterId, ids === undefined ? null : [...ids]],
+    );
+    return rowCount ?? 0;
+  }
+
   /**
    * Compare-and-set on the ETag: the update applies only if the row still has `expectedEtag`.
    * Returns the new row, or null when someone else changed it first.

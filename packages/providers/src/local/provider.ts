@@ -15,6 +15,7 @@ import type {
   WriteOptions,
 } from '../types.ts';
 import { busyIntervals } from './busy.ts';
+import { reconcileExceptions } from './exceptions.ts';
 import { alreadyDeleted, changed, exceptionRow, type Instance, patchFields } from './instances.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
 import {
@@ -318,6 +319,9 @@ export class LocalCalendarProvider implements CalendarProvider {
         etag: newEtag(),
       });
       if (updated !== null) {
+        if (current.recurrence.length > 0 && current.recurringEventId === null) {
+          await reconcileExceptions(this.#store, calendar, current, updated);
+        }
         return toEvent(updated, calendar);
       }
       if (options.ifMatch !== undefined) {

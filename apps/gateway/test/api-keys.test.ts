@@ -172,6 +172,17 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(names).not.toContain('x');
     });
 
+    it('the connection routes take the same CSRF check', async () => {
+      const forged = await call(gw, 'DELETE', '/api/v1/connections/con_unknown', {
+        as: ann,
+        headers: { 'x-calgate-csrf': eve.csrf },
+      });
+      expect(forged.status).toBe(403);
+      expect(forged.body.error.message).toContain('x-calgate-csrf');
+      const sent = await call(gw, 'DELETE', '/api/v1/connections/con_unknown', { as: ann });
+      expect(sent.status).toBe(404);
+    });
+
     it("another tenant's keys are invisible and answer 404", async () => {
       const annKeys = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys as { id: string }[];
       const eveKeys = (await call(gw, 'GET', '/api/v1/keys', { as: eve })).body.keys as { id: string }[];

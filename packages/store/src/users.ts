@@ -54,6 +54,11 @@ export class UserRepository {
     });
   }
 
+  /** True once anyone has signed up: sign-up is then closed (checked again under the lock). */
+  async hasUsers(): Promise<boolean> {
+    return (await this.#prisma.user.findFirst({ select: { id: true } })) !== null;
+  }
+
   /** The user and password hash for an email (already normalised), or null. */
   findByEmail(email: string): Promise<(UserRecord & { passwordHash: string | null }) | null> {
     return this.#prisma.user.findUnique({ where: { email }, select: { ...USER, passwordHash: true } });

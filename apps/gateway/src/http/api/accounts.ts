@@ -33,6 +33,13 @@ const SignInBody = z.strictObject({
 
 const INVALID_CREDENTIALS = 'Wrong email or password.';
 
+function signUpClosed(): CalgateError {
+  return new CalgateError(
+    'permission_denied',
+    'Sign-up is closed: this Calgate already has an owner. Joining an existing tenant needs an invitation, which this version does not offer yet; ask the owner to share their account.',
+  );
+}
+
 /** Sign-up (first user of an installation), sign-in, sign-out, the current user and CSRF token. */
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { guard } = deps;
@@ -46,6 +53,10 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
   app.post('/api/v1/auth/signup', async (request, reply) => {
     guard.checkOrigin(request);
     const body = parse(SignUpBody, request.body);
+    // Closed installs answer before any hashing, so sign-up attempts cost no argon2 work.
+    if (await deps.users.hasUsers()) {
+      throw signUpClosed();
+    }
     const passwordHash = await hashPassword(body.password);
     const outcome = await deps.users.signUpFirst({
       email: body.email,
@@ -53,10 +64,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
       ...(body.tenantName === undefined ? {} : { tenantName: body.tenantName }),
     });
     if (!outcome.ok) {
-      throw new CalgateError(
-        'permission_denied',
-        'Sign-up is closed: this Calgate already has an owner. Joining an existing tenant needs an invitation, which this version does not offer yet; ask the owner to share their account.',
-      );
+      throw signUpClosed();
     }
     const csrfToken = await signIn(reply, outcome.user.id, outcome.tenant.id);
     reply.status(201);

@@ -14,6 +14,7 @@ import { registerEventPage } from './http/event-page.ts';
 import { registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
+import { registerDashboardStatic } from './http/static.ts';
 
 export interface AppDeps {
   publicUrl: string;
@@ -30,6 +31,8 @@ export interface AppDeps {
   directory?: DirectoryFactory;
   /** Locks and the ledger for book_slot. */
   booking?: BookingFactory;
+  /** The built dashboard's folder; defaults to apps/dashboard/dist. */
+  dashboardDir?: string;
   /** Dashboard REST and the Google connection flows. */
   dashboard: Omit<DashboardApiDeps, 'guard'> &
     Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'> &
@@ -64,5 +67,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     invalidateKeys: () => deps.authenticator.invalidate(),
   });
   registerEventPage(app, { ...deps.dashboard, providers: deps.providers });
+  registerDashboardStatic(app, deps.dashboardDir);
   return app;
 }

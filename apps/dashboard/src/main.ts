@@ -1,0 +1,117 @@
+import { ApiError, api, loadCsrf, setCsrf } from './api.ts';
+import { h, notice } from './dom.ts';
+import { renderAccounts } from './pages/accounts.ts';
+import { renderAudit } from './pages/audit.ts';
+import { renderAuth } from './pages/auth.ts';
+import { renderDocs } from './pages/docs.ts';
+import { renderKeys } from './pages/keys.ts';
+import { renderMatrix } from './pages/matrix.ts';
+import { renderOverview } from './pages/overview.ts';
+
+type Page = (root: HTMLElement) => Promise<void>;
+
+const PAGES: { path: string; title: string; render: Page }[] = [
+  { path: '/', title: 'Overview', render: renderOverview },
+  { path: '/accounts', title: 'Accounts', render: renderAccounts },
+  { path: '/keys', title: 'API keys', render: renderKeys },
+  { path: '/matrix', title: 'Permissions', render: renderMatrix },
+  { path: '/audit', title: 'Audit log', render: renderAudit },
+  { path: '/docs', title: 'Docs', render: renderDocs },
+];
+
+interface Me {
+  user: { email: string };
+  tenant: { name: string };
+}
+
+const app = document.getElementById('app') as HTMLElement;
+
+export function navigate(path: string): void {
+  history.pushState(null, '', path);
+  void route();
+}
+
+async function signOut(): Promise<void> {
+  await api('POST', '/auth/signout');
+  setCsrf('');
+  navigate('/');
+}
+
+function shell(me: Me, current: string): HTMLElement {
+  const links = PAGES.map((page) =>
+    h(
+      'li',
+      {},
+      h('a', { href: page.path, ...(page.path === current ? { 'aria-current': 'page' } : {}) }, page.title),
+    ),
+  );
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  app.replaceChildren(
+    h('a', { class: 'skip', href: '#main' }, 'Skip to content'),
+    h(
+      'header',
+      {},
+      h('strong', { class: 'brand' }, 'Calgate'),
+      h('nav', { 'aria-label': 'Main' }, h('ul', {}, links)),
+      h(
+        'div',
+        { class: 'who' },
+        h('span', {}, `${me.user.email} · ${me.tenant.name}`),
+        h('button', { type: 'button', class: 'secondary', onclick: () => void signOut() }, 'Sign out'),
+      ),
+    ),
+    main,
+  );
+  return main;
+}
+
+async function route(): Promise<void> {
+  let me: Me;
+  try {
+    me = await api<Me>('GET', '/auth/me');
+    await loadCsrf();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      document.title = 'Sign in · Calgate';
+      await renderAuth(app, () => navigate(location.pathname));
+      return;
+    }
+    app.replaceChildren(notice(`Calgate is not reachable: ${String(error)}`, 'error'));
+    return;
+  }
+  const page = PAGES.find((item) => item.path === location.pathname) ?? PAGES[0];
+  if (page === undefined) {
+    return;
+  }
+  document.title = `${page.title} · Calgate`;
+  const main = shell(me, page.path);
+  main.append(h('h1', {}, page.title));
+  try {
+    await page.render(main);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      await route();
+      return;
+    }
+    main.append(notice(error instanceof Error ? error.message : String(error), 'error'));
+  }
+  main.setAttribute('data-ready', 'true');
+}
+
+document.addEventListener('click', (event) => {
+  const link = (event.target as Element | null)?.closest('a');
+  if (link === null || link === undefined || event.ctrlKey || event.metaKey || event.shiftKey) {
+    return;
+  }
+  const url = new URL(link.href, location.href);
+  if (url.hash !== '' && url.pathname === location.pathname) {
+    return;
+  }
+  if (url.origin === location.origin && PAGES.some((page) => page.path === url.pathname)) {
+    event.preventDefault();
+    navigate(url.pathname);
+    document.getElementById('main')?.focus();
+  }
+});
+window.addEventListener('popstate', () => void route());
+void route();

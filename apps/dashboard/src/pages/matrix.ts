@@ -1,0 +1,180 @@
+import { api } from '../api.ts';
+import { h, notice } from '../dom.ts';
+
+interface Calendar {
+  id: string;
+  summary: string;
+  enabled: boolean;
+  accessRole: string;
+}
+interface Matrix {
+  accounts: {
+    connection: { id: string; accountEmail: string | null; status: string };
+    calendars: Calendar[];
+  }[];
+  keys: { id: string; name: string; prefix: string }[];
+  grants: { keyId: string; calendarId: string; read: boolean; write: boolean }[];
+}
+
+const writable = (calendar: Calendar) => calendar.accessRole === 'owner' || calendar.accessRole === 'writer';
+
+/** Calendars grouped by account × keys, with Read and Write toggles; write implies read. */
+export async function renderMatrix(root: HTMLElement): Promise<void> {
+  const status = h('div', { 'aria-live': 'polite' });
+  const body = h('div', {});
+  root.append(
+    h('p', {}, 'Tick what each key may do. Write includes Read. Changes apply on the key’s next call.'),
+    status,
+    body,
+  );
+
+  async function change(work: () => Promise<unknown>, message: string): Promise<void> {
+    try {
+      await work();
+      status.replaceChildren(notice(message));
+    } catch (error) {
+      status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
+    }
+    await load();
+  }
+
+  function cells(matrix: Matrix, calendar: Calendar): HTMLElement[] {
+    return matrix.keys.map((key) => {
+      const grant = matrix.grants.find((g) => g.keyId === key.id && g.calendarId === calendar.id);
+      const read = grant?.read ?? false;
+      const write = grant?.write ?? false;
+      const put = (next: { read: boolean; write: boolean }) =>
+        void change(
+          () => api('PUT', '/grants', { keyId: key.id, calendarId: calendar.id, ...next }),
+          `${key.name} on ${calendar.summary}: ${next.write ? 'read and write' : next.read ? 'read' : 'no access'}.`,
+        );
+      const readBox = h('input', {
+        type: 'checkbox',
+        checked: read,
+        'aria-label': `Read ${calendar.summary} with ${key.name}`,
+        onchange: (event) => put({ read: (event.target as HTMLInputElement).checked, write: false }),
+      });
+      const writeBox = h('input', {
+        type: 'checkbox',
+        checked: write,
+        disabled: !writable(calendar),
+        'aria-label': `Write ${calendar.summary} with ${key.name}`,
+        onchange: (event) => {
+          const on = (event.target as HTMLInputElement).checked;
+          put({ read: on || read, write: on });
+        },
+      });
+      return h(
+        'td',
+        {},
+        h('label', { class: 'toggle' }, readBox, ' Read'),
+        h('label', { class: 'toggle' }, writeBox, ' Write'),
+      );
+    });
+  }
+
+  function bulk(key: Matrix['keys'][number], access: 'write' | 'read' | 'none', text: string): HTMLElement {
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: 'secondary small',
+        'aria-label': `${text} for ${key.name}`,
+        onclick: () =>
+          void change(() => api('POST', '/grants/bulk', { keyId: key.id, access }), `${key.name}: ${text}.`),
+      },
+      text,
+    );
+  }
+
+  async function load(): Promise<void> {
+    const matrix = await api<Matrix>('GET', '/matrix');
+    if (matrix.keys.length === 0 || matrix.accounts.length === 0) {
+      body.replaceChildren(
+        h(
+          'p',
+          {},
+          'You need at least one ',
+          h('a', { href: '/keys' }, 'API key'),
+          ' and one ',
+          h('a', { href: '/accounts' }, 'account'),
+          '.',
+        ),
+      );
+      return;
+    }
+    const head = h(
+      'tr',
+      {},
+      h('th', { scope: 'col' }, 'Calendar'),
+      h('th', { scope: 'col' }, 'Enabled'),
+      matrix.keys.map((key) =>
+        h(
+          'th',
+          { scope: 'col' },
+          h('div', {}, key.name),
+          h(
+            'div',
+            { class: 'row' },
+            bulk(key, 'write', 'All'),
+            bulk(key, 'read', 'Read all'),
+            bulk(key, 'none', 'None'),
+          ),
+        ),
+      ),
+    );
+    const groups = matrix.accounts.map(({ connection, calendars }) =>
+      h(
+        'tbody',
+        {},
+        h(
+          'tr',
+          {},
+          h(
+            'th',
+            { scope: 'rowgroup', colspan: String(matrix.keys.length + 2), class: 'group' },
+            connection.accountEmail ?? connection.id,
+          ),
+        ),
+        calendars.map((calendar) =>
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row' }, calendar.summary),
+            h(
+              'td',
+              {},
+              h('input', {
+                type: 'checkbox',
+                checked: calendar.enabled,
+                'aria-label': `${calendar.summary} enabled for every key`,
+                onchange: (event) => {
+                  const enabled = (event.target as HTMLInputElement).checked;
+                  void change(
+                    () => api('PATCH', `/calendars/${calendar.id}`, { enabled }),
+                    `${calendar.summary} ${enabled ? 'enabled' : 'disabled'}.`,
+                  );
+                },
+              }),
+            ),
+            cells(matrix, calendar),
+          ),
+        ),
+      ),
+    );
+    body.replaceChildren(
+      h(
+        'div',
+        { class: 'scroll' },
+        h(
+          'table',
+          { class: 'matrix' },
+          h('caption', {}, 'Read / Write per key'),
+          h('thead', {}, head),
+          groups,
+        ),
+      ),
+    );
+  }
+  await load();
+}

@@ -32,7 +32,7 @@ export function notice(text: string, kind: 'error' | 'info' = 'info'): HTMLEleme
 
 /** A button that copies `text` and says so. */
 export function copyButton(text: string, label: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'secondary', 'aria-label': label }, 'Copy');
+  const button = h('button', { type: 'button', class: 'secondary' }, label);
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(text);
@@ -41,7 +41,7 @@ export function copyButton(text: string, label: string): HTMLButtonElement {
       button.textContent = 'Select and copy manually';
     }
     setTimeout(() => {
-      button.textContent = 'Copy';
+      button.textContent = label;
     }, 2000);
   });
   return button;

@@ -13,7 +13,7 @@ interface Matrix {
     calendars: Calendar[];
   }[];
   keys: { id: string; name: string; prefix: string }[];
-  grants: { keyId: string; calendarId: string; read: boolean; write: boolean }[];
+  grants: { keyId: string; calendarId: string; canRead: boolean; canWrite: boolean }[];
 }
 
 const writable = (calendar: Calendar) => calendar.accessRole === 'owner' || calendar.accessRole === 'writer';
@@ -29,20 +29,23 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
   );
 
   async function change(work: () => Promise<unknown>, message: string): Promise<void> {
+    let result: HTMLElement;
     try {
       await work();
-      status.replaceChildren(notice(message));
+      result = notice(message);
     } catch (error) {
-      status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
+      result = notice(error instanceof Error ? error.message : String(error), 'error');
     }
+    // Announced once the table shows the new state.
     await load();
+    status.replaceChildren(result);
   }
 
   function cells(matrix: Matrix, calendar: Calendar): HTMLElement[] {
     return matrix.keys.map((key) => {
       const grant = matrix.grants.find((g) => g.keyId === key.id && g.calendarId === calendar.id);
-      const read = grant?.read ?? false;
-      const write = grant?.write ?? false;
+      const read = grant?.canRead ?? false;
+      const write = grant?.canWrite ?? false;
       const put = (next: { read: boolean; write: boolean }) =>
         void change(
           () => api('PUT', '/grants', { keyId: key.id, calendarId: calendar.id, ...next }),

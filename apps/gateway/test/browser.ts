@@ -33,3 +33,18 @@ export async function openPage(page: Page, title: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: title }).waitFor();
   await page.locator('main[data-ready="true"]').waitFor();
 }
+
+/** Signs up the first user of a fresh install through the form and waits for the overview. */
+export async function signUp(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(baseUrl);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password (at least 12 characters)').fill(password);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+}
+
+/** Google's consent page in the emulator: pick the account and allow. */
+export async function consent(page: Page, account: string): Promise<void> {
+  await page.getByLabel(account).check();
+  await page.getByRole('button', { name: 'Allow' }).click();
+}

@@ -1,0 +1,119 @@
+import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { freePort } from '@calgate/testkit';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+
+const CLIENT = { clientId: 'calgate-manage.apps.googleusercontent.com', clientSecret: 'manage-secret' };
+const ANN = 'ann@example.com';
+const TEAM = 'team@group.calendar.google.com';
+
+async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
+  const client = await connectClient(mcpUrl, secret);
+  const result = await client.callTool({ name: 'list_calendars', arguments: {} });
+  await client.close();
+  return (result.structuredContent as { calendars: { summary: string }[] }).calendars
+    .map((c) => c.summary)
+    .sort();
+}
+
+describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF and a lost session', () => {
+  let emulator: GoogleEmulator;
+  let gw: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let secret: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    emulator = await startGoogleEmulator({
+      seed: {
+        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
+        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
+      },
+    });
+    gw = await startTestGateway({
+      PORT: String(port),
+      PUBLIC_URL: url,
+      GOOGLE_CLIENT_ID: CLIENT.clientId,
+      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+    });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await signUp(page, gw.url, 'admin@example.test', 'correct horse battery staple');
+    await openPage(page, 'API keys');
+    await page.getByLabel('Name').fill('bot');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    secret = (await page.locator('#secret').textContent()) ?? '';
+    await openPage(page, 'Accounts');
+    await page.getByRole('button', { name: 'Connect Google' }).click();
+    await consent(page, ANN);
+    await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+    await emulator?.close();
+  });
+
+  it('grants all and none per key, and disables a calendar for everyone', async () => {
+    await page.goto(`${gw.url}/matrix`);
+    await page.locator('main[data-ready="true"]').waitFor();
+    await page.getByRole('button', { name: 'None for bot', exact: true }).click();
+    await page.getByText('bot: None.').waitFor();
+    await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(false);
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual([]);
+    await page.getByRole('button', { name: 'All for bot', exact: true }).click();
+    await page.getByText('bot: All.').waitFor();
+    await expect(page.getByLabel(`Write ${ANN} with bot`).isChecked()).resolves.toBe(true);
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual(['Team', ANN]);
+    await page.getByLabel('Team enabled for every key').uncheck();
+    await page.getByText('Team disabled.').waitFor();
+    await screenshot(page, '20-matrix-bulk');
+    await page.getByLabel('Write Team with bot').uncheck();
+    await page.getByText('bot on Team: read.').waitFor();
+    await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(true);
+  });
+
+  it('rotates a key: the new secret works at once and the old one is refused', async () => {
+    await openPage(page, 'API keys');
+    await page.getByRole('button', { name: 'Rotate bot' }).click();
+    await page.getByRole('heading', { name: 'New secret for bot' }).waitFor();
+    const rotated = (await page.locator('#secret').textContent()) ?? '';
+    expect(rotated).toMatch(/^cg_live_/);
+    expect(rotated).not.toBe(secret);
+    await screenshot(page, '21-key-rotated');
+    await expect(connectClient(gw.mcpUrl, secret)).rejects.toThrow(/revoked/);
+    await expect(calendarsOf(gw.mcpUrl, rotated)).resolves.toContain(ANN);
+  });
+
+  it('shows an account that needs reconnecting and reconnects it', async () => {
+    await gw.db.pool.query(`UPDATE connections SET status = 'needs_reauth'`);
+    await openPage(page, 'Accounts');
+    await page.getByText('needs reauth').waitFor();
+    await screenshot(page, '22-needs-reauth');
+    await page.getByRole('link', { name: `Reconnect ${ANN}` }).click();
+    await consent(page, ANN);
+    await page.getByRole('heading', { name: `Reconnected ${ANN}` }).waitFor();
+    await page.goto(`${gw.url}/accounts`);
+    await page.locator('main[data-ready="true"]').waitFor();
+    await expect(page.getByText('needs reauth').count()).resolves.toBe(0);
+    await expect(page.locator('.badge.active').count()).resolves.toBe(1);
+  });
+
+  it('refuses a write without the CSRF header, and asks to sign in again once the session is gone', async () => {
+    const status = await page.evaluate<number>(
+      `fetch('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' }).then((r) => r.status)`,
+    );
+    expect(status).toBe(403);
+    await page.context().clearCookies();
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await screenshot(page, '23-signed-out');
+  });
+});

@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
@@ -8,6 +11,8 @@ import { connectClient, startTestGateway, type TestGateway } from './harness.ts'
 const CLIENT = { clientId: 'calgate-manage.apps.googleusercontent.com', clientSecret: 'manage-secret' };
 const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
+const ROBOT = 'calgate@project.iam.gserviceaccount.com';
+const SHARED = 'shared@group.calendar.google.com';
 
 async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
   const client = await connectClient(mcpUrl, secret);
@@ -31,9 +36,18 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     emulator = await startGoogleEmulator({
       seed: {
         oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
+        serviceAccounts: [{ email: ROBOT }],
+        accounts: [
+          { email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] },
+          {
+            email: 'dora@example.com',
+            calendars: [{ id: SHARED, summary: 'Shared', shares: [{ email: ROBOT, role: 'writer' }] }],
+          },
+        ],
       },
     });
+    const keyFile = join(await mkdtemp(join(tmpdir(), 'calgate-sa-')), 'key.json');
+    await writeFile(keyFile, JSON.stringify(emulator.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
     gw = await startTestGateway({
       PORT: String(port),
       PUBLIC_URL: url,
@@ -41,6 +55,7 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
       GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
     });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
@@ -104,6 +119,22 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.locator('main[data-ready="true"]').waitFor();
     await expect(page.getByText('needs reauth').count()).resolves.toBe(0);
     await expect(page.locator('.badge.active').count()).resolves.toBe(1);
+  });
+
+  it('adds a calendar shared with the service account', async () => {
+    await openPage(page, 'Accounts');
+    await expect(page.locator('#sa-email').textContent()).resolves.toBe(ROBOT);
+    await page.getByLabel('Calendar id').fill(SHARED);
+    await page.getByRole('button', { name: 'Add shared calendar' }).click();
+    await page.getByText(`Added ${SHARED}.`).waitFor();
+    await page
+      .getByRole('list', { name: /Calendars of/ })
+      .getByText('Shared')
+      .waitFor();
+    await screenshot(page, '24-service-account');
+    await page.getByRole('button', { name: `Disconnect ${ROBOT}` }).click();
+    await page.getByText(`Disconnected ${ROBOT}.`).waitFor();
+    await expect(page.getByRole('list', { name: `Calendars of ${ROBOT}` }).count()).resolves.toBe(0);
   });
 
   it('refuses a write without the CSRF header, and asks to sign in again once the session is gone', async () => {

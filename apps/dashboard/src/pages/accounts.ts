@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
 import { statusBadge } from './overview.ts';
+import { serviceAccountSection } from './service-account.ts';
 
 interface Connection {
   id: string;
@@ -92,6 +93,12 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
       ),
     );
   }
-  root.append(connectForm(), status, h('h2', {}, 'Connected accounts'), list);
+  root.append(
+    connectForm(),
+    await serviceAccountSection(load),
+    status,
+    h('h2', {}, 'Connected accounts'),
+    list,
+  );
   await load();
 }

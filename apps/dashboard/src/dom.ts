@@ -30,9 +30,10 @@ export function notice(text: string, kind: 'error' | 'info' = 'info'): HTMLEleme
   return h('p', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
 }
 
-/** A button that copies `text` and says so. */
+/** A button that shows "Copy", is named `label` for screen readers, copies `text` and says so. */
 export function copyButton(text: string, label: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'secondary' }, label);
+  const name = () => ['Copy', h('span', { class: 'sr' }, label.replace(/^Copy/, ''))];
+  const button = h('button', { type: 'button', class: 'secondary' }, name());
   button.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(text);
@@ -40,9 +41,7 @@ export function copyButton(text: string, label: string): HTMLButtonElement {
     } catch {
       button.textContent = 'Select and copy manually';
     }
-    setTimeout(() => {
-      button.textContent = label;
-    }, 2000);
+    setTimeout(() => button.replaceChildren(...name()), 2000);
   });
   return button;
 }

@@ -93,6 +93,10 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.getByLabel('Write Team with bot').uncheck();
     await page.getByText('bot on Team: read.').waitFor();
     await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(true);
+    await page.getByRole('button', { name: 'No key for Team' }).click();
+    await page.getByText('Team: No key.').waitFor();
+    await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(false);
+    await expect(page.getByLabel(`Read ${ANN} with bot`).isChecked()).resolves.toBe(true);
   });
 
   it('rotates a key: the new secret works at once and the old one is refused', async () => {

@@ -55,10 +55,13 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     await page.goto(gw.url);
     await page.getByLabel('Email').fill('owner@example.test');
     await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+    await page.getByText('Setting up a new install?').click();
+    await page.getByLabel('Workspace name (optional)').fill('Acme');
     await screenshot(page, '01-sign-up');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await expect(page.locator('#mcp-url').textContent()).resolves.toBe(`${gw.url}/api/mcp`);
+    await page.getByText('owner@example.test · Acme').waitFor();
     await screenshot(page, '02-overview');
   });
 

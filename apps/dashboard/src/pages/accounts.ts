@@ -1,6 +1,6 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
-import { statusBadge } from './overview.ts';
+import { accountName, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
 interface Connection {
@@ -50,14 +50,14 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
   async function disconnect(connection: Connection): Promise<void> {
     try {
       await api('DELETE', `/connections/${connection.id}`);
-      status.replaceChildren(notice(`Disconnected ${connection.accountEmail ?? connection.id}.`));
+      status.replaceChildren(notice(`Disconnected ${accountName(connection)}.`));
       await load();
     } catch (error) {
       status.replaceChildren(notice(String(error instanceof Error ? error.message : error), 'error'));
     }
   }
   function item(connection: Connection): HTMLElement {
-    const name = connection.accountEmail ?? connection.id;
+    const name = accountName(connection);
     return h(
       'li',
       { class: 'card', 'data-account': name },
@@ -86,11 +86,13 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           ),
         ),
       ),
-      h(
-        'button',
-        { type: 'button', class: 'danger', onclick: () => void disconnect(connection) },
-        `Disconnect ${name}`,
-      ),
+      connection.provider === 'local'
+        ? null
+        : h(
+            'button',
+            { type: 'button', class: 'danger', onclick: () => void disconnect(connection) },
+            `Disconnect ${name}`,
+          ),
     );
   }
   root.append(

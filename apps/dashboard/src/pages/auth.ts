@@ -19,12 +19,19 @@ export async function renderAuth(root: HTMLElement, done: () => void): Promise<v
     minlength: '12',
     required: true,
   });
+  const workspace = h('input', {
+    id: 'workspace',
+    name: 'tenantName',
+    autocomplete: 'organization',
+    maxlength: '100',
+  });
   async function submit(mode: 'signin' | 'signup'): Promise<void> {
     status.replaceChildren();
     try {
       const answer = await api<{ csrfToken: string }>('POST', `/auth/${mode}`, {
         email: email.value,
         password: password.value,
+        ...(mode === 'signup' && workspace.value.trim() !== '' ? { tenantName: workspace.value.trim() } : {}),
       });
       setCsrf(answer.csrfToken);
       done();
@@ -41,6 +48,14 @@ export async function renderAuth(root: HTMLElement, done: () => void): Promise<v
     email,
     h('label', { for: 'password' }, 'Password (at least 12 characters)'),
     password,
+    h(
+      'details',
+      {},
+      h('summary', {}, 'Setting up a new install?'),
+      h('p', {}, 'The first account owns this Calgate. Name its workspace, then choose Create account.'),
+      h('label', { for: 'workspace' }, 'Workspace name (optional)'),
+      workspace,
+    ),
     status,
     h(
       'div',

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { accountName } from './overview.ts';
 
 interface Calendar {
   id: string;
@@ -9,7 +10,7 @@ interface Calendar {
 }
 interface Matrix {
   accounts: {
-    connection: { id: string; accountEmail: string | null; status: string };
+    connection: { id: string; provider: string; accountEmail: string | null; status: string };
     calendars: Calendar[];
   }[];
   keys: { id: string; name: string; prefix: string }[];
@@ -76,15 +77,21 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
     });
   }
 
-  function bulk(key: Matrix['keys'][number], access: 'write' | 'read' | 'none', text: string): HTMLElement {
+  /** Grant every calendar of a key, or every key on a calendar, at once. */
+  function bulk(
+    target: { keyId: string } | { calendarId: string },
+    subject: string,
+    access: 'write' | 'read' | 'none',
+    text: string,
+  ): HTMLElement {
     return h(
       'button',
       {
         type: 'button',
         class: 'secondary small',
-        'aria-label': `${text} for ${key.name}`,
+        'aria-label': `${text} for ${subject}`,
         onclick: () =>
-          void change(() => api('POST', '/grants/bulk', { keyId: key.id, access }), `${key.name}: ${text}.`),
+          void change(() => api('POST', '/grants/bulk', { ...target, access }), `${subject}: ${text}.`),
       },
       text,
     );
@@ -119,9 +126,9 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
           h(
             'div',
             { class: 'row' },
-            bulk(key, 'write', 'All'),
-            bulk(key, 'read', 'Read all'),
-            bulk(key, 'none', 'None'),
+            bulk({ keyId: key.id }, key.name, 'write', 'All'),
+            bulk({ keyId: key.id }, key.name, 'read', 'Read all'),
+            bulk({ keyId: key.id }, key.name, 'none', 'None'),
           ),
         ),
       ),
@@ -136,14 +143,24 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
           h(
             'th',
             { scope: 'rowgroup', colspan: String(matrix.keys.length + 2), class: 'group' },
-            connection.accountEmail ?? connection.id,
+            accountName(connection),
           ),
         ),
         calendars.map((calendar) =>
           h(
             'tr',
             {},
-            h('th', { scope: 'row' }, calendar.summary),
+            h(
+              'th',
+              { scope: 'row' },
+              h('div', {}, calendar.summary),
+              h(
+                'div',
+                { class: 'row' },
+                bulk({ calendarId: calendar.id }, calendar.summary, 'write', 'All keys'),
+                bulk({ calendarId: calendar.id }, calendar.summary, 'none', 'No key'),
+              ),
+            ),
             h(
               'td',
               {},

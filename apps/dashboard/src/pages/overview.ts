@@ -20,6 +20,11 @@ const CLIENTS: Record<string, string> = {
   chatgpt: 'ChatGPT connector',
 };
 
+/** How an account is called on screen; local calendars are kept by Calgate itself. */
+export function accountName(account: { id: string; provider: string; accountEmail: string | null }): string {
+  return account.accountEmail ?? (account.provider === 'local' ? 'Calgate calendars' : account.id);
+}
+
 export function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge ${status}` }, status.replace('_', ' '));
 }
@@ -70,7 +75,7 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
           'ul',
           { class: 'plain' },
           overview.accounts.map((account) =>
-            h('li', {}, `${account.accountEmail ?? account.provider} `, statusBadge(account.status)),
+            h('li', {}, `${accountName(account)} `, statusBadge(account.status)),
           ),
         ),
   );

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { SecretBox } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
+import { SignJWT } from 'jose';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
@@ -13,6 +16,9 @@ const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
 const ROBOT = 'calgate@project.iam.gserviceaccount.com';
 const SHARED = 'shared@group.calendar.google.com';
+const ADMIN = 'admin@example.test';
+const PASSWORD = 'correct horse battery staple';
+const ENCRYPTION_KEY = randomBytes(32);
 
 async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
   const client = await connectClient(mcpUrl, secret);
@@ -56,10 +62,11 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
       GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
+      ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
     });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(page, gw.url, 'admin@example.test', 'correct horse battery staple');
+    await signUp(page, gw.url, ADMIN, PASSWORD);
     await openPage(page, 'API keys');
     await page.getByLabel('Name').fill('bot');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -141,14 +148,30 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await expect(page.getByRole('list', { name: `Calendars of ${ROBOT}` }).count()).resolves.toBe(0);
   });
 
-  it('refuses a write without the CSRF header, and asks to sign in again once the session is gone', async () => {
+  it('refuses a write without the CSRF header; an expired session goes back to a keyboard sign-in', async () => {
     const status = await page.evaluate<number>(
       `fetch('/api/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"x"}' }).then((r) => r.status)`,
     );
     expect(status).toBe(403);
+    const me = await page.evaluate<{ user: { id: string }; tenant: { id: string } }>(
+      `fetch('/api/v1/auth/me').then((r) => r.json())`,
+    );
+    const expired = await new SignJWT({ tid: me.tenant.id })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(me.user.id)
+      .setAudience('calgate-dashboard')
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 13 * 3600)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 3600)
+      .sign(new SecretBox([new Uint8Array(ENCRYPTION_KEY)]).deriveKey('session'));
     await page.context().clearCookies();
+    await page.context().addCookies([{ name: 'calgate_session', value: expired, url: gw.url }]);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    await screenshot(page, '23-signed-out');
+    await screenshot(page, '23-session-expired');
+    await page.keyboard.type(ADMIN);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   });
 });

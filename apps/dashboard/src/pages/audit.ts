@@ -14,7 +14,14 @@ interface Entry {
 
 /** Recent tool calls, newest first, filtered by key, tool and outcome. */
 export async function renderAudit(root: HTMLElement): Promise<void> {
-  const { keys } = await api<{ keys: { id: string; name: string }[] }>('GET', '/keys');
+  const [{ keys }, matrix] = await Promise.all([
+    api<{ keys: { id: string; name: string }[] }>('GET', '/keys'),
+    api<{ accounts: { calendars: { id: string; summary: string }[] }[] }>('GET', '/matrix'),
+  ]);
+  // Calendars by name where this tenant still has them; the audit row keeps only ids.
+  const names = new Map(
+    matrix.accounts.flatMap((account) => account.calendars.map((c) => [c.id, c.summary])),
+  );
   const key = h(
     'select',
     { id: 'f-key', name: 'keyId' },
@@ -57,7 +64,7 @@ export async function renderAudit(root: HTMLElement): Promise<void> {
         h('td', {}, new Date(entry.at).toLocaleString()),
         h('td', {}, entry.key === null ? '—' : entry.key.name),
         h('th', { scope: 'row' }, entry.tool),
-        h('td', {}, entry.calendarIds.join(', ') || '—'),
+        h('td', {}, entry.calendarIds.map((id) => names.get(id) ?? id).join(', ') || '—'),
         h(
           'td',
           {},

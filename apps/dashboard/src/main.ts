@@ -83,6 +83,10 @@ async function route(): Promise<void> {
   if (page === undefined) {
     return;
   }
+  if (page.path !== location.pathname) {
+    // An unknown path shows the overview under its own address.
+    history.replaceState(null, '', page.path);
+  }
   document.title = `${page.title} · Calgate`;
   const main = shell(me, page.path);
   main.append(h('h1', {}, page.title));

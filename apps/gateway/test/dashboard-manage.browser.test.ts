@@ -173,5 +173,8 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.keyboard.type(PASSWORD);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await page.goto(`${gw.url}/no/such/page`);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/');
   });
 });

@@ -8,10 +8,8 @@ import { CalgateError, type ErrorCode, type Interval, mergeIntervals } from '@ca
 import type { FreeBusyResult } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
 import type { BookingServices } from '../../catalogue.ts';
+import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
-
-/** Google answers free/busy for at most 50 calendars per query. */
-const CALENDARS_PER_QUERY = 50;
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'permission_denied',
@@ -42,39 +40,6 @@ function failure(calendarId: string, code: string, message: string): CalendarBus
       context: { calendarId },
     }),
   };
-}
-
-function intervalsOf(result: FreeBusyResult | undefined): Interval[] | { code: string; message: string } {
-  if (result === undefined || result.busy === undefined || result.error !== undefined) {
-    return result?.error ?? { code: 'upstream_unavailable', message: 'no free/busy answer.' };
-  }
-  const out: Interval[] = [];
-  for (const block of result.busy) {
-    const start = Date.parse(block.start);
-    const end = Date.parse(block.end);
-    if (Number.isNaN(start) || Number.isNaN(end)) {
-      return { code: 'upstream_unavailable', message: 'an unreadable busy interval.' };
-    }
-    out.push({ start, end });
-  }
-  return out;
-}
-
-/** Handles grouped as one upstream query can answer them: same connection, at most 50. */
-function batches(handles: readonly CalendarHandle[]): CalendarHandle[][] {
-  const byConnection = new Map<string, CalendarHandle[]>();
-  for (const handle of handles) {
-    const group = byConnection.get(handle.calendar.connectionId) ?? [];
-    group.push(handle);
-    byConnection.set(handle.calendar.connectionId, group);
-  }
-  const out: CalendarHandle[][] = [];
-  for (const group of byConnection.values()) {
-    for (let i = 0; i < group.length; i += CALENDARS_PER_QUERY) {
-      out.push(group.slice(i, i + CALENDARS_PER_QUERY));
-    }
-  }
-  return out;
 }
 
 /** Active booking holds on a calendar over the window (none when booking is not wired). */
@@ -109,7 +74,7 @@ export async function readBusy(
       spans.map((s) => ({ start: Math.max(s.start, window.start), end: Math.min(s.end, window.end) })),
     );
   await forEachLimited(
-    batches(handles),
+    freeBusyBatches(handles),
     (batch) => batch[0]?.calendar.connectionId ?? '',
     { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
     async (batch) => {
@@ -133,7 +98,7 @@ export async function readBusy(
       }
       for (const handle of batch) {
         const id = handle.calendar.id;
-        const events = intervalsOf(results.find((result) => result.calendarId === id));
+        const events = busyIntervalsOf(results.find((result) => result.calendarId === id));
         if (!Array.isArray(events)) {
           answers.set(id, failure(id, events.code, events.message));
           continue;

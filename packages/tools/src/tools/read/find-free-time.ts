@@ -1,55 +1,17 @@
 import { CalgateError, formatInstant, validateTimeZone } from '@calgate/core';
-import type { FreeBusyResult } from '@calgate/providers';
 import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instant } from '../../schemas.ts';
 import { calendarIds, readableHandles, resolveWindow } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
 
-/** Google answers free/busy for at most 50 calendars per query. */
-const CALENDARS_PER_QUERY = 50;
 const MAX_DAYS = 92;
 
 const range = z.object({ start: z.string(), end: z.string() });
-
-/** The handles in groups that one upstream free/busy query can answer: same connection, ≤ 50. */
-function batches(handles: readonly CalendarHandle[]): CalendarHandle[][] {
-  const byConnection = new Map<string, CalendarHandle[]>();
-  for (const handle of handles) {
-    const group = byConnection.get(handle.calendar.connectionId) ?? [];
-    group.push(handle);
-    byConnection.set(handle.calendar.connectionId, group);
-  }
-  const out: CalendarHandle[][] = [];
-  for (const group of byConnection.values()) {
-    for (let i = 0; i < group.length; i += CALENDARS_PER_QUERY) {
-      out.push(group.slice(i, i + CALENDARS_PER_QUERY));
-    }
-  }
-  return out;
-}
-
-function spansOf(result: FreeBusyResult | undefined): Span[] | { code: string; message: string } {
-  if (result === undefined) {
-    return { code: 'upstream_unavailable', message: 'The calendar returned no free/busy answer.' };
-  }
-  if (result.error !== undefined || result.busy === undefined) {
-    return result.error ?? { code: 'upstream_unavailable', message: 'No free/busy answer.' };
-  }
-  const spans: Span[] = [];
-  for (const interval of result.busy) {
-    const start = Date.parse(interval.start);
-    const end = Date.parse(interval.end);
-    if (Number.isNaN(start) || Number.isNaN(end)) {
-      return { code: 'upstream_unavailable', message: 'The calendar returned an unreadable busy interval.' };
-    }
-    spans.push({ start, end });
-  }
-  return spans;
-}
 
 export const findFreeTime = defineTool({
   name: 'find_free_time',
@@ -103,7 +65,7 @@ export const findFreeTime = defineTool({
       answers.set(calendarId, { code: error.code, message: error.message });
     }
     await forEachLimited(
-      batches(handles),
+      freeBusyBatches(handles),
       (batch) => batch[0]?.calendar.connectionId ?? '',
       { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
       async (batch) => {
@@ -118,7 +80,7 @@ export const findFreeTime = defineTool({
           for (const handle of batch) {
             answers.set(
               handle.calendar.id,
-              spansOf(results.find((result) => result.calendarId === handle.calendar.id)),
+              busyIntervalsOf(results.find((result) => result.calendarId === handle.calendar.id)),
             );
           }
         } catch (error) {

@@ -1,14 +1,7 @@
-// book_slot through /api/mcp (real HTTP, real Postgres, real Redis locks) on a local calendar,
-// with the gateway in its own process as `calgate serve`. Two figures: bookings per second on
-// distinct slots at 1, 8 and 32 concurrent clients, and p50/p99 latency when N clients race for
-// the same slot (every round must end with exactly one booking). Appends to bench/results/.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { ApiKeyRepository, migrate, openDatabase, TenancyRepository } from '@calgate/store';
-import { freePort, startPostgres, startRedis } from '@calgate/testkit';
 import { machineSummary, today } from '../lib/machine.ts';
+import { startBenchStack } from '../lib/stack.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 5);
 const THROUGHPUT_LEVELS = (process.env.BENCH_CONCURRENCY ?? '1,8,32').split(',').map(Number);
@@ -16,58 +9,12 @@ const CONTENTION_LEVELS = (process.env.BENCH_CONTENTION ?? '2,16,64').split(',')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function waitReady(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) {
-      throw new Error('gateway exited during start');
-    }
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) {
-        return;
-      }
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('gateway did not become ready');
-}
-
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-const [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
-const admin = openDatabase({ url: postgres.url, max: 1 });
-await admin.pool.query('CREATE DATABASE bench');
-await admin.close();
-const dbUrl = postgres.url.replace(/\/postgres$/, '/bench');
-const db = openDatabase({ url: dbUrl });
-await migrate(db.pool);
-const tenancy = new TenancyRepository(db.prisma);
-const tenant = await tenancy.createTenant('Bench');
-const calendar = await tenancy.createLocalCalendar(tenant.id, {
-  summary: 'Bench',
-  timeZone: 'Europe/Berlin',
-});
-const { key, secret } = await new ApiKeyRepository(db.prisma).create(tenant.id, { name: 'bench' });
-await tenancy.setGrant(tenant.id, key.id, calendar.id, { read: true, write: true });
-
-const port = await freePort();
-const child = spawn(process.execPath, ['apps/gateway/src/bin/calgate.ts', 'serve'], {
-  cwd: root,
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: dbUrl,
-    REDIS_URL: redis.url,
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_BURST: '1000000',
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-const base = `http://127.0.0.1:${port}`;
+const stack = await startBenchStack({});
+const { base, secret, calendar } = stack;
 const headers = {
   'content-type': 'application/json',
   accept: 'application/json, text/event-stream',
@@ -106,7 +53,6 @@ let nextSlot = 0;
 const throughputRows: string[] = [];
 const contentionRows: string[] = [];
 try {
-  await waitReady(base, child);
   // Warm-up.
   for (let i = 0; i < 50; i++) {
     await bookOnce(nextSlot++);
@@ -171,8 +117,5 @@ try {
     );
   }
 } finally {
-  child.kill('SIGTERM');
-  await new Promise((resolve) => child.once('exit', resolve));
-  await db.close();
-  await Promise.all([postgres.stop(), redis.stop()]);
+  await stack.stop();
 }

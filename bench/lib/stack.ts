@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { ApiKeyRepository, type Database, migrate, openDatabase, TenancyRepository } from '@calgate/store';
+import { freePort, startPostgres, startRedis } from '@calgate/testkit';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * What the HTTP benchmarks run against: real PostgreSQL and Redis, a tenant with one local
+ * calendar and a key that may read and write it, and `calgate serve` in its own process with
+ * rate limits out of the way. `seed` runs against the database before the gateway starts.
+ */
+export interface BenchStack {
+  /** The gateway's base URL. */
+  base: string;
+  pid: number;
+  calendar: { id: string; timeZone: string };
+  secret: string;
+  stop(): Promise<void>;
+}
+
+export async function startBenchStack(options: {
+  seed?: (db: Database, calendar: { id: string; timeZone: string }) => Promise<void>;
+  /** Extra node flags for the gateway, e.g. from BENCH_GATEWAY_NODE_ARGS. */
+  nodeArgs?: string[];
+}): Promise<BenchStack> {
+  const [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
+  const admin = openDatabase({ url: postgres.url, max: 1 });
+  await admin.pool.query('CREATE DATABASE bench');
+  await admin.close();
+  const dbUrl = postgres.url.replace(/\/postgres$/, '/bench');
+  const db = openDatabase({ url: dbUrl });
+  await migrate(db.pool);
+  const tenancy = new TenancyRepository(db.prisma);
+  const tenant = await tenancy.createTenant('Bench');
+  const calendar = await tenancy.createLocalCalendar(tenant.id, {
+    summary: 'Bench',
+    timeZone: 'Europe/Berlin',
+  });
+  const { key, secret } = await new ApiKeyRepository(db.prisma).create(tenant.id, { name: 'bench' });
+  await tenancy.setGrant(tenant.id, key.id, calendar.id, { read: true, write: true });
+  await options.seed?.(db, calendar);
+  await db.close();
+
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), 'apps/gateway/src/bin/calgate.ts', 'serve'],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: dbUrl,
+        REDIS_URL: redis.url,
+        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_PER_MINUTE: '100000000',
+        RATE_LIMIT_BURST: '1000000',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  const stop = async () => {
+    if (child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await Promise.all([postgres.stop(), redis.stop()]);
+  };
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null || i >= 200) {
+      await stop();
+      throw new Error('gateway did not become ready');
+    }
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) {
+        break;
+      }
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    base,
+    pid: child.pid ?? 0,
+    calendar: { id: calendar.id, timeZone: calendar.timeZone },
+    secret,
+    stop,
+  };
+}

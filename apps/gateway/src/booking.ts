@@ -5,40 +5,61 @@ import type { BookingLedger, BookingServices, LedgerBooking } from '@calgate/too
 /** Booking services for one API key: the shared lock, and the ledger scoped to the key's tenant. */
 export type BookingFactory = (key: { tenantId: string; keyId: string }) => BookingServices;
 
-function toLedger(record: BookingRecord): LedgerBooking {
+function toLedger(record: BookingRecord, keyId: string): LedgerBooking {
   return {
     id: record.id,
     calendarId: record.calendarId,
     eventId: record.eventId,
     start: record.start,
     end: record.end,
+    status: record.status,
+    idempotencyKey: record.keyId === keyId ? record.idempotencyKey : null,
     requestHash: record.requestHash,
     result: record.result,
   };
 }
 
 /**
- * The ledger as book_slot sees it: bookings are written for the caller's tenant and key, and
- * idempotency keys are looked up among that key's own. Overlap checks span the whole calendar
- * whoever booked, which is the point of the ledger.
+ * The ledger as the tools see it: every lookup is scoped to the caller's tenant, bookings are
+ * written for the caller's key, and idempotency keys are looked up among that key's own. Overlap
+ * checks span the whole calendar whoever booked, which is the point of the ledger; whether the
+ * key may see a booking's calendar is the tools' check (CalendarAccess).
  */
 export function bookingLedger(
   repository: BookingRepository,
   key: { tenantId: string; keyId: string },
 ): BookingLedger {
+  const { tenantId, keyId } = key;
+  const out = (record: BookingRecord) => toLedger(record, keyId);
   return {
     async confirm(input) {
-      return toLedger(await repository.confirm({ ...input, tenantId: key.tenantId, keyId: key.keyId }));
+      return out(await repository.confirm({ ...input, tenantId, keyId }));
     },
     async overlapping(calendarId, start, end) {
-      return (await repository.overlapping(calendarId, start, end)).map(toLedger);
+      return (await repository.overlapping(tenantId, calendarId, start, end)).map(out);
+    },
+    async confirmedIn(calendarIds, start, end) {
+      return (await repository.confirmedIn(tenantId, calendarIds, start, end)).map(out);
+    },
+    async byEvent(calendarId, eventId) {
+      return (await repository.byEvent(tenantId, calendarId, eventId)).map(out);
+    },
+    async byId(bookingId) {
+      const record = await repository.byId(tenantId, bookingId);
+      return record === null ? null : out(record);
     },
     async byIdempotencyKey(idempotencyKey) {
-      const record = await repository.byIdempotencyKey(key.tenantId, key.keyId, idempotencyKey);
-      return record === null ? null : toLedger(record);
+      const record = await repository.byIdempotencyKey(tenantId, keyId, idempotencyKey);
+      return record === null ? null : out(record);
+    },
+    async list(filter) {
+      return (await repository.list(tenantId, filter)).map(out);
     },
     cancel(bookingId) {
-      return repository.cancel(key.tenantId, bookingId);
+      return repository.cancel(tenantId, bookingId);
+    },
+    move(bookingId, start, end) {
+      return repository.move(tenantId, bookingId, start, end);
     },
   };
 }

@@ -55,7 +55,81 @@ describe('booking ledger (exclusion constraint)', () => {
     expect(await bookings.cancel(tenantId, booking.id)).toBe(true);
     expect(await bookings.cancel(tenantId, booking.id)).toBe(false);
     expect((await book(15, 16)).id).toMatch(/^bkg_/);
-    expect(await bookings.overlapping(calendarId, at(15), at(17))).toHaveLength(1);
+    expect(await bookings.overlapping(tenantId, calendarId, at(15), at(17))).toHaveLength(1);
+  });
+
+  it('finds bookings by id, event and calendars, scoped to the tenant', async () => {
+    const booking = await book(30, 31);
+    expect(await bookings.byId(tenantId, booking.id)).toMatchObject({ id: booking.id, status: 'confirmed' });
+    expect(await bookings.byId('tnt_other', booking.id)).toBeNull();
+    expect((await bookings.byEvent(tenantId, calendarId, booking.eventId)).map((b) => b.id)).toEqual([
+      booking.id,
+    ]);
+    expect(await bookings.byEvent('tnt_other', calendarId, booking.eventId)).toEqual([]);
+    const other = await book(30, 31, otherCalendar);
+    const both = await bookings.confirmedIn(tenantId, [calendarId, otherCalendar], at(30), at(31));
+    expect(both.map((b) => b.id).sort()).toEqual([booking.id, other.id].sort());
+    expect(await bookings.confirmedIn('tnt_other', [calendarId], at(30), at(31))).toEqual([]);
+    expect(await bookings.confirmedIn(tenantId, [], at(30), at(31))).toEqual([]);
+  });
+
+  it('moves a confirmed booking, refusing a range another confirmed booking holds', async () => {
+    const moving = await book(40, 41);
+    const holder = await book(44, 45);
+    expect(await bookings.move(tenantId, moving.id, at(42), at(43))).toBe(true);
+    expect(await bookings.byId(tenantId, moving.id)).toMatchObject({ start: at(42), end: at(43) });
+    expect(await bookings.overlapping(tenantId, calendarId, at(40), at(41))).toEqual([]);
+    await expect(bookings.move(tenantId, moving.id, at(44.5), at(45.5))).rejects.toMatchObject({
+      code: 'conflict',
+      context: { bookingId: holder.id },
+    });
+    expect(await bookings.move('tnt_other', moving.id, at(46), at(47))).toBe(false);
+    expect(await bookings.cancel(tenantId, moving.id)).toBe(true);
+    expect(await bookings.move(tenantId, moving.id, at(46), at(47))).toBe(false);
+  });
+
+  it('lists by calendars, range and status, in start order, up to a limit', async () => {
+    const day = (h: number) => at(24 * 10 + h);
+    const a = await bookings.confirm({
+      tenantId,
+      keyId: null,
+      calendarId,
+      eventId: 'la',
+      start: day(9),
+      end: day(10),
+    });
+    const b = await bookings.confirm({
+      tenantId,
+      keyId: null,
+      calendarId,
+      eventId: 'lb',
+      start: day(11),
+      end: day(12),
+    });
+    const c = await bookings.confirm({
+      tenantId,
+      keyId: null,
+      calendarId: otherCalendar,
+      eventId: 'lc',
+      start: day(10),
+      end: day(11),
+    });
+    await bookings.cancel(tenantId, b.id);
+    const window = { timeMin: day(0), timeMax: day(24), limit: 10 };
+    const ids = async (filter: Partial<Parameters<BookingRepository['list']>[1]>) =>
+      (await bookings.list(tenantId, { calendarIds: [calendarId, otherCalendar], ...window, ...filter })).map(
+        (row) => row.id,
+      );
+    expect(await ids({})).toEqual([a.id, c.id, b.id]);
+    expect(await ids({ status: 'confirmed' })).toEqual([a.id, c.id]);
+    expect(await ids({ status: 'cancelled' })).toEqual([b.id]);
+    expect(await ids({ calendarIds: [otherCalendar] })).toEqual([c.id]);
+    expect(await ids({ timeMin: day(10.5) })).toEqual([c.id, b.id]);
+    expect(await ids({ limit: 1 })).toEqual([a.id]);
+    expect(await bookings.list('tnt_other', { calendarIds: [calendarId], limit: 10 })).toEqual([]);
+    expect(
+      (await bookings.list(tenantId, { calendarIds: [calendarId], limit: 1000 })).length,
+    ).toBeGreaterThan(3);
   });
 
   it('refuses an empty range', async () => {

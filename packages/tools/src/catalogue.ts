@@ -20,20 +20,33 @@ export interface CalendarDirectory {
   }): Promise<KeyCalendar>;
 }
 
-/** A confirmed booking as the ledger keeps it. */
+/** A booking as the ledger keeps it. */
 export interface LedgerBooking {
   id: string;
   calendarId: string;
   eventId: string;
   start: Date;
   end: Date;
+  status: 'confirmed' | 'cancelled';
+  /** Only when the calling key made the booking: another key's idempotency keys stay private. */
+  idempotencyKey: string | null;
   requestHash: string | null;
   result: unknown;
 }
 
+/** Which bookings list_bookings asks for. */
+export interface LedgerFilter {
+  calendarIds: readonly string[];
+  timeMin?: Date | undefined;
+  timeMax?: Date | undefined;
+  status?: 'confirmed' | 'cancelled' | undefined;
+  limit: number;
+}
+
 /**
  * The booking ledger (Postgres, with an exclusion constraint against overlapping confirmed
- * bookings of one calendar), as the gateway supplies it.
+ * bookings of one calendar), as the gateway supplies it: every lookup is scoped to the key's
+ * tenant; callers check the key's grant on the calendar of what they get.
  */
 export interface BookingLedger {
   /** Throws `conflict` for an overlapping confirmed booking, `already_exists` for a reused idempotency key. */
@@ -46,9 +59,20 @@ export interface BookingLedger {
     requestHash?: string;
     result?: unknown;
   }): Promise<LedgerBooking>;
+  /** Confirmed bookings of the calendar overlapping [start, end). */
   overlapping(calendarId: string, start: Date, end: Date): Promise<LedgerBooking[]>;
+  /** Confirmed bookings of any of the calendars overlapping [start, end), in one lookup. */
+  confirmedIn(calendarIds: readonly string[], start: Date, end: Date): Promise<LedgerBooking[]>;
+  /** Confirmed bookings whose event is `eventId` on the calendar. */
+  byEvent(calendarId: string, eventId: string): Promise<LedgerBooking[]>;
+  byId(bookingId: string): Promise<LedgerBooking | null>;
+  /** Among the calling key's own bookings. */
   byIdempotencyKey(idempotencyKey: string): Promise<LedgerBooking | null>;
+  list(filter: LedgerFilter): Promise<LedgerBooking[]>;
+  /** False when the booking was not confirmed (already cancelled, or unknown). */
   cancel(bookingId: string): Promise<boolean>;
+  /** Moves a confirmed booking; `conflict` when the new range overlaps another confirmed booking. */
+  move(bookingId: string, start: Date, end: Date): Promise<boolean>;
 }
 
 /** What book_slot and the availability tools need beyond calendars. */

@@ -56,7 +56,9 @@ function setup(busy: Record<string, { start: string; end: string }[] | 'fail'>, 
     },
     () => provider,
   );
-  const booking = { lock, ledger: {} as BookingServices['ledger'], lockTtlMs: 30_000 } as BookingServices;
+  // No confirmed bookings: these tests are about free/busy and holds.
+  const ledger = { confirmedIn: async () => [] } as unknown as BookingServices['ledger'];
+  const booking = { lock, ledger, lockTtlMs: 30_000 } as BookingServices;
   const call = async (name: string, args: unknown) => {
     const entry = catalogue().get(name);
     if (entry === undefined) {

@@ -95,7 +95,7 @@ class MemoryProvider {
 }
 
 class MemoryLedger implements BookingLedger {
-  readonly rows: (LedgerBooking & { idempotencyKey?: string | undefined })[] = [];
+  readonly rows: LedgerBooking[] = [];
   failConfirm = false;
 
   async confirm(input: Parameters<BookingLedger['confirm']>[0]): Promise<LedgerBooking> {
@@ -120,14 +120,39 @@ class MemoryLedger implements BookingLedger {
       end: input.end,
       requestHash: input.requestHash ?? null,
       result: input.result,
-      idempotencyKey: input.idempotencyKey,
+      status: 'confirmed' as const,
+      idempotencyKey: input.idempotencyKey ?? null,
     };
     this.rows.push(row);
     return row;
   }
 
   async overlapping(calendarId: string, start: Date, end: Date) {
-    return this.rows.filter((r) => r.calendarId === calendarId && r.start < end && start < r.end);
+    return this.confirmedIn([calendarId], start, end);
+  }
+
+  async confirmedIn(calendarIds: readonly string[], start: Date, end: Date) {
+    return this.rows.filter(
+      (r) => r.status === 'confirmed' && calendarIds.includes(r.calendarId) && r.start < end && start < r.end,
+    );
+  }
+
+  async byEvent(calendarId: string, eventId: string) {
+    return this.rows.filter(
+      (r) => r.status === 'confirmed' && r.calendarId === calendarId && r.eventId === eventId,
+    );
+  }
+
+  async byId(id: string) {
+    return this.rows.find((r) => r.id === id) ?? null;
+  }
+
+  async list() {
+    return this.rows;
+  }
+
+  async move(): Promise<boolean> {
+    return false;
   }
 
   async byIdempotencyKey(key: string) {

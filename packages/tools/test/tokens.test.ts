@@ -5,8 +5,11 @@ import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '../src/index.ts';
 
-/** The whole catalogue's tools/list must stay within this many o200k_base tokens. */
-const BUDGET = 9000;
+/**
+ * The whole catalogue's tools/list must stay within this many o200k_base tokens (9000 until
+ * list_bookings and cancel_booking added ~540).
+ */
+const BUDGET = 9400;
 
 describe('tools/list size', () => {
   it(`the full catalogue, as a key with read and write sees it, is at most ${BUDGET} tokens`, async () => {

@@ -4,7 +4,11 @@ import { CalgateError } from '@calgate/core';
 import type { CalendarEvent } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
 import type { BookingLedger } from '../../catalogue.ts';
+import { blocks } from '../bookings/blocks.ts';
+import { reconcile } from '../bookings/reconcile.ts';
 import { derivedEventId, instantOf } from '../write/common.ts';
+
+export { blocks };
 
 export interface Slot {
   start: number;
@@ -55,16 +59,6 @@ export function bookingEventId(
     String(slot.end),
     ...tail,
     String(generation),
-  );
-}
-
-/** An event that blocks time on this calendar: opaque, not cancelled, not declined by the calendar. */
-export function blocks(event: CalendarEvent): boolean {
-  if (event.status === 'cancelled' || event.transparency === 'transparent') {
-    return false;
-  }
-  return !event.attendees?.some(
-    (attendee) => attendee.self === true && attendee.responseStatus === 'declined',
   );
 }
 
@@ -136,7 +130,7 @@ export function conflictError(
 }
 
 /**
- * Fresh upstream free/busy and the ledger for the slot. A calendar whose free/busy cannot be read
+ * Fresh upstream free/busy and the ledger (reconciled with the bookings' events) for the slot. A calendar whose free/busy cannot be read
  * refuses the booking: unknown is never free. Events are listed to name what is in the way, and
  * to recognise `ownIds`: this idempotency key's own event, left by an attempt that stopped
  * before it reached the ledger, which the retry then adopts instead of refusing.
@@ -152,7 +146,12 @@ export async function verifyFree(
     handle.provider.freeBusy([handle.ref], iso(slot.start), iso(slot.end), signal),
     ledger.overlapping(handle.calendar.id, new Date(slot.start), new Date(slot.end)),
   ]);
-  const [first] = booked;
+  // A booking whose event was deleted or moved elsewhere no longer holds the slot.
+  const settled = await Promise.all(booked.map((row) => reconcile(ledger, handle, row, signal)));
+  const first = settled
+    .filter((result) => result.kind !== 'released')
+    .map((result) => result.booking)
+    .find((row) => row.start.getTime() < slot.end && slot.start < row.end.getTime());
   if (first !== undefined) {
     throw conflictError(handle, { start: first.start.getTime(), end: first.end.getTime(), kind: 'booking' });
   }

@@ -60,6 +60,13 @@ function slotOf(start: string, end: string): Slot {
 
 /** The first booking made with this idempotency key, or a refusal when the parameters differ. */
 function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string): Output {
+  if (earlier.status === 'cancelled') {
+    throw new CalgateError(
+      'already_exists',
+      `idempotencyKey '${idempotencyKey}' belongs to booking ${earlier.id}, which was cancelled. Use a new idempotencyKey to book again.`,
+      { context: { bookingId: earlier.id } },
+    );
+  }
   if (earlier.requestHash !== hash) {
     throw new CalgateError(
       'already_exists',

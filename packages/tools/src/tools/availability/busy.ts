@@ -1,8 +1,9 @@
 /**
  * What makes a calendar busy for the availability tools: its provider's free/busy (opaque events
- * that are not cancelled and not declined by the calendar's own attendee) plus the active
- * booking holds on it. A calendar whose free/busy or holds cannot be read is a failure, never
- * free time.
+ * that are not cancelled and not declined by the calendar's own attendee), its confirmed ledger
+ * bookings (reconciled with their events, so book_slot and these tools agree) and the active
+ * booking holds on it. A calendar whose free/busy, bookings or holds cannot be read is a failure,
+ * never free time.
  */
 import { CalgateError, type ErrorCode, type Interval, mergeIntervals } from '@calgate/core';
 import type { FreeBusyResult } from '@calgate/providers';
@@ -10,6 +11,7 @@ import type { CalendarHandle } from '../../access.ts';
 import type { BookingServices } from '../../catalogue.ts';
 import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
+import { ledgerBusy } from '../bookings/ledger-busy.ts';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'permission_denied',
@@ -26,7 +28,10 @@ export interface BusyContext {
   booking?: BookingServices | undefined;
 }
 
-/** One calendar's busy time in the window, split by source; or why it could not be read. */
+/**
+ * One calendar's busy time in the window, split by source (a confirmed booking counts as its
+ * event); or why it could not be read.
+ */
 export type CalendarBusy =
   | { calendarId: string; ok: true; events: Interval[]; holds: Interval[] }
   | { calendarId: string; ok: false; error: CalgateError };
@@ -115,11 +120,44 @@ export async function readBusy(
       }
     },
   );
+  await addBookings(handles, window, context, answers, clip);
   return handles.map(
     (handle) =>
       answers.get(handle.calendar.id) ??
       failure(handle.calendar.id, 'upstream_unavailable', 'no free/busy answer.'),
   );
+}
+
+/** Adds the confirmed ledger bookings to the calendars that answered; unknown if the ledger is. */
+async function addBookings(
+  handles: readonly CalendarHandle[],
+  window: Interval,
+  context: BusyContext,
+  answers: Map<string, CalendarBusy>,
+  clip: (spans: readonly Interval[]) => Interval[],
+): Promise<void> {
+  const upstream = new Map<string, Interval[]>();
+  for (const answer of answers.values()) {
+    if (answer.ok) {
+      upstream.set(answer.calendarId, answer.events);
+    }
+  }
+  try {
+    const booked = await ledgerBusy(context.booking, handles, window, upstream, context.signal);
+    for (const [calendarId, spans] of booked) {
+      const answer = answers.get(calendarId);
+      if (answer?.ok) {
+        answers.set(calendarId, { ...answer, events: clip([...answer.events, ...spans]) });
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof CalgateError)) {
+      throw error;
+    }
+    for (const calendarId of upstream.keys()) {
+      answers.set(calendarId, { calendarId, ok: false, error });
+    }
+  }
 }
 
 /** One calendar's busy time, or the error that makes it unknown (thrown: never report it free). */

@@ -6,6 +6,7 @@ import { format, formatText } from '../../format.ts';
 import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instant } from '../../schemas.ts';
+import { addLedgerBusy } from '../bookings/ledger-busy.ts';
 import { calendarIds, readableHandles, resolveWindow } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
 
@@ -42,7 +43,7 @@ export const findFreeTime = defineTool({
     timeMax: '2026-04-21T18:00:00-07:00',
     minDurationMinutes: 30,
   },
-  async run(args, { access, signal, now }) {
+  async run(args, { access, booking, signal, now }) {
     let zone: string | undefined;
     if (args.timeZone !== undefined) {
       const checked = validateTimeZone(args.timeZone);
@@ -93,6 +94,8 @@ export const findFreeTime = defineTool({
         }
       },
     );
+    // Confirmed bookings are busy too, so this agrees with book_slot.
+    await addLedgerBusy(booking, handles, span, answers, signal);
 
     const show = (ms: number) => formatInstant(ms, zone);
     const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));

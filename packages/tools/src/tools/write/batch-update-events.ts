@@ -45,7 +45,7 @@ export const batchUpdateEvents = defineTool({
       { eventId: 'event2', colorId: '5', summary: 'Updated Title' },
     ],
   },
-  async run(args, { access, signal, progress, requestId }) {
+  async run(args, { access, booking, signal, progress, requestId }) {
     const results: ItemOut[] = new Array(args.updates.length);
     let next = 0;
     let done = 0;
@@ -65,6 +65,7 @@ export const batchUpdateEvents = defineTool({
             },
             signal,
             `updates.${index}.`,
+            booking,
           );
           results[index] = {
             index,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { eventIdIn, scopeIn, sendUpdatesIn, writeCalendarId } from '../../write-schemas.ts';
+import { releaseBookings } from '../bookings/follow.ts';
 import { DEFAULT_CALENDAR } from './common.ts';
 import { deleteScoped } from './scoped.ts';
 
@@ -26,12 +27,15 @@ export const deleteEvent = defineTool({
     seriesId: z.string().optional().describe('The series deleted or ended, for scope all/thisAndFollowing.'),
   }),
   example: { eventId: 'abc123def456' },
-  async run(args, { access, signal }) {
+  async run(args, { access, booking, signal }) {
     const handle = access.writable(args.calendarId);
     const result = await deleteScoped(handle, args.eventId, args.scope, {
       sendUpdates: args.sendUpdates,
       signal,
     });
+    if (result.scope !== 'thisAndFollowing') {
+      await releaseBookings(booking, handle, result.affectedId);
+    }
     return {
       eventId: args.eventId,
       calendarId: handle.calendar.id,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
-import { defineTool } from '../../catalogue.ts';
+import { type BookingServices, defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
 import { toEventOut } from '../../shape.ts';
 import {
@@ -13,6 +13,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { followBookings } from '../bookings/follow.ts';
 import {
   attendeesFrom,
   checkedRange,
@@ -54,6 +55,7 @@ export async function runUpdate(
   args: UpdateArgs,
   signal: AbortSignal,
   prefix = '',
+  booking?: BookingServices,
 ): Promise<z.output<typeof updateOut>> {
   const handle = access.writable(args.calendarId);
   const screen = new TextScreen();
@@ -83,6 +85,10 @@ export async function runUpdate(
         ]
       : []),
     ...result.notes.map((message) => ({ kind: 'note' as const, message })),
+    ...(await followBookings(booking, handle, result.event)).map((message) => ({
+      kind: 'note' as const,
+      message,
+    })),
   ];
   return {
     eventId: result.event.id,
@@ -114,7 +120,7 @@ export const updateEvent = defineTool({
     reminders: { useDefault: false, overrides: [] },
     transparency: 'transparent',
   },
-  run(args, { access, signal }) {
-    return runUpdate(access, args, signal);
+  run(args, { access, booking, signal }) {
+    return runUpdate(access, args, signal, '', booking);
   },
 });

@@ -1,0 +1,223 @@
+import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { GOOGLE_SCOPES } from '@calgate/providers';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_BUSY, ALL_FREE, book, bookingOf, call, freeIn, listBookings } from './booking-lifecycle.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+
+const CLIENT = { clientId: 'calgate-lifecycle.apps.googleusercontent.com', clientSecret: 'lifecycle-secret' };
+const ANN = 'ann@example.com';
+
+describe('a booking never outlives its event (Google emulator, over MCP)', () => {
+  let emulator: GoogleEmulator;
+  let gw: TestGateway;
+  let client: Client;
+  let calendarId: string;
+  let accessToken: string;
+
+  async function status(bookingId: string): Promise<string> {
+    const { rows } = await gw.db.pool.query('SELECT status FROM bookings WHERE id = $1', [bookingId]);
+    return rows[0].status as string;
+  }
+
+  /** Someone changing the event in Google directly, not through Calgate. */
+  async function direct(method: 'DELETE' | 'PATCH', eventId: string, body?: unknown): Promise<void> {
+    const response = await fetch(
+      `${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events/${encodeURIComponent(eventId)}`,
+      {
+        method,
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      },
+    );
+    expect(response.ok, `${method} ${eventId}: ${response.status}`).toBe(true);
+  }
+
+  const upstreamStatus = (eventId: string) =>
+    emulator.admin.events(ANN).find((e) => e.id === eventId)?.status;
+
+  beforeAll(async () => {
+    emulator = await startGoogleEmulator({
+      seed: {
+        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
+        accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }],
+      },
+    });
+    gw = await startTestGateway({
+      GOOGLE_CLIENT_ID: CLIENT.clientId,
+      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+      RATE_LIMIT_PER_MINUTE: '100000',
+      RATE_LIMIT_BURST: '10000',
+    });
+    const tenant = await gw.seedTenant('Acme');
+    const tokens = emulator.admin.issueTokens({
+      email: ANN,
+      clientId: CLIENT.clientId,
+      offline: true,
+      scopes: [...GOOGLE_SCOPES],
+    });
+    accessToken = emulator.admin.issueTokens({ email: ANN, scopes: [...GOOGLE_SCOPES] }).access_token;
+    await gw.runtime.google.connectOAuth(
+      tenant.tenantId,
+      { email: ANN, refreshToken: tokens.refresh_token as string },
+      { access: 'write', keyIds: [tenant.keyId] },
+    );
+    const { rows } = await gw.db.pool.query(
+      'SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2',
+      [ANN, tenant.tenantId],
+    );
+    calendarId = rows[0].id;
+    gw.runtime.deps.authenticator.invalidate();
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  }, 60_000);
+
+  afterEach(() => {
+    emulator.admin.clearFaults();
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await gw?.stop();
+    await emulator?.close();
+  });
+
+  it('delete_event releases the booking: free in every availability tool and bookable again', async () => {
+    const slot = { start: '2027-03-01T09:00:00Z', end: '2027-03-01T09:30:00Z' };
+    const booked = await book(client, { calendarId, ...slot, summary: 'Interview' });
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_BUSY);
+    const deleted = await call(client, 'delete_event', { calendarId, eventId: booked.eventId });
+    expect(deleted.isError, deleted.text).toBe(false);
+    expect(await status(booked.bookingId)).toBe('cancelled');
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+    await book(client, { calendarId, ...slot, summary: 'Interview again' });
+  });
+
+  it('update_event moving the event moves the booking: old slot free and bookable, new slot busy', async () => {
+    const slot = { start: '2027-03-02T09:00:00Z', end: '2027-03-02T09:30:00Z' };
+    const moved = { start: '2027-03-02T13:00:00Z', end: '2027-03-02T13:30:00Z' };
+    const booked = await book(client, { calendarId, ...slot, summary: 'Review' });
+    const update = await call(client, 'update_event', {
+      calendarId,
+      eventId: booked.eventId,
+      start: { dateTime: moved.start },
+      end: { dateTime: moved.end },
+    });
+    expect(update.isError, update.text).toBe(false);
+    expect(await bookingOf(client, calendarId, booked.bookingId)).toMatchObject({
+      status: 'confirmed',
+      start: '2027-03-02T14:00:00+01:00',
+      end: '2027-03-02T14:30:00+01:00',
+    });
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+    expect(await freeIn(client, calendarId, moved)).toEqual(ALL_BUSY);
+    await book(client, { calendarId, ...slot, summary: 'Old slot' });
+  });
+
+  it('an event deleted in Google directly: the next read and book_slot agree the slot is free', async () => {
+    const slot = { start: '2027-03-03T09:00:00Z', end: '2027-03-03T09:30:00Z' };
+    const booked = await book(client, { calendarId, ...slot, summary: 'Deleted in Google' });
+    await direct('DELETE', booked.eventId);
+    expect(await status(booked.bookingId)).toBe('confirmed');
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+    expect(await status(booked.bookingId)).toBe('cancelled');
+    await book(client, { calendarId, ...slot, summary: 'Free again' });
+  });
+
+  it('while the event cannot be read, the booking stays busy everywhere; once it can, both agree it is free', async () => {
+    const slot = { start: '2027-03-04T09:00:00Z', end: '2027-03-04T09:30:00Z' };
+    const booked = await book(client, { calendarId, ...slot, summary: 'Unknown for a while' });
+    await direct('DELETE', booked.eventId);
+    emulator.admin.script({
+      match: { op: 'events.get' },
+      times: 100,
+      action: { kind: 'error', status: 403, reason: 'forbidden' },
+    });
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_BUSY);
+    const refused = await call(client, 'book_slot', { calendarId, ...slot, summary: 'Too soon' });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toMatch(/^Not booked: the slot overlaps a confirmed booking/);
+    emulator.admin.clearFaults();
+    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+    await book(client, { calendarId, ...slot, summary: 'Now' });
+  });
+
+  it('an event moved in Google directly moves the booking at the next read', async () => {
+    const slot = { start: '2027-03-05T09:00:00Z', end: '2027-03-05T09:30:00Z' };
+    const booked = await book(client, { calendarId, ...slot, summary: 'Moved in Google' });
+    await direct('PATCH', booked.eventId, {
+      start: { dateTime: '2027-03-05T16:00:00Z' },
+      end: { dateTime: '2027-03-05T17:00:00Z' },
+    });
+    // book_slot is the first to meet it: it moves the booking out of the way and books.
+    await book(client, { calendarId, ...slot, summary: 'Old slot' });
+    expect(await bookingOf(client, calendarId, booked.bookingId)).toMatchObject({
+      status: 'confirmed',
+      start: '2027-03-05T17:00:00+01:00',
+      end: '2027-03-05T18:00:00+01:00',
+    });
+  });
+
+  it('cancel_booking by id and by idempotencyKey deletes the event in Google and frees the slot', async () => {
+    const one = { start: '2027-03-06T09:00:00Z', end: '2027-03-06T09:30:00Z' };
+    const two = { start: '2027-03-06T10:00:00Z', end: '2027-03-06T10:30:00Z' };
+    const a = await book(client, { calendarId, ...one, summary: 'By id' });
+    const b = await book(client, { calendarId, ...two, summary: 'By key', idempotencyKey: 'google-by-key' });
+    const byId = await call<Record<string, unknown>>(client, 'cancel_booking', { bookingId: a.bookingId });
+    expect(byId.isError, byId.text).toBe(false);
+    expect(byId.out).toMatchObject({
+      status: 'cancelled',
+      eventDeleted: true,
+      start: '2027-03-06T10:00:00+01:00',
+    });
+    const byKey = await call<Record<string, unknown>>(client, 'cancel_booking', {
+      idempotencyKey: 'google-by-key',
+    });
+    expect(byKey.isError, byKey.text).toBe(false);
+    expect(byKey.out).toMatchObject({
+      bookingId: b.bookingId,
+      eventDeleted: true,
+      idempotencyKey: 'google-by-key',
+    });
+    for (const booked of [a, b]) {
+      expect(upstreamStatus(booked.eventId) ?? 'cancelled').toBe('cancelled');
+      expect(await status(booked.bookingId)).toBe('cancelled');
+    }
+    expect(await freeIn(client, calendarId, one)).toEqual(ALL_FREE);
+    expect(await freeIn(client, calendarId, two)).toEqual(ALL_FREE);
+    // A booking whose event was already deleted in Google is still cancelled, and says so.
+    const c = await book(client, { calendarId, ...one, summary: 'Gone first' });
+    await direct('DELETE', c.eventId);
+    const gone = await call<Record<string, unknown>>(client, 'cancel_booking', { bookingId: c.bookingId });
+    expect(gone.isError, gone.text).toBe(false);
+    expect(gone.out).toMatchObject({ alreadyCancelled: false, eventDeleted: false });
+    expect(await status(c.bookingId)).toBe('cancelled');
+  });
+
+  it('list_bookings shows Google bookings, reconciled, in the calendar zone', async () => {
+    const day = '2027-03-07';
+    const kept = await book(client, {
+      calendarId,
+      start: `${day}T09:00:00Z`,
+      end: `${day}T09:30:00Z`,
+      summary: 'Kept',
+    });
+    const lost = await book(client, {
+      calendarId,
+      start: `${day}T11:00:00Z`,
+      end: `${day}T11:30:00Z`,
+      summary: 'Lost',
+    });
+    await direct('DELETE', lost.eventId);
+    const window = { timeMin: `${day}T00:00:00+01:00`, timeMax: `${day}T23:00:00+01:00` };
+    const listed = await listBookings(client, { ...window, calendarIds: [calendarId] });
+    expect(listed.map((x) => [x.bookingId, x.status, x.start])).toEqual([
+      [kept.bookingId, 'confirmed', `${day}T10:00:00+01:00`],
+      [lost.bookingId, 'cancelled', `${day}T12:00:00+01:00`],
+    ]);
+    expect((await listBookings(client, { ...window, status: 'confirmed' })).map((x) => x.bookingId)).toEqual([
+      kept.bookingId,
+    ]);
+  });
+});

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { deleteScoped } from '../write/scoped.ts';
+import { bookingOut, ledgerOf, requestZone, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
+
+export const cancelBooking = defineTool({
+  name: 'cancel_booking',
+  title: 'Cancel booking',
+  description:
+    "Cancel a book_slot booking (bookingId or this key's idempotencyKey): deletes its event, frees its time.",
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    bookingId: z.string().min(1).max(200).optional(),
+    idempotencyKey: z.string().min(1).max(200).optional(),
+    timeZone: zoneIn,
+  }),
+  output: bookingOut.extend({ alreadyCancelled: z.boolean(), eventDeleted: z.boolean() }),
+  example: { bookingId: 'bkg_4f2a9c81d3e0b7a6' },
+  async run(args, { access, booking, signal }) {
+    const ledger = ledgerOf(booking);
+    const zone = requestZone(args.timeZone);
+    const found = await visibleBooking(access, ledger, args);
+    const handle = access.writable(found.calendarId);
+    const out = (alreadyCancelled: boolean, eventDeleted: boolean) => ({
+      ...toBookingOut({ ...found, status: 'cancelled' }, zone ?? handle.calendar.timeZone),
+      alreadyCancelled,
+      eventDeleted,
+    });
+    if (found.status === 'cancelled') {
+      return out(true, false);
+    }
+    // The event first: if it cannot be deleted, the booking stays confirmed and the error says why.
+    // Attendees are not emailed, as book_slot did not email them either.
+    const deletion = await deleteScoped(handle, found.eventId, undefined, { signal });
+    const cancelled = await ledger.cancel(found.id);
+    return out(!cancelled && !deletion.deleted, deletion.deleted);
+  },
+  text(result) {
+    const what = result.alreadyCancelled
+      ? `Booking ${result.bookingId} was already cancelled; nothing was changed.`
+      : `Cancelled booking ${result.bookingId} (${result.start} – ${result.end}); ${result.eventDeleted ? `deleted event ${result.eventId}` : `its event ${result.eventId} was already deleted`}.`;
+    return `${what}\n${JSON.stringify(result)}`;
+  },
+});

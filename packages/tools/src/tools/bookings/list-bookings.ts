@@ -1,0 +1,102 @@
+import { CalgateError } from '@calgate/core';
+import { z } from 'zod';
+import type { CalendarHandle } from '../../access.ts';
+import type { BookingLedger, LedgerBooking, ToolContext } from '../../catalogue.ts';
+import { defineTool } from '../../catalogue.ts';
+import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
+import { instant, parseRfc3339 } from '../../schemas.ts';
+import { readBusy } from '../availability/busy.ts';
+import { MAX_WINDOW_DAYS } from '../availability/window.ts';
+import { calendarIds, readableHandles } from '../read/common.ts';
+import { reconcile } from './reconcile.ts';
+import { bookingOut, ledgerOf, requestZone, toBookingOut, zoneIn } from './shape.ts';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Confirmed bookings whose event changed elsewhere are put right before they are listed: over a
+ * window the availability tools could read, by the same free/busy check they make (an event is
+ * read only where the calendar disagrees); over a longer one, by reading each booking's event.
+ */
+async function reconcileListed(
+  rows: readonly LedgerBooking[],
+  handles: readonly CalendarHandle[],
+  ledger: BookingLedger,
+  context: ToolContext,
+): Promise<void> {
+  const byId = new Map(handles.map((handle) => [handle.calendar.id, handle]));
+  const confirmed = rows.filter((row) => row.status === 'confirmed' && byId.has(row.calendarId));
+  if (confirmed.length === 0) {
+    return;
+  }
+  const start = Math.min(...confirmed.map((row) => row.start.getTime()));
+  const end = Math.max(...confirmed.map((row) => row.end.getTime()));
+  const involved = handles.filter((handle) => confirmed.some((row) => row.calendarId === handle.calendar.id));
+  if (end - start <= MAX_WINDOW_DAYS * DAY_MS) {
+    await readBusy(involved, { start, end }, context);
+    return;
+  }
+  await forEachLimited(
+    confirmed,
+    (row) => byId.get(row.calendarId)?.calendar.connectionId ?? '',
+    { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
+    async (row) => {
+      const handle = byId.get(row.calendarId);
+      if (handle !== undefined) {
+        await reconcile(ledger, handle, row, context.signal);
+      }
+    },
+  );
+}
+
+export const listBookings = defineTool({
+  name: 'list_bookings',
+  title: 'List bookings',
+  description: 'book_slot bookings of readable calendars, by start.',
+  access: 'read',
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarIds,
+    timeMin: instant.optional(),
+    timeMax: instant.optional(),
+    status: z.enum(['confirmed', 'cancelled']).optional(),
+    timeZone: zoneIn,
+    maxResults: z.number().int().min(1).max(500).default(100),
+  }),
+  output: z.object({
+    bookings: z.array(bookingOut),
+    truncated: z.boolean(),
+  }),
+  example: {
+    timeMin: '2026-04-20T00:00:00-04:00',
+    timeMax: '2026-04-27T00:00:00-04:00',
+    status: 'confirmed',
+  },
+  async run(args, context) {
+    const ledger = ledgerOf(context.booking);
+    const zone = requestZone(args.timeZone);
+    const timeMin = args.timeMin === undefined ? undefined : parseRfc3339(args.timeMin);
+    const timeMax = args.timeMax === undefined ? undefined : parseRfc3339(args.timeMax);
+    if (timeMin !== undefined && timeMax !== undefined && timeMax <= timeMin) {
+      throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
+    }
+    const { handles, unavailable } = readableHandles(context.access, args.calendarIds);
+    const filter = {
+      calendarIds: [...handles.map((handle) => handle.calendar.id), ...unavailable.map((u) => u.calendarId)],
+      timeMin: timeMin === undefined ? undefined : new Date(timeMin),
+      timeMax: timeMax === undefined ? undefined : new Date(timeMax),
+      limit: args.maxResults + 1,
+    };
+    if (args.status !== 'cancelled') {
+      await reconcileListed(await ledger.list({ ...filter, status: 'confirmed' }), handles, ledger, context);
+    }
+    const rows = await ledger.list({ ...filter, status: args.status });
+    const zoneOf = new Map(context.access.list().map((calendar) => [calendar.id, calendar.timeZone]));
+    return {
+      bookings: rows
+        .slice(0, args.maxResults)
+        .map((row) => toBookingOut(row, zone ?? zoneOf.get(row.calendarId) ?? 'UTC')),
+      truncated: rows.length > args.maxResults,
+    };
+  },
+});

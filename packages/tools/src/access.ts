@@ -24,6 +24,10 @@ export interface Principal {
   tenantId: string;
   keyId: string;
   calendars: readonly KeyCalendar[];
+  /** The key's default calendar (what `primary` and an omitted calendarId mean), when set. */
+  defaultCalendarId?: string | null | undefined;
+  /** The key's own time zone (IANA), when set; else its default calendar's. */
+  timeZone?: string | null | undefined;
 }
 
 /** Finds the provider behind a calendar's connection (of the given tenant). */
@@ -58,6 +62,40 @@ export class CalendarAccess {
   /** Calendars the key holds any grant on, in a stable order. */
   list(): readonly KeyCalendar[] {
     return this.#principal.calendars;
+  }
+
+  /**
+   * The key's default calendar: the one set for the key when it can still be read, else the
+   * primary calendar of its first-connected account, else its first readable calendar.
+   */
+  defaultCalendar(): KeyCalendar | undefined {
+    const readable = this.#principal.calendars.filter((calendar) => calendar.canRead);
+    const chosen = this.#principal.defaultCalendarId;
+    return (
+      readable.find((calendar) => calendar.id === chosen) ??
+      readable.find((calendar) => calendar.primary) ??
+      readable[0]
+    );
+  }
+
+  /** The key's time zone: its own, else its default calendar's, else UTC. */
+  timeZone(): string {
+    return this.#principal.timeZone ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+  }
+
+  /**
+   * The zone answers are written in: the request's `timeZone`, else the one calendar the request
+   * is about, else the key's (also for lists merged from calendars in several zones).
+   */
+  zoneFor(requestTimeZone: string | undefined, calendars: readonly KeyCalendar[] = []): string {
+    if (requestTimeZone !== undefined) {
+      return requestTimeZone;
+    }
+    const [only, ...rest] = calendars;
+    if (only !== undefined && rest.every((calendar) => calendar.timeZone === only.timeZone)) {
+      return only.timeZone;
+    }
+    return this.timeZone();
   }
 
   hasWritable(): boolean {
@@ -106,27 +144,18 @@ export class CalendarAccess {
 
   #resolve(calendarId: string): KeyCalendar {
     const readable = this.#principal.calendars.filter((calendar) => calendar.canRead);
-    const byId = readable.find((calendar) => calendar.id === calendarId);
-    // 'primary' is the primary calendar of the key's default account: the first one connected.
-    const primary = calendarId === 'primary' ? readable.find((calendar) => calendar.primary) : undefined;
-    const matches = byId
-      ? [byId]
-      : primary
-        ? [primary]
-        : readable.filter((calendar) => calendar.externalId === calendarId);
+    const matches = matchCalendars(readable, calendarId, () => this.defaultCalendar());
     const [first, ...rest] = matches;
     if (first === undefined) {
-      throw new CalgateError(
-        'not_found',
-        `Calendar '${calendarId}' was not found. Call list_calendars for the calendars this key can use.`,
-        { context: { calendarId } },
-      );
+      throw new CalgateError('not_found', notFoundMessage(readable, calendarId), { context: { calendarId } });
     }
     if (rest.length > 0) {
-      const choices = matches.map((calendar) => `${calendar.id} (${calendar.accountEmail})`).join(', ');
+      const choices = matches
+        .map((calendar) => `${calendar.id} ('${calendar.summary}', ${calendar.accountEmail})`)
+        .join(', ');
       throw new CalgateError(
         'invalid_argument',
-        `Calendar '${calendarId}' is ambiguous across this key's accounts; use one of: ${choices}.`,
+        `Calendar '${calendarId}' is ambiguous for this key; use one of: ${choices}.`,
       );
     }
     if (!first.enabled) {
@@ -161,4 +190,72 @@ export class CalendarAccess {
       provider: this.#providers(calendar, this.#principal.tenantId),
     };
   }
+}
+
+/** Folded for comparing names: case, accents and surrounding space do not matter. */
+function fold(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().trim();
+}
+
+/**
+ * The calendars an id names: a Calgate id, `primary` (the key's default calendar), an upstream
+ * id (Google's email-like id), or else an exact calendar name, compared case-insensitively.
+ */
+function matchCalendars(
+  readable: readonly KeyCalendar[],
+  calendarId: string,
+  defaultCalendar: () => KeyCalendar | undefined,
+): KeyCalendar[] {
+  const byId = readable.find((calendar) => calendar.id === calendarId);
+  if (byId !== undefined) {
+    return [byId];
+  }
+  if (calendarId === 'primary') {
+    const chosen = defaultCalendar();
+    return chosen === undefined ? [] : [chosen];
+  }
+  const upstream = readable.filter((calendar) => calendar.externalId === calendarId);
+  if (upstream.length > 0) {
+    return upstream;
+  }
+  const name = fold(calendarId);
+  return name === '' ? [] : readable.filter((calendar) => fold(calendar.summary) === name);
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] ?? 0;
+      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** "Not found", with the closest calendar names when the text looks like a name. */
+function notFoundMessage(readable: readonly KeyCalendar[], calendarId: string): string {
+  const base = `Calendar '${calendarId}' was not found.`;
+  const wanted = fold(calendarId);
+  // Ids (cal_…, email-like upstream ids) are not names: no guessing there.
+  if (/^cal_|@/.test(calendarId) || wanted.length < 2) {
+    return `${base} Call list_calendars for the calendars this key can use.`;
+  }
+  const scored = readable
+    .map((calendar) => {
+      const name = fold(calendar.summary);
+      const contains = name.includes(wanted) || (name.length >= 3 && wanted.includes(name));
+      return { calendar, score: contains ? 0 : editDistance(wanted, name) };
+    })
+    .filter(({ score }) => score <= Math.max(2, Math.floor(wanted.length / 3)))
+    .sort((a, b) => a.score - b.score)
+    .slice(0, 3);
+  const hint =
+    scored.length === 0
+      ? ''
+      : ` Did you mean ${scored.map(({ calendar }) => `'${calendar.summary}' (${calendar.id})`).join(' or ')}?`;
+  return `${base}${hint} Call list_calendars for the calendars this key can use.`;
 }

@@ -67,7 +67,7 @@ describe('CalendarAccess', () => {
     );
     expect(two.readable('primary').calendar.id).toBe('cal_a');
     expect(() => two.readable('shared@group')).toThrow(
-      /ambiguous.*cal_a \(ada@example.com\), cal_b \(bob@example.com\)/,
+      /ambiguous.*cal_a \('A', ada@example.com\), cal_b \('A', bob@example.com\)/,
     );
   });
 
@@ -82,5 +82,46 @@ describe('CalendarAccess', () => {
     expect(unavailable.map((u) => [u.calendarId, u.error.code])).toEqual([['cal_c', 'needs_reauth']]);
     expect(() => access.readable('cal_b')).toThrow(/disabled/);
     expect(() => access.readable('cal_c')).toThrow(/c@example.com must be reconnected/);
+  });
+});
+
+describe('CalendarAccess: default calendar, key zone and calendar names', () => {
+  const home = calendar({ id: 'cal_home', summary: 'Home', timeZone: 'UTC', primary: true });
+  const team = calendar({ id: 'cal_team', summary: 'Team Berlin', timeZone: 'Europe/Berlin' });
+  const work = calendar({ id: 'cal_work', summary: 'Work', timeZone: 'America/New_York', primary: true });
+
+  it("resolves 'primary' to the key's default calendar when one is set", () => {
+    const access = new CalendarAccess(
+      { tenantId: 'tnt_1', keyId: 'key_1', calendars: [home, team, work], defaultCalendarId: 'cal_work' },
+      () => provider,
+    );
+    expect(access.readable('primary').calendar.id).toBe('cal_work');
+    expect(access.timeZone()).toBe('America/New_York');
+  });
+
+  it("uses the key's own zone first, and the request's zone over everything", () => {
+    const access = new CalendarAccess(
+      { tenantId: 'tnt_1', keyId: 'key_1', calendars: [home, team], timeZone: 'Asia/Tokyo' },
+      () => provider,
+    );
+    expect(access.timeZone()).toBe('Asia/Tokyo');
+    expect(access.zoneFor(undefined, [team])).toBe('Europe/Berlin');
+    expect(access.zoneFor(undefined, [home, team])).toBe('Asia/Tokyo');
+    expect(access.zoneFor('America/Denver', [team])).toBe('America/Denver');
+  });
+
+  it('accepts an exact calendar name (any case, accents ignored) and suggests close names otherwise', () => {
+    const access = accessWith(home, team);
+    expect(access.readable('team berlin').calendar.id).toBe('cal_team');
+    expect(access.readable('TEAM BERLIN').calendar.id).toBe('cal_team');
+    expect(() => access.readable('Team Berln')).toThrow(
+      /not found\. Did you mean 'Team Berlin' \(cal_team\)\?/,
+    );
+    expect(() => access.readable('Berlin')).toThrow(/Did you mean 'Team Berlin'/);
+  });
+
+  it('refuses a name two calendars share, listing both', () => {
+    const access = accessWith(team, calendar({ id: 'cal_team2', summary: 'Team Berlin' }));
+    expect(() => access.readable('Team Berlin')).toThrow(/ambiguous.*cal_team .*cal_team2/);
   });
 });

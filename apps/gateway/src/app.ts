@@ -31,6 +31,8 @@ export interface AppDeps {
   directory?: DirectoryFactory;
   /** Locks and the ledger for book_slot. */
   booking?: BookingFactory;
+  /** Keep-alive and re-check intervals of GET /api/mcp streams. */
+  mcpStreams?: { keepAliveMs: number; recheckMs: number };
   /** The built dashboard's folder; defaults to apps/dashboard/dist. */
   dashboardDir?: string;
   /** Dashboard REST and the Google connection flows. */

@@ -49,6 +49,7 @@ export class KeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<CacheEntry>>();
   readonly #used = new Set<string>();
+  readonly #listeners = new Set<() => void>();
   readonly #timer: NodeJS.Timeout;
 
   constructor(options: KeyAuthenticatorOptions) {
@@ -88,6 +89,15 @@ export class KeyAuthenticator {
   /** Forgets cached lookups, e.g. after this process changed grants or revoked a key. */
   invalidate(): void {
     this.#cache.clear();
+    for (const listener of this.#listeners) {
+      listener();
+    }
+  }
+
+  /** Calls `listener` after every invalidate(); returns the unsubscribe function. */
+  onInvalidate(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   async flushUsage(): Promise<void> {

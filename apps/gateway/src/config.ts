@@ -45,6 +45,9 @@ const Env = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
+  /** GET /api/mcp streams: SSE keep-alive comment interval, and how often their keys are re-checked. */
+  MCP_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  MCP_STREAM_RECHECK_MS: z.coerce.number().int().min(100).max(10_000).default(1_500),
   MIGRATE_ON_START: flag.default(true),
   WORKER_IN_PROCESS: flag.optional(),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
@@ -78,6 +81,7 @@ function toConfig(env: z.output<typeof Env>) {
     ],
     rateLimit: { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST },
     keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
+    mcpStreams: { keepAliveMs: env.MCP_STREAM_KEEPALIVE_MS, recheckMs: env.MCP_STREAM_RECHECK_MS },
     migrateOnStart: env.MIGRATE_ON_START,
     /** Run background jobs inside the gateway; by default only with the embedded database. */
     workerInProcess: env.WORKER_IN_PROCESS,

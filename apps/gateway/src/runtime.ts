@@ -249,6 +249,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       rateLimiter,
       audit,
       providers,
+      mcpStreams: config.mcpStreams,
       directory: calendarDirectory({
         tenancy,
         google: googleProviders,

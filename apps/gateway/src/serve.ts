@@ -32,13 +32,19 @@ export async function serve(config: Config, log: Logger): Promise<RunningGateway
     url,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // In-flight requests get a grace period; a connection a client left half-open (or one it
+        // opened and never used) must not hold the shutdown up for ever.
+        const force = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        await app.close().finally(() => clearTimeout(force));
         await runtime.close();
       })();
       return closing;
     },
   };
 }
+
+/** How long a shutdown waits for requests still being answered. */
+const SHUTDOWN_GRACE_MS = 2_000;
 
 /** Closes cleanly on SIGINT/SIGTERM; a second signal exits at once. */
 export function closeOnSignals(gateway: { close(): Promise<void> }, log: Logger): void {

@@ -94,12 +94,17 @@ describe('MCP endpoint security (real HTTP, Postgres, Redis)', () => {
     expect((await rpc(gw.mcpUrl, LIST_TOOLS, { ...auth, origin: 'http://calgate.test' })).status).toBe(200);
   });
 
-  it('answers GET and DELETE with 405 and Allow: POST (stateless server)', async () => {
+  it('answers DELETE, and a GET that does not accept an event stream, with 405 (stateless server)', async () => {
     const auth = { authorization: `Bearer ${tenant.secret}` };
-    for (const method of ['GET', 'DELETE']) {
-      const response = await fetch(gw.mcpUrl, { method, headers: { ...auth, accept: 'text/event-stream' } });
+    const requests = [
+      { method: 'DELETE', accept: 'text/event-stream' },
+      { method: 'GET', accept: 'application/json' },
+    ];
+    for (const { method, accept } of requests) {
+      const response = await fetch(gw.mcpUrl, { method, headers: { ...auth, accept } });
       expect(response.status).toBe(405);
-      expect(response.headers.get('allow')).toBe('POST');
+      expect(response.headers.get('allow')).toBe('GET, POST');
+      await response.body?.cancel();
     }
     expect((await fetch(gw.mcpUrl, { method: 'GET' })).status).toBe(401);
   });

@@ -145,6 +145,8 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await screenshot(page, '24-service-account');
     await page.getByRole('button', { name: `Disconnect ${ROBOT}` }).click();
     await page.getByText(`Disconnected ${ROBOT}.`).waitFor();
+    // The message shows before the account list is drawn again.
+    await page.getByRole('list', { name: `Calendars of ${ROBOT}` }).waitFor({ state: 'detached' });
     await expect(page.getByRole('list', { name: `Calendars of ${ROBOT}` }).count()).resolves.toBe(0);
   });
 

@@ -141,9 +141,14 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
     expect(tools.map((t) => t.name)).toContain('list_events');
     for (const name of WRITE_TOOLS) {
       expect(tools.some((t) => t.name === name)).toBe(false);
-      await expect(
-        reader.callTool({ name, arguments: { calendarId: ANN, eventId: 'x', summary: 'x', text: 'x' } }),
-      ).rejects.toThrow(/Unknown tool/);
+      const refused = await reader.callTool({
+        name,
+        arguments: { calendarId: ANN, eventId: 'x', summary: 'x', text: 'x' },
+      });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        new RegExp(`^${name} needs Write on at least one calendar; .*tick Write`),
+      );
     }
   });
 

@@ -85,9 +85,14 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
     expect(tools.map((t) => t.name)).not.toEqual(expect.arrayContaining(['create_event']));
     for (const name of WRITE_TOOLS) {
       expect(tools.some((t) => t.name === name)).toBe(false);
-      await expect(
-        reader.callTool({ name, arguments: { calendarId: work, eventId: 'x', summary: 'x', text: 'x' } }),
-      ).rejects.toThrow(/Unknown tool/);
+      const refused = await reader.callTool({
+        name,
+        arguments: { calendarId: work, eventId: 'x', summary: 'x', text: 'x' },
+      });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(
+        new RegExp(`^${name} needs Write on at least one calendar; .*tick Write`),
+      );
     }
   });
 

@@ -26,6 +26,7 @@ export {
   compileCatalogue,
   defineTool,
   type LedgerBooking,
+  type LedgerFilter,
   type ToolAccess,
   type ToolContext,
   type ToolDefinition,

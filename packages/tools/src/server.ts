@@ -57,6 +57,38 @@ export function isVisible(entry: CatalogueEntry, access: CalendarAccess): boolea
   }
 }
 
+/** Names of at most a few calendars, for a message. */
+function nameSome(names: readonly string[]): string {
+  const shown = names.slice(0, 5).map((name) => `'${name}'`);
+  return names.length > shown.length
+    ? `${shown.join(', ')} and ${names.length - shown.length} more`
+    : shown.join(', ');
+}
+
+/**
+ * Why a catalogued tool is hidden from this key, phrased so an agent can pass it on: which grant
+ * is missing and who can give it.
+ */
+function missingGrantMessage(entry: CatalogueEntry, access: CalendarAccess): string {
+  const { name } = entry.definition;
+  const need = entry.definition.access === 'write' ? 'Write' : 'Read';
+  const calendars = access.list();
+  let has = 'this key has no calendar grants';
+  if (need === 'Write' && calendars.length > 0) {
+    const readOnly = calendars.filter((calendar) => !calendar.canWrite).map((calendar) => calendar.summary);
+    const disabled = calendars
+      .filter((calendar) => calendar.canWrite && !calendar.enabled)
+      .map((calendar) => calendar.summary);
+    has = [
+      readOnly.length > 0 ? `this key has Read only on ${nameSome(readOnly)}` : '',
+      disabled.length > 0 ? `Write only on disabled calendars (${nameSome(disabled)})` : '',
+    ]
+      .filter((part) => part !== '')
+      .join('; ');
+  }
+  return `${name} needs ${need} on at least one calendar; ${has}. Ask the owner to tick ${need} in the dashboard.`;
+}
+
 function toolOf(entry: CatalogueEntry): Tool {
   const { definition } = entry;
   return {
@@ -141,13 +173,28 @@ export async function callTool(
 export function createMcpServer(options: SessionOptions): Server {
   const server = new Server(
     { name: 'calgate', title: 'Calgate', version: options.version },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
+    // The tool list follows the key's grants; the gateway's GET stream announces changes.
+    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
   );
   const visible = options.catalogue.entries.filter((entry) => isVisible(entry, options.access));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: visible.map(toolOf) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const entry = visible.find((candidate) => candidate.definition.name === request.params.name);
     if (entry === undefined) {
+      const hidden = options.catalogue.entries.find(
+        (candidate) => candidate.definition.name === request.params.name,
+      );
+      if (hidden !== undefined) {
+        // A tool this key's grants hide is a fixable permission problem, not a protocol error.
+        options.onCall?.({
+          tool: hidden.definition.name,
+          calendarIds: [],
+          outcome: 'denied',
+          errorCode: 'permission_denied',
+          latencyMs: 0,
+        });
+        return errorResult(missingGrantMessage(hidden, options.access));
+      }
       throw new McpError(
         RpcErrorCode.InvalidParams,
         `Unknown tool '${request.params.name}'. Tools available to this key: ${visible.map((e) => e.definition.name).join(', ')}.`,

@@ -1,12 +1,21 @@
 import type { RateLimiter } from '@calgate/locks';
 import type { AuditLog, KeyAccess } from '@calgate/store';
-import { CalendarAccess, type Catalogue, createMcpServer, type ProviderResolver } from '@calgate/tools';
+import {
+  CalendarAccess,
+  type Catalogue,
+  createMcpServer,
+  isVisible,
+  type ProviderResolver,
+} from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
 import { errorBody } from './errors.ts';
+import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import { rateLimitedToolCalls } from './rate-limited.ts';
 
 export interface McpRouteDeps {
   catalogue: Catalogue;
@@ -24,6 +33,8 @@ export interface McpRouteDeps {
   directory?: DirectoryFactory | undefined;
   /** Locks and ledger for book_slot; the tool answers 'unavailable' without them. */
   booking?: BookingFactory | undefined;
+  /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
+  mcpStreams?: Partial<ToolStreamOptions> | undefined;
 }
 
 /** Whether a JSON-RPC message (or batch) carries a progress token. */
@@ -49,10 +60,15 @@ declare module 'fastify' {
   }
 }
 
+function acceptsEventStream(accept: string | undefined): boolean {
+  return accept?.split(',').some((type) => type.split(';')[0]?.trim() === 'text/event-stream') === true;
+}
+
 /**
  * The MCP endpoint: Origin check, bearer key, per-key rate limit, then the SDK's streamable
  * HTTP transport over a server built for this key. Stateless: any gateway process can answer
- * any request, so GET (server-initiated streams) and DELETE (session end) answer 405.
+ * any POST. GET opens a stream that only announces tool-list changes (see mcp-streams.ts), so it
+ * needs no session either; DELETE (session end) answers 405.
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const allowed = new Set(deps.allowedOrigins);
@@ -85,6 +101,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     if (!decision.allowed) {
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+      // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
+      const answer = request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds) : undefined;
+      if (answer !== undefined) {
+        return reply.status(200).header('retry-after', String(seconds)).send(answer);
+      }
       return reply
         .status(429)
         .header('retry-after', String(seconds))
@@ -160,17 +181,81 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     return reply.send(response.body);
   });
 
-  const notAllowed = async (request: FastifyRequest, reply: FastifyReply) =>
+  const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) =>
     reply
       .status(405)
-      .header('allow', 'POST')
-      .send(
-        errorBody(
-          'invalid_argument',
-          'Calgate serves MCP statelessly: send JSON-RPC messages with POST; there are no server-initiated streams or sessions to end.',
-          request.id,
-        ),
+      .header('allow', 'GET, POST')
+      .send(errorBody('invalid_argument', message, request.id));
+  const noStream = notAllowed(
+    'GET /api/mcp opens an event stream of tool-list changes and needs Accept: text/event-stream; send JSON-RPC messages with POST.',
+  );
+  app.get('/api/mcp', { preHandler: guard }, async (request, reply) => {
+    if (!acceptsEventStream(request.headers.accept)) {
+      return noStream(request, reply);
+    }
+    return openToolStream(request, reply);
+  });
+  app.delete(
+    '/api/mcp',
+    { preHandler: guard },
+    notAllowed('Calgate serves MCP statelessly: there is no session to end.'),
+  );
+
+  const streams = new ToolListStreams({
+    authenticator: deps.authenticator,
+    toolsOf: (key) => {
+      const access = new CalendarAccess(
+        { tenantId: key.tenantId, keyId: key.keyId, calendars: key.calendars },
+        deps.providers,
       );
-  app.get('/api/mcp', { preHandler: guard }, notAllowed);
-  app.delete('/api/mcp', { preHandler: guard }, notAllowed);
+      return deps.catalogue.entries
+        .filter((entry) => isVisible(entry, access))
+        .map((entry) => entry.definition.name)
+        .join(',');
+    },
+    log: app.log,
+    limits: deps.mcpStreams,
+  });
+  app.addHook('preClose', async () => streams.close());
+
+  async function openToolStream(request: FastifyRequest, reply: FastifyReply) {
+    const key = request.keyAccess as KeyAccess;
+    const version = request.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return reply
+        .status(400)
+        .send(errorBody('invalid_argument', `Unsupported MCP-Protocol-Version '${version}'.`, request.id));
+    }
+    const refusal = streams.refusal(key.keyId);
+    if (refusal !== undefined) {
+      return reply
+        .status(429)
+        .header('retry-after', '30')
+        .send(errorBody('rate_limited', refusal, request.id));
+    }
+    // The stream outlives this handler: Fastify hands the socket over.
+    reply.hijack();
+    const raw = reply.raw;
+    const socket = request.raw.socket;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      // The socket ends with the stream, so a shutdown that ends streams is not held up by it.
+      connection: 'close',
+      'x-request-id': request.id,
+    });
+    raw.flushHeaders();
+    const remove = streams.open(key, request.headers.authorization ?? '', {
+      write: (chunk) => raw.write(chunk),
+      // Destroyed once flushed: a client that stopped reading must not hold the socket open.
+      close: () => raw.end(() => socket.destroy()),
+      buffered: () => raw.writableLength,
+    });
+    raw.once('close', () => {
+      remove();
+      // A client that went away may leave its side half-open; nothing more is sent on it.
+      socket.destroy();
+    });
+  }
 }

@@ -1,0 +1,147 @@
+import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CLIENT = { clientId: 'reconnect.apps.googleusercontent.com', clientSecret: 'reconnect-secret' };
+const ANN = 'ann@example.com';
+const TEAM = 'team@group.calendar.google.com';
+const SIDE = 'side@group.calendar.google.com';
+
+/** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */
+async function consent(emulator: GoogleEmulator, authUrl: string, account: string): Promise<URL> {
+  const html = await (await fetch(authUrl)).text();
+  const form = new URLSearchParams();
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
+    form.set(m[1] as string, (m[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"'));
+  }
+  form.set('account', account);
+  form.set('decision', 'approve');
+  const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1] as string;
+  const response = await fetch(new URL(action, emulator.url), {
+    method: 'POST',
+    body: form,
+    redirect: 'manual',
+  });
+  return new URL(response.headers.get('location') as string);
+}
+
+interface Row {
+  calendar_id: string;
+  external_id: string;
+  key_id: string;
+  can_read: boolean;
+  can_write: boolean;
+}
+
+describe('reconnecting a Google account keeps its calendars and grants', () => {
+  let emulator: GoogleEmulator;
+  let gw: TestGateway;
+  let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
+  let second: string;
+  let cookie: string;
+
+  async function connect(access: 'read' | 'write'): Promise<string> {
+    const start = await fetch(`${gw.url}/oauth/google/start?access=${access}`, {
+      headers: { cookie },
+      redirect: 'manual',
+    });
+    expect(start.status).toBe(302);
+    const back = await consent(emulator, start.headers.get('location') as string, ANN);
+    const done = await fetch(`${gw.url}${back.pathname}${back.search}`, { headers: { cookie } });
+    expect(done.status).toBe(200);
+    return done.text();
+  }
+
+  async function grants(): Promise<Row[]> {
+    const { rows } = await gw.db.pool.query<Row>(
+      `SELECT c.id AS calendar_id, c.external_id, g.key_id, g.can_read, g.can_write
+       FROM calendars c JOIN grants g ON g.calendar_id = c.id
+       WHERE c.tenant_id = $1 ORDER BY c.external_id, g.key_id`,
+      [tenant.tenantId],
+    );
+    return rows;
+  }
+
+  beforeAll(async () => {
+    emulator = await startGoogleEmulator({
+      seed: {
+        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
+        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
+      },
+    });
+    gw = await startTestGateway({
+      GOOGLE_CLIENT_ID: CLIENT.clientId,
+      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+    });
+    tenant = await gw.seedTenant('Acme');
+    second = (await gw.runtime.keys.create(tenant.tenantId, { name: 'second' })).key.id;
+    await gw.db.pool.query(
+      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_owner', $1, 'owner@acme.test')`,
+      [tenant.tenantId],
+    );
+    const setCookie = await gw.runtime.deps.dashboard.sessions.issue({
+      userId: 'usr_owner',
+      tenantId: tenant.tenantId,
+    });
+    cookie = setCookie.split(';')[0] as string;
+  });
+  afterAll(async () => {
+    await gw.stop();
+    await emulator.close();
+  });
+
+  it('keeps calendar ids and hand-set grants, adds new calendars, also after needs_reauth', async () => {
+    expect(await connect('read')).toContain(`Connected ${ANN}`);
+    const initial = await grants();
+    expect(initial.map((row) => row.external_id)).toEqual([ANN, ANN, TEAM, TEAM]);
+    const primary = initial.find((row) => row.external_id === ANN)?.calendar_id as string;
+    const team = initial.find((row) => row.external_id === TEAM)?.calendar_id as string;
+    // The owner's own choices, unlike what a connect with 'write' would grant.
+    await gw.runtime.tenancy.setGrant(tenant.tenantId, tenant.keyId, primary, { read: true, write: true });
+    await gw.runtime.tenancy.setGrant(tenant.tenantId, second, team, { read: false, write: false });
+    const chosen = await grants();
+    expect(chosen).toHaveLength(3);
+
+    // A calendar the account gained meanwhile.
+    emulator.admin.seed({
+      accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: SIDE, summary: 'Side' }] }],
+    });
+    expect(await connect('write')).toContain(`Reconnected ${ANN}`);
+    const after = await grants();
+    expect(after.filter((row) => row.external_id !== SIDE)).toEqual(chosen);
+    const side = after.filter((row) => row.external_id === SIDE);
+    expect(side.map((row) => [row.key_id, row.can_read, row.can_write])).toEqual(
+      [tenant.keyId, second].sort().map((key) => [key, true, true]),
+    );
+
+    // The refresh token dies; a tool call marks the account needs_reauth.
+    emulator.admin.revokeTokens({ email: ANN });
+    emulator.admin.expireAccessTokens({ email: ANN });
+    gw.runtime.deps.authenticator.invalidate();
+    const client = await connectClient(gw.mcpUrl, tenant.secret);
+    try {
+      const failed = await client.callTool({ name: 'list_events', arguments: { calendarId: primary } });
+      expect(failed.isError).toBe(true);
+      expect(textOf(failed)).toMatch(/reconnect/i);
+      const { rows } = await gw.db.pool.query(`SELECT status FROM connections WHERE account_email = $1`, [
+        ANN,
+      ]);
+      expect(rows[0].status).toBe('needs_reauth');
+
+      expect(await connect('read')).toContain(`Reconnected ${ANN}`);
+      expect(await grants()).toEqual(after);
+      const status = await gw.db.pool.query(`SELECT status FROM connections WHERE account_email = $1`, [ANN]);
+      expect(status.rows[0].status).toBe('active');
+      gw.runtime.deps.authenticator.invalidate();
+      const listed = await client.callTool({ name: 'list_events', arguments: { calendarId: primary } });
+      expect(listed.isError, textOf(listed)).toBeFalsy();
+      const calendars = await client.callTool({ name: 'list_calendars', arguments: {} });
+      const ids = (calendars.structuredContent as { calendars: { id: string }[] }).calendars.map((c) => c.id);
+      expect(ids.sort()).toEqual([...new Set(after.map((row) => row.calendar_id))].sort());
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,80 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+interface Written {
+  eventId: string;
+  event: { start: { dateTime?: string; date?: string }; end: { dateTime?: string; date?: string } };
+}
+
+describe('update_event moves times without making zero-length events', () => {
+  let gw: TestGateway;
+  let client: Client;
+  let calendar: string;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const tenant = await gw.seedTenant('Acme');
+    calendar = await gw.localCalendar(tenant.tenantId, 'Work', 'Europe/Berlin');
+    await gw.grant(tenant.tenantId, tenant.keyId, calendar, { read: true, write: true });
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await gw.stop();
+  });
+
+  async function create(start: object, end: object): Promise<string> {
+    const result = await client.callTool({
+      name: 'create_event',
+      arguments: { calendarId: calendar, summary: `Event ${Math.random()}`, start, end },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return (result.structuredContent as Written).eventId;
+  }
+
+  it('a new start alone keeps the duration', async () => {
+    const id = await create(
+      { dateTime: '2026-12-07T09:00:00+01:00' },
+      { dateTime: '2026-12-07T10:30:00+01:00' },
+    );
+    const result = await client.callTool({
+      name: 'update_event',
+      arguments: { calendarId: calendar, eventId: id, start: { dateTime: '2026-12-07T14:00:00+01:00' } },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const { event } = result.structuredContent as Written;
+    expect(Date.parse(event.end.dateTime ?? '') - Date.parse(event.start.dateTime ?? '')).toBe(90 * 60_000);
+    expect(Date.parse(event.start.dateTime ?? '')).toBe(Date.parse('2026-12-07T14:00:00+01:00'));
+  });
+
+  it('a new start alone on an all-day event keeps its days', async () => {
+    const id = await create({ date: '2026-12-10' }, { date: '2026-12-12' });
+    const result = await client.callTool({
+      name: 'update_event',
+      arguments: { calendarId: calendar, eventId: id, start: { date: '2026-12-20' } },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect((result.structuredContent as Written).event.end.date).toBe('2026-12-22');
+  });
+
+  it('an end not after the start is refused as create_event refuses it, and nothing changes', async () => {
+    const id = await create(
+      { dateTime: '2026-12-08T09:00:00+01:00' },
+      { dateTime: '2026-12-08T10:00:00+01:00' },
+    );
+    const refused = await client.callTool({
+      name: 'update_event',
+      arguments: { calendarId: calendar, eventId: id, end: { dateTime: '2026-12-08T09:00:00+01:00' } },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/end must be later than start/);
+    const read = await client.callTool({
+      name: 'get_event',
+      arguments: { calendarId: calendar, eventId: id },
+    });
+    const { event } = read.structuredContent as { event: Written['event'] };
+    expect(Date.parse(event.end.dateTime ?? '')).toBe(Date.parse('2026-12-08T10:00:00+01:00'));
+  });
+});

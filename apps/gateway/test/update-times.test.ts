@@ -78,3 +78,59 @@ describe('update_event moves times without making zero-length events', () => {
     expect(Date.parse(event.end.dateTime ?? '')).toBe(Date.parse('2026-12-08T10:00:00+01:00'));
   });
 });
+
+describe('an offset that disagrees with timeZone', () => {
+  let gw: TestGateway;
+  let client: Client;
+  let calendar: string;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const tenant = await gw.seedTenant('Acme');
+    calendar = await gw.localCalendar(tenant.tenantId, 'Denver', 'America/Denver');
+    await gw.grant(tenant.tenantId, tenant.keyId, calendar, { read: true, write: true });
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await gw.stop();
+  });
+
+  it('is refused with both readings, and nothing is created', async () => {
+    const refused = await client.callTool({
+      name: 'create_event',
+      arguments: {
+        calendarId: calendar,
+        summary: 'Standup',
+        start: { dateTime: '2026-04-20T09:00:00-07:00', timeZone: 'America/Denver' },
+        end: { dateTime: '2026-04-20T09:30:00-07:00', timeZone: 'America/Denver' },
+      },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(
+      /2026-04-20T10:00:00-06:00 in America\/Denver.*09:00 in America\/Denver is 2026-04-20T09:00:00-06:00/,
+    );
+    const listed = await client.callTool({
+      name: 'list_events',
+      arguments: { calendarId: calendar, timeMin: '2026-04-19T00:00:00Z', timeMax: '2026-04-22T00:00:00Z' },
+    });
+    expect((listed.structuredContent as { events: unknown[] }).events).toEqual([]);
+  });
+
+  it('the create_event example in /api/docs creates the event at the local time it names', async () => {
+    const docs = (await (await fetch(`${gw.url}/api/docs`)).json()) as unknown;
+    const tools = (Array.isArray(docs) ? docs : (docs as { tools: unknown[] }).tools) as {
+      name: string;
+      example: { arguments: Record<string, unknown> };
+    }[];
+    const example = tools.find((tool) => tool.name === 'create_event')?.example.arguments ?? {};
+    const result = await client.callTool({
+      name: 'create_event',
+      arguments: { ...example, calendarId: calendar },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    const { event } = result.structuredContent as Written;
+    expect(Date.parse(event.start.dateTime ?? '')).toBe(Date.parse('2026-04-20T09:00:00-06:00'));
+  });
+});

@@ -3,7 +3,7 @@
  * reminders, recurrence, and the compact result shapes. Descriptions stay short: every word
  * here is sent to every agent in tools/list.
  */
-import { isValidTimeZone, parseDate } from '@calgate/core';
+import { formatInstant, isValidTimeZone, parseDate, parseDateTime } from '@calgate/core';
 import { z } from 'zod';
 import { parseRfc3339 } from './schemas.ts';
 
@@ -45,6 +45,13 @@ export const eventTimeIn = z
       ctx.addIssue({ code: 'custom', path: ['date'], message: `'${value.date}' is not a YYYY-MM-DD date` });
     }
     const dateTime = value.dateTime;
+    const disagreement =
+      dateTime !== undefined && value.timeZone !== undefined
+        ? offsetDisagreement(dateTime, value.timeZone)
+        : undefined;
+    if (disagreement !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['dateTime'], message: disagreement });
+    }
     if (dateTime !== undefined && (dateTime.length > 64 || parseRfc3339(dateTime) === undefined)) {
       const local = LOCAL_DATE_TIME.test(dateTime);
       if (!local || value.timeZone === undefined) {
@@ -59,6 +66,24 @@ export const eventTimeIn = z
     }
   })
   .describe('{dateTime, timeZone?} or {date}; all-day end is exclusive.');
+
+/**
+ * Why a date-time's own offset and its timeZone name different moments, if they do: Google
+ * silently keeps the offset, so 09:00-07:00 "in America/Denver" in April lands at 10:00 local.
+ */
+export function offsetDisagreement(dateTime: string, timeZone: string): string | undefined {
+  const instantMs = parseRfc3339(dateTime);
+  if (instantMs === undefined || !isValidTimeZone(timeZone)) {
+    return undefined;
+  }
+  const wallClock = dateTime.slice(0, 19);
+  // Compared as wall-clock text, so either reading of a repeated hour (DST ends) is accepted.
+  const local = parseDateTime(wallClock, timeZone);
+  if (!local.ok || formatInstant(instantMs, timeZone).slice(0, 19) === wallClock) {
+    return undefined;
+  }
+  return `'${dateTime}' and timeZone ${timeZone} disagree: the offset means ${formatInstant(instantMs, timeZone)} in ${timeZone}, while ${wallClock.slice(11, 16)} in ${timeZone} is ${formatInstant(local.value, timeZone)}. Give the offset ${timeZone} has then, or leave the offset out`;
+}
 
 export const emailIn = z
   .string()

@@ -125,8 +125,8 @@ export const createEvent = defineTool({
   }),
   example: {
     summary: 'Team Standup',
-    start: { dateTime: '2026-04-20T09:00:00-07:00', timeZone: 'America/Denver' },
-    end: { dateTime: '2026-04-20T09:30:00-07:00', timeZone: 'America/Denver' },
+    start: { dateTime: '2026-04-20T09:00:00-06:00', timeZone: 'America/Denver' },
+    end: { dateTime: '2026-04-20T09:30:00-06:00', timeZone: 'America/Denver' },
     attendees: ['alice@example.com', 'bob@example.com'],
     reminders: { useDefault: false, overrides: [{ method: 'popup', minutes: 10 }] },
     requestId: 'standup-2026-04-20',

@@ -80,4 +80,33 @@ describe('a calendar name where an id belongs', () => {
     expect(textOf(result)).toMatch(/'Secret Plans' was not found\./);
     expect(textOf(result)).not.toMatch(/cal_/);
   });
+
+  it('get_event without calendarId finds the event in any readable calendar, and names calendars searched', async () => {
+    const created = await client.callTool({
+      name: 'create_event',
+      arguments: {
+        calendarId: team,
+        summary: 'Offsite',
+        start: { dateTime: '2026-12-04T10:00:00+01:00' },
+        end: { dateTime: '2026-12-04T11:00:00+01:00' },
+      },
+    });
+    const { eventId } = created.structuredContent as { eventId: string };
+    const found = await client.callTool({ name: 'get_event', arguments: { eventId } });
+    expect(found.isError, textOf(found)).toBeFalsy();
+    expect(
+      (found.structuredContent as { event: { calendarId: string; summary: string } }).event,
+    ).toMatchObject({
+      calendarId: team,
+      summary: 'Offsite',
+    });
+    const missing = await client.callTool({ name: 'get_event', arguments: { eventId: 'nosuchevent123' } });
+    expect(missing.isError).toBe(true);
+    expect(textOf(missing)).toMatch(
+      /not found in any calendar this key can read: searched .*'Team Berlin'.*'Home'|'Home'.*'Team Berlin'/,
+    );
+    const named = await client.callTool({ name: 'get_event', arguments: { calendarId: 'Home', eventId } });
+    expect(named.isError).toBe(true);
+    expect(textOf(named)).toMatch(/not found in calendar 'Home'/);
+  });
 });

@@ -4,6 +4,7 @@ import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
 import { calendarId, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
+import { inCalendar, locateEvent } from './locate.ts';
 
 /** Every field of an event, defaults spelled out. */
 const eventDetail = eventOut
@@ -34,15 +35,23 @@ export const getEvent = defineTool({
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: calendarId.default('primary').describe('From list_calendars; default primary.'),
+    calendarId: calendarId
+      .optional()
+      .describe('From list_calendars; default: found in any readable calendar.'),
     eventId: z.string().min(1).max(1024),
     format,
   }),
   output: z.object({ event: eventDetail }),
   example: { calendarId: 'primary', eventId: 'abc123def456' },
   async run(args, { access, signal }) {
+    if (args.calendarId === undefined) {
+      const { handle, event } = await locateEvent(access, args.eventId, 'read', signal);
+      return { event: toEventDetail(handle.calendar.id, event) };
+    }
     const { calendar, ref, provider } = access.readable(args.calendarId);
-    const event = await provider.getEvent(ref, args.eventId, signal);
+    const event = await provider.getEvent(ref, args.eventId, signal).catch((error: unknown) => {
+      throw inCalendar(error, calendar.summary, calendar.id);
+    });
     return { event: toEventDetail(calendar.id, event) };
   },
   text: (result, args) => formatText(result, args.format),

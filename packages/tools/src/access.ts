@@ -1,5 +1,6 @@
 import { CalgateError } from '@calgate/core';
 import type { CalendarProvider, CalendarRef } from '@calgate/providers';
+import { distance } from './validation.ts';
 
 /** A calendar as one API key sees it, with that key's grant. */
 export interface KeyCalendar {
@@ -222,20 +223,6 @@ function matchCalendars(
   return name === '' ? [] : readable.filter((calendar) => fold(calendar.summary) === name);
 }
 
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] ?? 0;
-      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length] ?? 0;
-}
-
 /** "Not found", with the closest calendar names when the text looks like a name. */
 function notFoundMessage(readable: readonly KeyCalendar[], calendarId: string): string {
   const base = `Calendar '${calendarId}' was not found.`;
@@ -248,7 +235,7 @@ function notFoundMessage(readable: readonly KeyCalendar[], calendarId: string): 
     .map((calendar) => {
       const name = fold(calendar.summary);
       const contains = name.includes(wanted) || (name.length >= 3 && wanted.includes(name));
-      return { calendar, score: contains ? 0 : editDistance(wanted, name) };
+      return { calendar, score: contains ? 0 : distance(wanted, name) };
     })
     .filter(({ score }) => score <= Math.max(2, Math.floor(wanted.length / 3)))
     .sort((a, b) => a.score - b.score)

@@ -19,7 +19,8 @@ const SYNONYMS: Record<string, string> = {
   search: 'query',
 };
 
-function distance(a: string, b: string): number {
+/** Levenshtein distance, case-insensitive. */
+export function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let previous = row[0] ?? 0;

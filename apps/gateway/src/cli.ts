@@ -17,7 +17,10 @@ Commands:
   tenant create --name N        create a tenant
   tenant list
   key create --name N [--expires ISO]   create an API key (the secret is shown once)
-  key list
+  key list                      keys with their default calendar and time zone
+  key set --key K [--default-calendar C|none] [--time-zone Z|none]
+                                what calendarId 'primary' means for the key and its zone
+                                (none: back to the automatic choice)
   key revoke --key K
   calendar create --name N [--time-zone Z]   create a local calendar
   calendar list

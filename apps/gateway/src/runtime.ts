@@ -228,8 +228,13 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
     const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, () =>
       authenticator.invalidate(),
     );
-    const google = new GoogleConnections(googleProviders, connections, tenancy, log, () =>
-      authenticator.invalidate(),
+    const google = new GoogleConnections(
+      googleProviders,
+      connections,
+      tenancy,
+      log,
+      () => authenticator.invalidate(),
+      keys,
     );
     const providers: ProviderResolver = (calendar, tenantId) =>
       calendar.provider === 'local'

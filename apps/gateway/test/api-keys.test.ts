@@ -63,20 +63,35 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(list.body.keys.map((key: { name: string }) => key.name)).toEqual(['agent', 'laptop']);
       expect(JSON.stringify(list.body)).not.toContain(created.body.secret);
       expect(Object.keys(list.body.keys[1]).sort()).toEqual(
-        ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt'].sort(),
+        [
+          'createdAt',
+          'defaultCalendarId',
+          'expiresAt',
+          'id',
+          'lastUsedAt',
+          'name',
+          'prefix',
+          'revokedAt',
+          'timeZone',
+        ].sort(),
       );
       const client = await connectClient(gw.mcpUrl, created.body.secret);
       await client.callTool({ name: 'list_calendars', arguments: {} });
       await client.close();
     });
 
-    it('rotates a key: same name and grants, the old secret stops at once, the new one works', async () => {
+    it('rotates a key: same name, grants and defaults, the old secret stops at once, the new one works', async () => {
       const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'agent-r' } });
       const oldId = created.body.key.id as string;
       await call(gw, 'PUT', '/api/v1/grants', {
         as: ann,
         body: { keyId: oldId, calendarId: calendar, read: true, write: true },
       });
+      const set = await call(gw, 'PATCH', `/api/v1/keys/${oldId}`, {
+        as: ann,
+        body: { defaultCalendarId: calendar, timeZone: 'Asia/Kathmandu' },
+      });
+      expect(set.status).toBe(200);
       const before = await connectClient(gw.mcpUrl, created.body.secret);
       const seen = (await before.callTool({ name: 'list_calendars', arguments: {} }))
         .structuredContent as Calendars;
@@ -85,6 +100,11 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       const rotated = await call(gw, 'POST', `/api/v1/keys/${oldId}/rotate`, { as: ann });
       expect(rotated.status).toBe(201);
       expect(rotated.body.key.name).toBe('agent-r');
+      const listed = await call(gw, 'GET', '/api/v1/keys', { as: ann });
+      expect(listed.body.keys.find((key: { id: string }) => key.id === rotated.body.key.id)).toMatchObject({
+        defaultCalendarId: calendar,
+        timeZone: 'Asia/Kathmandu',
+      });
       expect(rotated.body.key.id).not.toBe(oldId);
       expect(rotated.body.secret).not.toBe(created.body.secret);
       await expect(before.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow(
@@ -101,6 +121,59 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       const list = await call(gw, 'GET', '/api/v1/keys', { as: ann });
       const old = list.body.keys.find((key: { id: string }) => key.id === oldId);
       expect(old.revokedAt).not.toBeNull();
+    });
+
+    it("sets a key's default calendar and time zone; the next MCP call uses them; null clears", async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'defaults' } });
+      const keyId = created.body.key.id as string;
+      expect(created.body.key).toMatchObject({ defaultCalendarId: null, timeZone: null });
+      const home = await gw.localCalendar(ann.tenantId, 'Home', 'America/New_York');
+      for (const calendarId of [calendar, home]) {
+        await call(gw, 'PUT', '/api/v1/grants', {
+          as: ann,
+          body: { keyId, calendarId, read: true, write: true },
+        });
+      }
+      const client = await connectClient(gw.mcpUrl, created.body.secret);
+      const now = async () =>
+        (
+          (await client.callTool({ name: 'get_current_time', arguments: {} })).structuredContent as {
+            timeZone: string;
+          }
+        ).timeZone;
+      const chosen = async () =>
+        (
+          (await client.callTool({ name: 'list_calendars', arguments: {} })).structuredContent as {
+            calendars: { id: string; default: boolean }[];
+          }
+        ).calendars
+          .filter((item) => item.default)
+          .map((item) => item.id);
+      expect(await chosen()).toEqual([calendar]);
+      expect(await now()).toBe('Europe/Berlin');
+
+      const patched = await call(gw, 'PATCH', `/api/v1/keys/${keyId}`, {
+        as: ann,
+        body: { defaultCalendarId: home, timeZone: 'Asia/Tokyo' },
+      });
+      expect(patched.status).toBe(200);
+      expect(patched.body.key).toMatchObject({ id: keyId, defaultCalendarId: home, timeZone: 'Asia/Tokyo' });
+      expect(await chosen()).toEqual([home]);
+      expect(await now()).toBe('Asia/Tokyo');
+      const listed = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.find(
+        (key: { id: string }) => key.id === keyId,
+      );
+      expect(listed).toMatchObject({ defaultCalendarId: home, timeZone: 'Asia/Tokyo' });
+
+      const zoneOnly = await call(gw, 'PATCH', `/api/v1/keys/${keyId}`, {
+        as: ann,
+        body: { timeZone: null },
+      });
+      expect(zoneOnly.body.key).toMatchObject({ defaultCalendarId: home, timeZone: null });
+      expect(await now()).toBe('America/New_York');
+      await call(gw, 'PATCH', `/api/v1/keys/${keyId}`, { as: ann, body: { defaultCalendarId: null } });
+      expect(await chosen()).toEqual([calendar]);
+      await client.close();
     });
 
     it('revokes a key: the next MCP call with it is refused', async () => {
@@ -189,11 +262,17 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(eveKeys.map((key) => key.id)).not.toContain(annKeys[0]?.id);
       const target = annKeys.find((key) => key.id !== undefined)?.id as string;
       expect((await call(gw, 'POST', `/api/v1/keys/${target}/revoke`, { as: eve })).status).toBe(404);
+      const patched = await call(gw, 'PATCH', `/api/v1/keys/${target}`, {
+        as: eve,
+        body: { timeZone: 'UTC' },
+      });
+      expect(patched.status).toBe(404);
       expect((await call(gw, 'POST', `/api/v1/keys/${target}/rotate`, { as: eve })).status).toBe(404);
       const still = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.find(
         (key: { id: string }) => key.id === target,
       );
       expect(still.revokedAt).toBeNull();
+      expect(still.timeZone).toBeNull();
       const overview = await call(gw, 'GET', '/api/v1/overview', { as: eve });
       expect(overview.body.accounts).toEqual([]);
     });

@@ -132,6 +132,67 @@ describe('calgate CLI', () => {
     );
     expect(result).toBe(1);
   });
+
+  it("sets a key's default calendar and time zone; key list shows them; bad values change nothing", async () => {
+    const tenant = await json<{ id: string }>('tenant', 'create', '--name', 'Defaults');
+    const t = ['--tenant', tenant.id];
+    const key = await json<{ id: string }>('key', 'create', '--name', 'bot', ...t);
+    const home = await json<{ id: string }>('calendar', 'create', '--name', 'Home', ...t);
+    const work = await json<{ id: string }>('calendar', 'create', '--name', 'Work', ...t);
+    await json('grant', '--key', key.id, '--calendar', home.id, '--read', ...t);
+
+    const set = await json<{ id: string; defaultCalendarId: string | null; timeZone: string | null }>(
+      'key',
+      'set',
+      '--key',
+      key.id,
+      '--default-calendar',
+      home.id,
+      '--time-zone',
+      'Asia/Tokyo',
+      ...t,
+    );
+    expect(set).toEqual({ id: key.id, defaultCalendarId: home.id, timeZone: 'Asia/Tokyo' });
+    const listed = await json<{ id: string; defaultCalendarId: string | null; timeZone: string | null }[]>(
+      'key',
+      'list',
+      ...t,
+    );
+    expect(listed).toEqual([
+      expect.objectContaining({ id: key.id, defaultCalendarId: home.id, timeZone: 'Asia/Tokyo' }),
+    ]);
+    const human = await cli('key', 'list', ...t);
+    expect(human.out).toContain(`default calendar ${home.id}  time zone Asia/Tokyo`);
+
+    const mistakes: [string[], number, RegExp][] = [
+      [['--default-calendar', work.id], 1, new RegExp(`cannot read calendar ${work.id} \\('Work'\\)`)],
+      [['--default-calendar', 'cal_nope'], 1, /No calendar cal_nope in this tenant\./],
+      [['--time-zone', 'Mars/Olympus'], 1, /Unknown time zone 'Mars\/Olympus'/],
+      [['--default-calendar', ''], 2, /--default-calendar needs a calendar id/],
+      [[], 2, /Pass --default-calendar and\/or --time-zone/],
+    ];
+    for (const [flags, code, message] of mistakes) {
+      const result = await cli('key', 'set', '--key', key.id, ...flags, ...t);
+      expect(result.code, flags.join(' ')).toBe(code);
+      expect(result.err).toMatch(message);
+    }
+    const unknownKey = await cli('key', 'set', '--key', 'key_nope', '--time-zone', 'UTC', ...t);
+    expect(unknownKey.err).toMatch(/No API key key_nope in this tenant/);
+    expect(await json('key', 'list', ...t)).toEqual(listed);
+
+    const cleared = await json<{ defaultCalendarId: string | null; timeZone: string | null }>(
+      'key',
+      'set',
+      '--key',
+      key.id,
+      '--default-calendar',
+      'none',
+      ...t,
+    );
+    expect(cleared).toMatchObject({ defaultCalendarId: null, timeZone: 'Asia/Tokyo' });
+    const automatic = await cli('key', 'list', ...t);
+    expect(automatic.out).toContain('default calendar automatic  time zone Asia/Tokyo');
+  });
 });
 
 describe('calgate emulator google', () => {

@@ -92,7 +92,9 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     await page.getByRole('button', { name: 'Copy the secret' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     await expect(page.evaluate<string>('navigator.clipboard.readText()')).resolves.toBe(secret);
-    await expect(page.getByRole('row', { name: /agent/ }).textContent()).resolves.toContain('active');
+    await expect(
+      page.getByRole('table', { name: 'Your API keys' }).getByRole('row', { name: /agent/ }).textContent(),
+    ).resolves.toContain('active');
     await screenshot(page, '06-keys');
   });
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { newId } from '@calgate/core';
+import { CalgateError, newId, validateTimeZone } from '@calgate/core';
 import type { Prisma } from './db.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -41,6 +41,23 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
 }
 
+/** What a person set for a key: its default calendar and time zone. */
+export interface KeyDefaults {
+  /** The calendar set as the key's default (what `primary` means); null: Calgate chooses. */
+  defaultCalendarId: string | null;
+  /** The key's own IANA time zone; null: its default calendar's. */
+  timeZone: string | null;
+}
+
+/** A key as listed: its summary and its defaults. */
+export type ApiKeyDetails = ApiKeySummary & KeyDefaults;
+
+/** A change of a key's defaults: a value sets it, null clears it, absent leaves it. */
+export interface KeyDefaultsChange {
+  defaultCalendarId?: string | null | undefined;
+  timeZone?: string | null | undefined;
+}
+
 const SUMMARY = {
   id: true,
   tenantId: true,
@@ -51,6 +68,8 @@ const SUMMARY = {
   expiresAt: true,
   revokedAt: true,
 } as const;
+
+const DETAILS = { ...SUMMARY, defaultCalendarId: true, timeZone: true } as const;
 
 export class ApiKeyRepository {
   readonly #prisma: Prisma;
@@ -63,7 +82,7 @@ export class ApiKeyRepository {
   async create(
     tenantId: string,
     input: { name: string; expiresAt?: Date | null },
-  ): Promise<{ key: ApiKeySummary; secret: string }> {
+  ): Promise<{ key: ApiKeyDetails; secret: string }> {
     const secret = generateApiKeySecret();
     const key = await this.#prisma.apiKey.create({
       data: {
@@ -74,21 +93,21 @@ export class ApiKeyRepository {
         hash: hashApiKey(secret),
         expiresAt: input.expiresAt ?? null,
       },
-      select: SUMMARY,
+      select: DETAILS,
     });
     return { key, secret };
   }
 
-  list(tenantId: string): Promise<ApiKeySummary[]> {
+  list(tenantId: string): Promise<ApiKeyDetails[]> {
     return this.#prisma.apiKey.findMany({
       where: { tenantId },
       orderBy: { createdAt: 'asc' },
-      select: SUMMARY,
+      select: DETAILS,
     });
   }
 
-  get(tenantId: string, keyId: string): Promise<ApiKeySummary | null> {
-    return this.#prisma.apiKey.findFirst({ where: { id: keyId, tenantId }, select: SUMMARY });
+  get(tenantId: string, keyId: string): Promise<ApiKeyDetails | null> {
+    return this.#prisma.apiKey.findFirst({ where: { id: keyId, tenantId }, select: DETAILS });
   }
 
   /** Revokes a key of this tenant; false when no such key exists (or it belongs to another tenant). */
@@ -101,6 +120,83 @@ export class ApiKeyRepository {
       return true;
     }
     return (await this.get(tenantId, keyId)) !== null;
+  }
+
+  /**
+   * Sets or clears a key's default calendar and time zone. The calendar must be one of this
+   * tenant's that the key may read; the zone an IANA name.
+   * Anything invalid is refused before anything changes.
+   */
+  setDefaults(tenantId: string, keyId: string, change: KeyDefaultsChange): Promise<ApiKeyDetails> {
+    const { defaultCalendarId, timeZone } = change;
+    if (defaultCalendarId === undefined && timeZone === undefined) {
+      throw new CalgateError(
+        'invalid_argument',
+        'Nothing to change: give a default calendar and/or a time zone.',
+      );
+    }
+    let zone: string | null | undefined = timeZone;
+    if (typeof timeZone === 'string') {
+      const checked = validateTimeZone(timeZone.trim());
+      if (!checked.ok) {
+        throw checked.error;
+      }
+      zone = checked.value;
+    }
+    return this.#prisma.$transaction(async (tx) => {
+      const key = await tx.apiKey.findFirst({ where: { id: keyId, tenantId }, select: { revokedAt: true } });
+      if (key === null) {
+        throw new CalgateError('not_found', `No API key ${keyId} in this tenant.`);
+      }
+      if (key.revokedAt !== null) {
+        throw new CalgateError('conflict', `API key ${keyId} is revoked; its settings can no longer change.`);
+      }
+      if (typeof defaultCalendarId === 'string') {
+        const calendar = await tx.calendar.findFirst({
+          where: { id: defaultCalendarId, tenantId },
+          select: { summary: true, grants: { where: { keyId, canRead: true }, select: { keyId: true } } },
+        });
+        if (calendar === null) {
+          throw new CalgateError('not_found', `No calendar ${defaultCalendarId} in this tenant.`);
+        }
+        if (calendar.grants.length === 0) {
+          throw new CalgateError(
+            'invalid_argument',
+            `API key ${keyId} cannot read calendar ${defaultCalendarId} ('${calendar.summary}'), so it cannot be its default. Give the key Read on it first (dashboard Permissions, or calgate grant --key ${keyId} --calendar ${defaultCalendarId} --read).`,
+          );
+        }
+      }
+      return tx.apiKey.update({
+        where: { id: keyId },
+        data: {
+          ...(defaultCalendarId === undefined ? {} : { defaultCalendarId }),
+          ...(zone === undefined ? {} : { timeZone: zone }),
+        },
+        select: DETAILS,
+      });
+    });
+  }
+
+  /**
+   * Makes `calendarId` (a newly connected Google account's primary) the default of every key of
+   * the tenant that can read it and has no default yet or still has the first-run calendar. The
+   * first-run calendar is the primary calendar of the tenant's local account: the one Calgate
+   * creates on first start, before any account is connected. A default a person set to any other
+   * calendar is kept. Returns the ids of the keys changed.
+   */
+  async adoptDefaultCalendar(tenantId: string, calendarId: string): Promise<string[]> {
+    const rows = await this.#prisma.$queryRaw<{ id: string }[]>`
+      UPDATE api_keys k SET default_calendar_id = ${calendarId}
+      WHERE k.tenant_id = ${tenantId}
+        AND EXISTS (SELECT 1 FROM grants g
+                    WHERE g.key_id = k.id AND g.calendar_id = ${calendarId} AND g.can_read)
+        AND (k.default_calendar_id IS NULL OR EXISTS (
+          SELECT 1 FROM calendars c
+          JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
+          WHERE c.id = k.default_calendar_id AND c.tenant_id = k.tenant_id
+            AND n.provider = 'local' AND c.is_primary))
+      RETURNING k.id`;
+    return rows.map((row) => row.id);
   }
 
   /** Records use; called in batches so the hot path does not write per request. */

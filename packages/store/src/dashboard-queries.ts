@@ -14,7 +14,7 @@ const KEY_SUMMARY = {
 } as const;
 
 /**
- * Replaces a live key by a new one with the same name, expiry and grants, and revokes the old one,
+ * Replaces a live key by a new one with the same name, expiry, grants and defaults, and revokes the old one,
  * in one transaction. Null when the key is not this tenant's; a conflict when it is already revoked.
  */
 export function rotateApiKey(
@@ -24,7 +24,10 @@ export function rotateApiKey(
   at = new Date(),
 ): Promise<{ key: ApiKeySummary; secret: string; replaced: string } | null> {
   return prisma.$transaction(async (tx) => {
-    const old = await tx.apiKey.findFirst({ where: { id: keyId, tenantId }, select: KEY_SUMMARY });
+    const old = await tx.apiKey.findFirst({
+      where: { id: keyId, tenantId },
+      select: { ...KEY_SUMMARY, defaultCalendarId: true, timeZone: true },
+    });
     if (old === null) {
       return null;
     }
@@ -44,6 +47,8 @@ export function rotateApiKey(
         prefix: displayPrefix(secret),
         hash: hashApiKey(secret),
         expiresAt: old.expiresAt,
+        defaultCalendarId: old.defaultCalendarId,
+        timeZone: old.timeZone,
       },
       select: KEY_SUMMARY,
     });

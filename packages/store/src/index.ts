@@ -6,11 +6,14 @@
 export {
   API_KEY_PATTERN,
   API_KEY_PREFIX,
+  type ApiKeyDetails,
   ApiKeyRepository,
   type ApiKeySummary,
   displayPrefix,
   generateApiKeySecret,
   hashApiKey,
+  type KeyDefaults,
+  type KeyDefaultsChange,
 } from './api-keys.ts';
 export {
   type AuditLog,

@@ -26,6 +26,15 @@ export interface KeyAccess {
   expiresAt: Date | null;
   revokedAt: Date | null;
   calendars: GrantedCalendar[];
+  /**
+   * What `primary` means for this key: the calendar set for it while the key can read it. Unset
+   * ("Automatic") or no longer readable: the enabled primary calendar of the first-connected
+   * Google account the key can read; else null, leaving the choice to CalendarAccess (a readable
+   * primary such as the first-run local calendar, else the first readable calendar).
+   */
+  defaultCalendarId: string | null;
+  /** The key's own IANA time zone, when set. */
+  timeZone: string | null;
 }
 
 interface Row {
@@ -34,12 +43,25 @@ interface Row {
   name: string;
   expires_at: Date | null;
   revoked_at: Date | null;
+  time_zone: string | null;
+  default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
 }
 
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup.
 const QUERY = `
-SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at,
+SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone,
+  COALESCE(
+    (SELECT g.calendar_id FROM grants g
+     WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
+    -- Automatic: a connected Google account's primary beats the first-run local calendar, which
+    -- was created before any account and would otherwise come first.
+    (SELECT c.id FROM grants g
+     JOIN calendars c ON c.id = g.calendar_id AND c.tenant_id = k.tenant_id
+     JOIN connections n ON n.id = c.connection_id AND n.tenant_id = k.tenant_id
+     WHERE g.key_id = k.id AND g.can_read AND c.is_primary AND c.enabled
+       AND n.provider = 'google' AND n.status <> 'disabled'
+     ORDER BY n.created_at, n.id, c.id LIMIT 1)) AS default_calendar_id,
   (SELECT json_agg(json_build_object(
       'id', c.id, 'externalId', c.external_id, 'summary', c.summary, 'timeZone', c.time_zone,
       'primary', c.is_primary, 'enabled', c.enabled, 'accessRole', c.access_role,
@@ -65,5 +87,7 @@ export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<Key
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     calendars: row.calendars ?? [],
+    defaultCalendarId: row.default_calendar_id,
+    timeZone: row.time_zone,
   };
 }

@@ -12,7 +12,7 @@ describe('every model round-trips through the migrated database', () => {
     await db.close();
   });
 
-  it('tenant, user, api key, connection, calendar, grant, audit entry, local event', async () => {
+  it('tenant, user, api key (with its defaults), connection, calendar, grant, audit entry, local event', async () => {
     const p = db.prisma;
     const tenant = await p.tenant.create({ data: { id: 'tnt_rt', name: 'Round Trip' } });
     expect(await p.tenant.findUniqueOrThrow({ where: { id: tenant.id } })).toEqual(tenant);
@@ -77,6 +77,17 @@ describe('every model round-trips through the migrated database', () => {
         where: { keyId_calendarId: { keyId: key.id, calendarId: calendar.id } },
       }),
     ).toEqual(grant);
+
+    // A key's own default calendar and time zone.
+    const keyWithDefaults = await p.apiKey.update({
+      where: { id: key.id },
+      data: { defaultCalendarId: calendar.id, timeZone: 'Asia/Tokyo' },
+    });
+    expect(keyWithDefaults).toMatchObject({ defaultCalendarId: calendar.id, timeZone: 'Asia/Tokyo' });
+    expect(await p.apiKey.findUniqueOrThrow({ where: { id: key.id } })).toEqual(keyWithDefaults);
+    expect(
+      await p.apiKey.findUniqueOrThrow({ where: { id: key.id }, select: { defaultCalendar: true } }),
+    ).toEqual({ defaultCalendar: calendar });
 
     const audit = await p.auditEntry.create({
       data: {
@@ -163,6 +174,31 @@ describe('every model round-trips through the migrated database', () => {
         },
       }),
     ).rejects.toThrow();
+    // A key's default calendar must be of the key's own tenant.
+    await expect(
+      p.apiKey.update({ where: { id: 'key_other' }, data: { defaultCalendarId: 'cal_rt' } }),
+    ).rejects.toThrow();
+    await expect(
+      db.pool.query(`UPDATE api_keys SET default_calendar_id = 'cal_rt' WHERE id = 'key_other'`),
+    ).rejects.toThrow(/api_keys_default_calendar_id_tenant_id_fkey/);
+    // Removing a key's default calendar clears only the default: the key keeps its tenant and zone.
+    await p.calendar.create({
+      data: {
+        id: 'cal_gone',
+        tenantId: 'tnt_rt',
+        connectionId: 'con_rt',
+        externalId: 'gone@example.com',
+        summary: 'Gone',
+        timeZone: 'UTC',
+      },
+    });
+    await p.apiKey.update({ where: { id: 'key_rt' }, data: { defaultCalendarId: 'cal_gone' } });
+    await p.calendar.delete({ where: { id: 'cal_gone' } });
+    expect(await p.apiKey.findUniqueOrThrow({ where: { id: 'key_rt' } })).toMatchObject({
+      tenantId: 'tnt_rt',
+      defaultCalendarId: null,
+      timeZone: 'Asia/Tokyo',
+    });
     // Write without read is refused by the database itself.
     await expect(db.pool.query(`UPDATE grants SET can_read = false WHERE key_id = 'key_rt'`)).rejects.toThrow(
       /grants_write_implies_read/,

@@ -114,6 +114,12 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
   output: Out;
   /** A realistic call, shown in /api/docs and checked against `input` by the tests. */
   example: z.input<In>;
+  /**
+   * What the example returns (the fields that matter), as /api/docs shows it: on calendars in
+   * America/New_York with nothing else in the way, ids from earlier calls standing in for the
+   * example's. The docs test runs every example and checks its answer contains this.
+   */
+  exampleResult?: Record<string, unknown>;
   run(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
   /** The text content; JSON of the structured result when absent. */
   text?(result: z.output<Out>, args: z.output<In>): string;
@@ -217,6 +223,10 @@ export function catalogueDocs(catalogue: Catalogue) {
     inputSchema,
     outputSchema,
     annotations: { title: definition.title, ...definition.annotations },
-    example: { tool: definition.name, arguments: definition.example },
+    example: {
+      tool: definition.name,
+      arguments: definition.example,
+      ...(definition.exampleResult === undefined ? {} : { result: definition.exampleResult }),
+    },
   }));
 }

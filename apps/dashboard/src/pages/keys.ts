@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { copyButton, h, notice, when } from '../dom.ts';
+import { renderKeyDefaults } from './key-defaults.ts';
 
 interface Key {
   id: string;
@@ -9,6 +10,8 @@ interface Key {
   lastUsedAt: string | null;
   expiresAt: string | null;
   revokedAt: string | null;
+  defaultCalendarId: string | null;
+  timeZone: string | null;
 }
 
 function secretPanel(title: string, secret: string): HTMLElement {
@@ -21,10 +24,12 @@ function secretPanel(title: string, secret: string): HTMLElement {
   );
 }
 
-/** API keys: create (secret shown once), list, rotate, revoke. */
+/** API keys: create (secret shown once), list, rotate, revoke, default calendar and time zone. */
 export async function renderKeys(root: HTMLElement): Promise<void> {
   const shown = h('div', {});
   const table = h('div', {});
+  const settingsStatus = h('div', { 'aria-live': 'polite' });
+  const settings = h('div', {});
   const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: '100' });
   const expires = h('input', { id: 'key-expires', name: 'expires', type: 'date' });
 
@@ -85,6 +90,13 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
   }
   async function load(): Promise<void> {
     const { keys } = await api<{ keys: Key[] }>('GET', '/keys');
+    settings.replaceChildren(
+      await renderKeyDefaults(
+        keys.filter((key) => key.revokedAt === null),
+        settingsStatus,
+        load,
+      ),
+    );
     table.replaceChildren(
       keys.length === 0
         ? h('p', {}, 'No keys yet.')
@@ -133,6 +145,6 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
       form.reset();
     });
   });
-  root.append(form, shown, table);
+  root.append(form, shown, table, settings);
   await load();
 }

@@ -98,9 +98,38 @@ async function runAdmin(
         list
           .map(
             (k) =>
-              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}`,
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "default calendar's"}`,
           )
           .join('\n') || 'No API keys.',
+      );
+      return;
+    }
+    case 'key set': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const keyId = required(values, 'key');
+      const calendar = values['default-calendar']?.trim();
+      const zone = values['time-zone']?.trim();
+      if (calendar === undefined && zone === undefined) {
+        throw new UsageError('Pass --default-calendar and/or --time-zone (none clears one).');
+      }
+      if (calendar === '' || zone === '') {
+        throw new UsageError(
+          calendar === ''
+            ? '--default-calendar needs a calendar id (or none).'
+            : '--time-zone needs an IANA zone (or none).',
+        );
+      }
+      // "none" puts the setting back to Calgate's choice.
+      const clearable = (value: string | undefined) => (value === 'none' ? null : value);
+      const key = await keys.setDefaults(tenantId, keyId, {
+        defaultCalendarId: clearable(calendar),
+        timeZone: clearable(zone),
+      });
+      print(
+        io,
+        values.json,
+        { id: key.id, defaultCalendarId: key.defaultCalendarId, timeZone: key.timeZone },
+        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}.`,
       );
       return;
     }

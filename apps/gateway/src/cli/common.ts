@@ -17,6 +17,7 @@ export const OPTIONS = {
   tenant: { type: 'string' },
   key: { type: 'string' },
   calendar: { type: 'string' },
+  'default-calendar': { type: 'string' },
   read: { type: 'boolean' },
   write: { type: 'boolean' },
   expires: { type: 'string' },

@@ -1,5 +1,5 @@
 import type { Database } from '@calgate/store';
-import { ConnectionRepository, TenancyRepository } from '@calgate/store';
+import { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Config } from '../config.ts';
 import { GoogleProviders } from '../google/providers.ts';
 import { GoogleConnections } from '../google/service.ts';
@@ -40,6 +40,7 @@ export async function connectCommand(
     tenancy,
     log,
     () => {},
+    new ApiKeyRepository(db.prisma),
   );
   let result: Awaited<ReturnType<GoogleConnections['connectOAuth']>>;
   if (command === 'connect google') {

@@ -1,6 +1,12 @@
 import { CalgateError } from '@calgate/core';
 import { GoogleOAuth } from '@calgate/providers';
-import type { CalendarRecord, ConnectionRepository, GrantAccess, TenancyRepository } from '@calgate/store';
+import type {
+  ApiKeyRepository,
+  CalendarRecord,
+  ConnectionRepository,
+  GrantAccess,
+  TenancyRepository,
+} from '@calgate/store';
 import type { Logger } from 'pino';
 import type { GoogleProviders } from './providers.ts';
 
@@ -27,19 +33,26 @@ export class GoogleConnections {
   readonly #tenancy: TenancyRepository;
   readonly #log: Logger;
   readonly #changed: () => void;
+  readonly #keys: ApiKeyRepository;
 
+  /**
+   * With `keys`, connecting an account also makes its primary calendar the default of the keys
+   * that can read it and are still on no default or the first-run calendar (see #adoptPrimary).
+   */
   constructor(
     providers: GoogleProviders,
     connections: ConnectionRepository,
     tenancy: TenancyRepository,
     log: Logger,
     onChange: () => void,
+    keys: ApiKeyRepository,
   ) {
     this.#providers = providers;
     this.#connections = connections;
     this.#tenancy = tenancy;
     this.#log = log;
     this.#changed = onChange;
+    this.#keys = keys;
   }
 
   oauth(): GoogleOAuth {
@@ -185,6 +198,7 @@ export class GoogleConnections {
       const toGrant: CalendarRecord[] = calendars.filter((calendar) => fresh.has(calendar.id));
       await this.#tenancy.grantCalendars(tenantId, toGrant, choice.access, choice.keyIds);
     }
+    await this.#adoptPrimary(tenantId, calendars);
     this.#changed();
     return calendars.map((calendar) => ({
       id: calendar.id,
@@ -192,5 +206,24 @@ export class GoogleConnections {
       externalId: calendar.externalId,
       created: fresh.has(calendar.id),
     }));
+  }
+
+  /**
+   * "Add a call at 10:00" must land in a calendar the person sees. Until a Google account is
+   * connected, a first-run key writes to the local calendar Calgate created on first start (the
+   * primary calendar of the tenant's local account); once the account's primary calendar is
+   * connected, keys that can read it and have no default, or still that first-run calendar, take
+   * it as their default. A default a person chose (any other calendar) is left alone. A calendar
+   * a service account reaches is shared with it, never its primary, so that path changes nothing.
+   */
+  async #adoptPrimary(tenantId: string, calendars: readonly CalendarRecord[]): Promise<void> {
+    const primary = calendars.find((calendar) => calendar.primary && calendar.enabled);
+    if (primary === undefined) {
+      return;
+    }
+    const keyIds = await this.#keys.adoptDefaultCalendar(tenantId, primary.id);
+    if (keyIds.length > 0) {
+      this.#log.info({ tenantId, calendarId: primary.id, keys: keyIds.length }, 'default calendar set');
+    }
   }
 }

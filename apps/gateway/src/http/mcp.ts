@@ -5,6 +5,7 @@ import {
   type Catalogue,
   createMcpServer,
   isVisible,
+  type Principal,
   type ProviderResolver,
 } from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -58,6 +59,17 @@ declare module 'fastify' {
   interface FastifyRequest {
     keyAccess?: KeyAccess;
   }
+}
+
+/** The caller as the tools see it: the key's grants, default calendar and time zone. */
+function principalOf(key: KeyAccess): Principal {
+  return {
+    tenantId: key.tenantId,
+    keyId: key.keyId,
+    calendars: key.calendars,
+    defaultCalendarId: key.defaultCalendarId,
+    timeZone: key.timeZone,
+  };
 }
 
 function acceptsEventStream(accept: string | undefined): boolean {
@@ -118,10 +130,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
-    const access = new CalendarAccess(
-      { tenantId: key.tenantId, keyId: key.keyId, calendars: key.calendars },
-      deps.providers,
-    );
+    const access = new CalendarAccess(principalOf(key), deps.providers);
     const server = createMcpServer({
       catalogue: deps.catalogue,
       access,
@@ -204,10 +213,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   const streams = new ToolListStreams({
     authenticator: deps.authenticator,
     toolsOf: (key) => {
-      const access = new CalendarAccess(
-        { tenantId: key.tenantId, keyId: key.keyId, calendars: key.calendars },
-        deps.providers,
-      );
+      const access = new CalendarAccess(principalOf(key), deps.providers);
       return deps.catalogue.entries
         .filter((entry) => isVisible(entry, access))
         .map((entry) => entry.definition.name)

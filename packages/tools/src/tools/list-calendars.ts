@@ -7,12 +7,18 @@ const calendarOut = z.object({
   accountEmail: z.string(),
   connectionKind: z.enum(['oauth', 'service_account', 'local']),
   primary: z.boolean(),
+  default: z.boolean().describe("The key's default calendar, meant by calendarId 'primary'."),
   timeZone: z.string(),
   canRead: z.boolean(),
   canWrite: z.boolean(),
   enabled: z.boolean(),
   status: z.enum(['active', 'needs_reauth', 'disabled']),
 });
+
+/** What a key without any grant is told, with both ways to give it one. */
+function noGrantsMessage(keyId: string): string {
+  return `This key has no calendar grants yet. In the Calgate dashboard, open Permissions and tick Read (or Write) for this key on a calendar, or run \`calgate grant --key ${keyId} --calendar <calendar id> --read\`.`;
+}
 
 export const listCalendars = defineTool({
   name: 'list_calendars',
@@ -22,22 +28,33 @@ export const listCalendars = defineTool({
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({}),
-  output: z.object({ calendars: z.array(calendarOut) }),
+  output: z.object({
+    calendars: z.array(calendarOut),
+    message: z.string().optional().describe('Why the list is empty and how to fix it.'),
+  }),
   example: {},
+  exampleResult: {
+    calendars: [
+      { summary: 'Calgate', primary: true, default: true, timeZone: 'America/New_York', canWrite: true },
+    ],
+  },
   async run(_args, { access }) {
-    return {
-      calendars: access.list().map((calendar) => ({
-        id: calendar.id,
-        summary: calendar.summary,
-        accountEmail: calendar.accountEmail,
-        connectionKind: calendar.auth === 'none' ? ('local' as const) : calendar.auth,
-        primary: calendar.primary,
-        timeZone: calendar.timeZone,
-        canRead: calendar.canRead && calendar.enabled,
-        canWrite: calendar.canWrite && calendar.enabled,
-        enabled: calendar.enabled,
-        status: calendar.connectionStatus,
-      })),
-    };
+    const chosen = access.defaultCalendar();
+    const calendars = access.list().map((calendar) => ({
+      id: calendar.id,
+      summary: calendar.summary,
+      accountEmail: calendar.accountEmail,
+      connectionKind: calendar.auth === 'none' ? ('local' as const) : calendar.auth,
+      primary: calendar.primary,
+      default: calendar.id === chosen?.id,
+      timeZone: calendar.timeZone,
+      canRead: calendar.canRead && calendar.enabled,
+      canWrite: calendar.canWrite && calendar.enabled,
+      enabled: calendar.enabled,
+      status: calendar.connectionStatus,
+    }));
+    return calendars.length === 0
+      ? { calendars, message: noGrantsMessage(access.principal.keyId) }
+      : { calendars };
   },
 });

@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import { type ApiKeySummary, rotateApiKey } from '@calgate/store';
+import { type ApiKeySummary, type KeyDefaults, rotateApiKey } from '@calgate/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
@@ -14,16 +14,48 @@ const CreateKeyBody = z.strictObject({
 
 const KeyParams = z.strictObject({ id: z.string().min(1).max(64) });
 
-function view(key: ApiKeySummary) {
+/** A value sets, null clears (back to Calgate's choice), absent leaves as is. */
+const DefaultsBody = z
+  .strictObject({
+    defaultCalendarId: z
+      .string()
+      .trim()
+      .min(1, { message: 'give a calendar id, or null to clear' })
+      .max(64)
+      .nullable()
+      .optional(),
+    timeZone: z
+      .string()
+      .trim()
+      .min(1, { message: 'give an IANA zone, or null to clear' })
+      .max(64)
+      .nullable()
+      .optional(),
+  })
+  .refine((body) => body.defaultCalendarId !== undefined || body.timeZone !== undefined, {
+    message: 'give defaultCalendarId and/or timeZone (null clears one)',
+  });
+
+function view(key: ApiKeySummary & Partial<KeyDefaults>) {
   const { id, name, prefix, createdAt, lastUsedAt, expiresAt, revokedAt } = key;
-  return { id, name, prefix, createdAt, lastUsedAt, expiresAt, revokedAt };
+  return {
+    id,
+    name,
+    prefix,
+    createdAt,
+    lastUsedAt,
+    expiresAt,
+    revokedAt,
+    defaultCalendarId: key.defaultCalendarId ?? null,
+    timeZone: key.timeZone ?? null,
+  };
 }
 
 function noSuchKey(id: string): CalgateError {
   return new CalgateError('not_found', `No API key ${id} in this tenant.`);
 }
 
-/** API keys: list, create (secret shown once), revoke, rotate. */
+/** API keys: list, create (secret shown once), set defaults, revoke, rotate. */
 export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/keys', async (request) => {
     const { tenantId } = await deps.guard.session(request);
@@ -44,6 +76,15 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
       secret,
       note: 'Copy the secret now: Calgate keeps only its hash and cannot show it again.',
     };
+  });
+
+  app.patch('/api/v1/keys/:id', async (request) => {
+    const { tenantId } = await deps.guard.session(request);
+    const { id } = parse(KeyParams, request.params);
+    const body = parse(DefaultsBody, request.body);
+    const key = await deps.keys.setDefaults(tenantId, id, body);
+    deps.invalidateKeys();
+    return { key: view(key) };
   });
 
   app.post('/api/v1/keys/:id/revoke', async (request) => {

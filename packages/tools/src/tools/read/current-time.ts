@@ -23,7 +23,7 @@ export const getCurrentTime = defineTool({
   name: 'get_current_time',
   title: 'Current time',
   description:
-    "Now in an IANA zone or a calendar's zone (default: the key's first calendar, else UTC): date-time with offset, UTC offset, weekday.",
+    "Now in an IANA zone or a calendar's zone (default: the key's time zone, else its default calendar's, else UTC): date-time with offset, UTC offset, weekday.",
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
@@ -38,6 +38,7 @@ export const getCurrentTime = defineTool({
     weekday: z.string(),
   }),
   example: { timeZone: 'Asia/Kathmandu' },
+  exampleResult: { timeZone: 'Asia/Kathmandu', utcOffset: '+05:45' },
   async run(args, { access, now }) {
     if (args.timeZone !== undefined && args.calendarId !== undefined) {
       throw new CalgateError('invalid_argument', 'Pass timeZone or calendarId, not both.');
@@ -52,7 +53,7 @@ export const getCurrentTime = defineTool({
     } else if (args.calendarId !== undefined) {
       zone = access.readable(args.calendarId).calendar.timeZone;
     } else {
-      zone = access.list()[0]?.timeZone ?? 'UTC';
+      zone = access.timeZone();
     }
     const instant = Math.floor(now().getTime() / 1000) * 1000;
     const local = toLocal(instant, zone);

@@ -1,0 +1,175 @@
+import { api } from '../api.ts';
+import { h, notice } from '../dom.ts';
+import { accountName } from './overview.ts';
+
+/** A live key with what a person set for it. */
+export interface KeyDefaultsRow {
+  id: string;
+  name: string;
+  defaultCalendarId: string | null;
+  timeZone: string | null;
+}
+
+interface Matrix {
+  accounts: {
+    connection: { id: string; provider: string; accountEmail: string | null };
+    calendars: { id: string; summary: string }[];
+  }[];
+  grants: { keyId: string; calendarId: string; canRead: boolean }[];
+}
+
+interface Choice {
+  id: string;
+  label: string;
+}
+
+/** Every IANA zone the browser knows, for the time-zone field's suggestions. */
+function zoneList(): HTMLDataListElement {
+  const zones = Intl.supportedValuesOf('timeZone');
+  return h(
+    'datalist',
+    { id: 'time-zones' },
+    (zones.includes('UTC') ? zones : ['UTC', ...zones]).map((zone) => h('option', { value: zone })),
+  );
+}
+
+/** The calendars each key may read, labelled with their account, in the order of the matrix. */
+function readableByKey(matrix: Matrix): Map<string, Choice[]> {
+  const byKey = new Map<string, Choice[]>();
+  for (const { connection, calendars } of matrix.accounts) {
+    const account = accountName(connection);
+    for (const calendar of calendars) {
+      // A Google primary calendar is named after its account.
+      const label = calendar.summary === account ? account : `${calendar.summary} (${account})`;
+      for (const grant of matrix.grants) {
+        if (grant.calendarId === calendar.id && grant.canRead) {
+          byKey.set(grant.keyId, [...(byKey.get(grant.keyId) ?? []), { id: calendar.id, label }]);
+        }
+      }
+    }
+  }
+  return byKey;
+}
+
+/**
+ * Per key: the default calendar (what `primary` means to its agent) among the calendars it can
+ * read, and its time zone. Only what was changed is sent; an empty field goes back to automatic.
+ */
+export async function renderKeyDefaults(
+  keys: readonly KeyDefaultsRow[],
+  /** A live region that outlives the redraw after a save (moved into each new drawing). */
+  status: HTMLElement,
+  reload: () => Promise<void>,
+): Promise<HTMLElement> {
+  const readable = readableByKey(await api<Matrix>('GET', '/matrix'));
+
+  function row(key: KeyDefaultsRow): HTMLElement {
+    const choices = readable.get(key.id) ?? [];
+    const known =
+      key.defaultCalendarId === null || choices.some((choice) => choice.id === key.defaultCalendarId);
+    const select = h(
+      'select',
+      { 'aria-label': `Default calendar for ${key.name}` },
+      h('option', { value: '' }, 'Automatic'),
+      choices.map((choice) =>
+        h('option', { value: choice.id, selected: choice.id === key.defaultCalendarId }, choice.label),
+      ),
+      known
+        ? null
+        : h(
+            'option',
+            { value: key.defaultCalendarId ?? '', selected: true },
+            `${key.defaultCalendarId} (no longer readable: Automatic applies)`,
+          ),
+    );
+    const zone = h('input', {
+      'aria-label': `Time zone for ${key.name}`,
+      list: 'time-zones',
+      placeholder: 'the default calendar’s',
+      value: key.timeZone ?? '',
+      autocomplete: 'off',
+    });
+    async function save(): Promise<void> {
+      const body: { defaultCalendarId?: string | null; timeZone?: string | null } = {};
+      if (select.value !== (key.defaultCalendarId ?? '')) {
+        body.defaultCalendarId = select.value === '' ? null : select.value;
+      }
+      if (zone.value.trim() !== (key.timeZone ?? '')) {
+        body.timeZone = zone.value.trim() === '' ? null : zone.value.trim();
+      }
+      if (Object.keys(body).length === 0) {
+        status.replaceChildren(notice(`Nothing to save for ${key.name}.`));
+        return;
+      }
+      let result: HTMLElement;
+      try {
+        const { key: saved } = await api<{ key: KeyDefaultsRow }>('PATCH', `/keys/${key.id}`, body);
+        const calendar =
+          saved.defaultCalendarId === null
+            ? 'automatic'
+            : (choices.find((choice) => choice.id === saved.defaultCalendarId)?.label ??
+              saved.defaultCalendarId);
+        result = notice(
+          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? 'the default calendar’s'}.`,
+        );
+      } catch (error) {
+        result = notice(error instanceof Error ? error.message : String(error), 'error');
+      }
+      // Announced once the page shows the new state.
+      await reload();
+      status.replaceChildren(result);
+    }
+    return h(
+      'tr',
+      {},
+      h('th', { scope: 'row' }, key.name),
+      h(
+        'td',
+        {},
+        choices.length === 0
+          ? h('span', { class: 'muted' }, 'No calendar grants yet (see Permissions)')
+          : select,
+      ),
+      h('td', {}, zone),
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', class: 'secondary', onclick: () => void save() }, `Save ${key.name}`),
+      ),
+    );
+  }
+
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'defaults-title' },
+    h('h2', { id: 'defaults-title' }, 'Default calendar and time zone'),
+    h(
+      'p',
+      {},
+      'The default calendar is what calendarId “primary” means for the key’s agent. Automatic: the primary calendar of the first connected Google account the key can read, else the first calendar it can read. The time zone is used where a request names none; empty means the default calendar’s.',
+    ),
+    status,
+    zoneList(),
+    keys.length === 0
+      ? h('p', {}, 'No active keys.')
+      : h(
+          'div',
+          { class: 'scroll' },
+          h(
+            'table',
+            {},
+            h('caption', {}, 'Defaults of your active keys'),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Key', 'Default calendar', 'Time zone', 'Save'].map((t) => h('th', { scope: 'col' }, t)),
+              ),
+            ),
+            h('tbody', {}, keys.map(row)),
+          ),
+        ),
+  );
+}

@@ -1,0 +1,139 @@
+import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { freePort } from '@calgate/testkit';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CLIENT = { clientId: 'calgate-defaults.apps.googleusercontent.com', clientSecret: 'defaults-secret' };
+const ANN = 'ann@example.com';
+const TEAM = 'team@group.calendar.google.com';
+const ADMIN = 'owner@example.test';
+const PASSWORD = 'correct horse battery staple';
+
+async function tool(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, textOf(result)).toBeFalsy();
+  return result.structuredContent as Record<string, unknown>;
+}
+
+async function defaultOf(client: Client): Promise<string[]> {
+  const { calendars } = (await tool(client, 'list_calendars')) as {
+    calendars: { summary: string; default: boolean }[];
+  };
+  return calendars.filter((calendar) => calendar.default).map((calendar) => calendar.summary);
+}
+
+describe('the dashboard in Chromium: a key’s default calendar and time zone', () => {
+  let emulator: GoogleEmulator;
+  let gw: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let client: Client;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    emulator = await startGoogleEmulator({
+      seed: {
+        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
+        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
+      },
+    });
+    gw = await startTestGateway({
+      PORT: String(port),
+      PUBLIC_URL: url,
+      GOOGLE_CLIENT_ID: CLIENT.clientId,
+      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+    });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signUp(page, gw.url, ADMIN, PASSWORD);
+    await openPage(page, 'API keys');
+    await page.getByLabel('Name').fill('agent');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = (await page.locator('#secret').textContent()) ?? '';
+    await openPage(page, 'Accounts');
+    await page.getByRole('button', { name: 'Connect Google' }).click();
+    await consent(page, ANN);
+    await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
+    client = await connectClient(gw.mcpUrl, secret);
+  });
+
+  /** The API keys page, loaded afresh (the OAuth callback's page has no dashboard navigation). */
+  async function keysPage(): Promise<void> {
+    await page.goto(`${gw.url}/keys`);
+    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    await page.locator('main[data-ready="true"]').waitFor();
+  }
+
+  afterAll(async () => {
+    await client?.close().catch(() => {});
+    await browser?.close();
+    await gw?.stop();
+    await emulator?.close();
+  });
+
+  it('sets both in the browser; the next MCP calls write to that calendar and tell time in that zone', async () => {
+    expect(await defaultOf(client)).toEqual([ANN]);
+    await keysPage();
+    const calendar = page.getByLabel('Default calendar for agent');
+    // Connecting Google made its primary calendar the key's default.
+    await expect(calendar.locator('option:checked').textContent()).resolves.toBe(ANN);
+    const [automatic, ...choices] = await calendar.locator('option').allTextContents();
+    expect(automatic).toBe('Automatic');
+    expect(choices.sort()).toEqual([ANN, `Team (${ANN})`].sort());
+    await calendar.selectOption({ label: `Team (${ANN})` });
+    await page.getByLabel('Time zone for agent').fill('Asia/Kathmandu');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText(`Saved agent: default calendar Team (${ANN}), time zone Asia/Kathmandu.`).waitFor();
+    await screenshot(page, '30-key-defaults');
+    // Drawn again from the server: the choices stay.
+    await expect(
+      page.getByLabel('Default calendar for agent').locator('option:checked').textContent(),
+    ).resolves.toBe(`Team (${ANN})`);
+    await expect(page.getByLabel('Time zone for agent').inputValue()).resolves.toBe('Asia/Kathmandu');
+
+    expect(await defaultOf(client)).toEqual(['Team']);
+    const created = await tool(client, 'create_event', {
+      calendarId: 'primary',
+      summary: 'Call at ten',
+      start: { dateTime: '2027-03-01T10:00:00', timeZone: 'Asia/Kathmandu' },
+      end: { dateTime: '2027-03-01T10:30:00', timeZone: 'Asia/Kathmandu' },
+    });
+    expect(created.calendarId).toMatch(/^cal_/);
+    expect(emulator.admin.events(TEAM).map((event) => event.summary)).toContain('Call at ten');
+    expect(emulator.admin.events(ANN).map((event) => event.summary)).not.toContain('Call at ten');
+    expect(await tool(client, 'get_current_time')).toMatchObject({
+      timeZone: 'Asia/Kathmandu',
+      utcOffset: '+05:45',
+    });
+  });
+
+  it('shows why a zone is refused and keeps the saved one; back to automatic', async () => {
+    await keysPage();
+    await page.getByLabel('Time zone for agent').fill('Mars/Olympus');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(
+        "Unknown time zone 'Mars/Olympus': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.",
+      )
+      .waitFor();
+    await screenshot(page, '31-key-defaults-refused');
+    await expect(page.getByLabel('Time zone for agent').inputValue()).resolves.toBe('Asia/Kathmandu');
+    expect((await tool(client, 'get_current_time')).timeZone).toBe('Asia/Kathmandu');
+
+    await page.getByLabel('Default calendar for agent').selectOption({ label: 'Automatic' });
+    await page.getByLabel('Time zone for agent').fill('');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page
+      .getByText('Saved agent: default calendar automatic, time zone the default calendar’s.')
+      .waitFor();
+    expect(await defaultOf(client)).toEqual([ANN]);
+    expect((await tool(client, 'get_current_time')).timeZone).toBe('Europe/Berlin');
+  });
+});

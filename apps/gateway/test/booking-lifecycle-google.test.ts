@@ -1,35 +1,35 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { GOOGLE_SCOPES } from '@calgate/providers';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_BUSY, ALL_FREE, book, bookingOf, call, freeIn, listBookings } from './booking-lifecycle.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import {
+  ALL_BUSY,
+  ALL_FREE,
+  book,
+  bookingOf,
+  bookingStatus,
+  call,
+  deletedElsewhereIsNoticed,
+  deleteEventReleases,
+  freeIn,
+  listBookings,
+  updateEventMovesBooking,
+} from './booking-lifecycle.ts';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-lifecycle.apps.googleusercontent.com', clientSecret: 'lifecycle-secret' };
 const ANN = 'ann@example.com';
 
 describe('a booking never outlives its event (Google emulator, over MCP)', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let gw: TestGateway;
   let client: Client;
   let calendarId: string;
-  let accessToken: string;
 
-  async function status(bookingId: string): Promise<string> {
-    const { rows } = await gw.db.pool.query('SELECT status FROM bookings WHERE id = $1', [bookingId]);
-    return rows[0].status as string;
-  }
+  const status = (bookingId: string) => bookingStatus(gw, bookingId);
 
   /** Someone changing the event in Google directly, not through Calgate. */
   async function direct(method: 'DELETE' | 'PATCH', eventId: string, body?: unknown): Promise<void> {
-    const response = await fetch(
-      `${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events/${encodeURIComponent(eventId)}`,
-      {
-        method,
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      },
-    );
+    const response = await emulator.editDirectly(ANN, method, `/${encodeURIComponent(eventId)}`, body);
     expect(response.ok, `${method} ${eventId}: ${response.status}`).toBe(true);
   }
 
@@ -37,39 +37,10 @@ describe('a booking never outlives its event (Google emulator, over MCP)', () =>
     emulator.admin.events(ANN).find((e) => e.id === eventId)?.status;
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }],
-      },
-    });
-    gw = await startTestGateway({
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_BURST: '10000',
-    });
+    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
+    gw = await startTestGateway({ ...emulator.env, ...HIGH_RATE_LIMITS });
     const tenant = await gw.seedTenant('Acme');
-    const tokens = emulator.admin.issueTokens({
-      email: ANN,
-      clientId: CLIENT.clientId,
-      offline: true,
-      scopes: [...GOOGLE_SCOPES],
-    });
-    accessToken = emulator.admin.issueTokens({ email: ANN, scopes: [...GOOGLE_SCOPES] }).access_token;
-    await gw.runtime.google.connectOAuth(
-      tenant.tenantId,
-      { email: ANN, refreshToken: tokens.refresh_token as string },
-      { access: 'write', keyIds: [tenant.keyId] },
-    );
-    const { rows } = await gw.db.pool.query(
-      'SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2',
-      [ANN, tenant.tenantId],
-    );
-    calendarId = rows[0].id;
-    gw.runtime.deps.authenticator.invalidate();
+    calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
     client = await connectClient(gw.mcpUrl, tenant.secret);
   }, 60_000);
 
@@ -83,47 +54,26 @@ describe('a booking never outlives its event (Google emulator, over MCP)', () =>
     await emulator?.close();
   });
 
-  it('delete_event releases the booking: free in every availability tool and bookable again', async () => {
-    const slot = { start: '2027-03-01T09:00:00Z', end: '2027-03-01T09:30:00Z' };
-    const booked = await book(client, { calendarId, ...slot, summary: 'Interview' });
-    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_BUSY);
-    const deleted = await call(client, 'delete_event', { calendarId, eventId: booked.eventId });
-    expect(deleted.isError, deleted.text).toBe(false);
-    expect(await status(booked.bookingId)).toBe('cancelled');
-    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
-    await book(client, { calendarId, ...slot, summary: 'Interview again' });
-  });
+  it('delete_event releases the booking: free in every availability tool and bookable again', () =>
+    deleteEventReleases(
+      { gw, client, calendarId },
+      { start: '2027-03-01T09:00:00Z', end: '2027-03-01T09:30:00Z' },
+    ));
 
-  it('update_event moving the event moves the booking: old slot free and bookable, new slot busy', async () => {
-    const slot = { start: '2027-03-02T09:00:00Z', end: '2027-03-02T09:30:00Z' };
-    const moved = { start: '2027-03-02T13:00:00Z', end: '2027-03-02T13:30:00Z' };
-    const booked = await book(client, { calendarId, ...slot, summary: 'Review' });
-    const update = await call(client, 'update_event', {
-      calendarId,
-      eventId: booked.eventId,
-      start: { dateTime: moved.start },
-      end: { dateTime: moved.end },
-    });
-    expect(update.isError, update.text).toBe(false);
-    expect(await bookingOf(client, calendarId, booked.bookingId)).toMatchObject({
-      status: 'confirmed',
-      start: '2027-03-02T14:00:00+01:00',
-      end: '2027-03-02T14:30:00+01:00',
-    });
-    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
-    expect(await freeIn(client, calendarId, moved)).toEqual(ALL_BUSY);
-    await book(client, { calendarId, ...slot, summary: 'Old slot' });
-  });
+  it('update_event moving the event moves the booking: old slot free and bookable, new slot busy', () =>
+    updateEventMovesBooking(
+      { gw, client, calendarId },
+      { start: '2027-03-02T09:00:00Z', end: '2027-03-02T09:30:00Z' },
+      { start: '2027-03-02T13:00:00Z', end: '2027-03-02T13:30:00Z' },
+      { start: '2027-03-02T14:00:00+01:00', end: '2027-03-02T14:30:00+01:00' },
+    ));
 
-  it('an event deleted in Google directly: the next read and book_slot agree the slot is free', async () => {
-    const slot = { start: '2027-03-03T09:00:00Z', end: '2027-03-03T09:30:00Z' };
-    const booked = await book(client, { calendarId, ...slot, summary: 'Deleted in Google' });
-    await direct('DELETE', booked.eventId);
-    expect(await status(booked.bookingId)).toBe('confirmed');
-    expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
-    expect(await status(booked.bookingId)).toBe('cancelled');
-    await book(client, { calendarId, ...slot, summary: 'Free again' });
-  });
+  it('an event deleted in Google directly: the next read and book_slot agree the slot is free', () =>
+    deletedElsewhereIsNoticed(
+      { gw, client, calendarId },
+      { start: '2027-03-03T09:00:00Z', end: '2027-03-03T09:30:00Z' },
+      (eventId) => direct('DELETE', eventId),
+    ));
 
   it('while the event cannot be read, the booking stays busy everywhere; once it can, both agree it is free', async () => {
     const slot = { start: '2027-03-04T09:00:00Z', end: '2027-03-04T09:30:00Z' };

@@ -1,10 +1,20 @@
 import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_BUSY, ALL_FREE, book, bookingOf, call, freeIn, listBookings } from './booking-lifecycle.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
-
-const HIGH_LIMITS = { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '10000' };
+import {
+  ALL_BUSY,
+  ALL_FREE,
+  book,
+  bookingOf,
+  bookingStatus,
+  call,
+  deletedElsewhereIsNoticed,
+  deleteEventReleases,
+  freeIn,
+  listBookings,
+  updateEventMovesBooking,
+} from './booking-lifecycle.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 
 describe('a booking never outlives its event (local calendars, over MCP)', () => {
   let gw: TestGateway;
@@ -15,13 +25,10 @@ describe('a booking never outlives its event (local calendars, over MCP)', () =>
   let calendarId: string;
   let store: LocalEventStore;
 
-  async function status(bookingId: string): Promise<string> {
-    const { rows } = await gw.db.pool.query('SELECT status FROM bookings WHERE id = $1', [bookingId]);
-    return rows[0].status as string;
-  }
+  const status = (bookingId: string) => bookingStatus(gw, bookingId);
 
   beforeAll(async () => {
-    gw = await startTestGateway(HIGH_LIMITS);
+    gw = await startTestGateway(HIGH_RATE_LIMITS);
     store = new LocalEventStore(gw.db);
     const tenant = await gw.seedTenant('Acme');
     calendarId = await gw.localCalendar(tenant.tenantId, 'Room', 'Europe/Berlin');
@@ -48,45 +55,20 @@ describe('a booking never outlives its event (local calendars, over MCP)', () =>
     await gw?.stop();
   });
 
-  it('delete_event releases the booking: free in every availability tool and bookable again', async () => {
-    const slot = { start: '2027-12-01T09:00:00Z', end: '2027-12-01T09:30:00Z' };
-    const booked = await book(owner, { calendarId, ...slot, summary: 'Interview' });
-    expect(await freeIn(owner, calendarId, slot)).toEqual(ALL_BUSY);
-    const deleted = await call(owner, 'delete_event', { calendarId, eventId: booked.eventId });
-    expect(deleted.isError, deleted.text).toBe(false);
-    expect(await status(booked.bookingId)).toBe('cancelled');
-    expect(await freeIn(owner, calendarId, slot)).toEqual(ALL_FREE);
-    const again = await book(owner, { calendarId, ...slot, summary: 'Interview, second try' });
-    expect(again.bookingId).not.toBe(booked.bookingId);
-  });
+  it('delete_event releases the booking: free in every availability tool and bookable again', () =>
+    deleteEventReleases(
+      { gw, client: owner, calendarId },
+      { start: '2027-12-01T09:00:00Z', end: '2027-12-01T09:30:00Z' },
+    ));
 
-  it('update_event moving the event moves the booking: old slot free and bookable, new slot busy', async () => {
-    const slot = { start: '2027-12-02T09:00:00Z', end: '2027-12-02T09:30:00Z' };
-    const moved = { start: '2027-12-02T14:00:00Z', end: '2027-12-02T14:45:00Z' };
-    const booked = await book(owner, { calendarId, ...slot, summary: 'Review' });
-    const update = await call<{ warnings?: { message: string }[] }>(owner, 'update_event', {
-      calendarId,
-      eventId: booked.eventId,
-      start: { dateTime: moved.start },
-      end: { dateTime: moved.end },
-    });
-    expect(update.isError, update.text).toBe(false);
-    expect(update.out.warnings?.map((w) => w.message)).toContain(
-      `Booking ${booked.bookingId} moved with the event.`,
-    );
-    // Europe/Berlin is at +01:00 in December; instants carry no milliseconds.
-    expect(await bookingOf(owner, calendarId, booked.bookingId)).toMatchObject({
-      status: 'confirmed',
-      start: '2027-12-02T15:00:00+01:00',
-      end: '2027-12-02T15:45:00+01:00',
-    });
-    expect(await freeIn(owner, calendarId, slot)).toEqual(ALL_FREE);
-    expect(await freeIn(owner, calendarId, moved)).toEqual(ALL_BUSY);
-    const refused = await call(owner, 'book_slot', { calendarId, ...moved, summary: 'Clash' });
-    expect(refused.isError).toBe(true);
-    expect(refused.text).toMatch(/^Not booked: the slot overlaps/);
-    await book(owner, { calendarId, ...slot, summary: 'Old slot, new booking' });
-  });
+  it('update_event moving the event moves the booking: old slot free and bookable, new slot busy', () =>
+    updateEventMovesBooking(
+      { gw, client: owner, calendarId },
+      { start: '2027-12-02T09:00:00Z', end: '2027-12-02T09:30:00Z' },
+      { start: '2027-12-02T14:00:00Z', end: '2027-12-02T14:45:00Z' },
+      // Europe/Berlin is at +01:00 in December; instants carry no milliseconds.
+      { start: '2027-12-02T15:00:00+01:00', end: '2027-12-02T15:45:00+01:00' },
+    ));
 
   it('a move onto another booking releases the moved booking and says so; the other keeps its claim', async () => {
     const first = { start: '2027-12-03T09:00:00Z', end: '2027-12-03T10:00:00Z' };
@@ -151,15 +133,14 @@ describe('a booking never outlives its event (local calendars, over MCP)', () =>
     await book(owner, { calendarId, ...slot, summary: 'Rebooked' });
   });
 
-  it('an event deleted in the store directly is noticed at the next read; book_slot agrees', async () => {
-    const slot = { start: '2027-12-06T09:00:00Z', end: '2027-12-06T09:30:00Z' };
-    const booked = await book(owner, { calendarId, ...slot, summary: 'Deleted elsewhere' });
-    await store.softDelete(calendarId, booked.eventId, { etag: '"elsewhere-1"' });
-    expect(await status(booked.bookingId)).toBe('confirmed');
-    expect(await freeIn(owner, calendarId, slot)).toEqual(ALL_FREE);
-    expect(await status(booked.bookingId)).toBe('cancelled');
-    await book(owner, { calendarId, ...slot, summary: 'Free again' });
-  });
+  it('an event deleted in the store directly is noticed at the next read; book_slot agrees', () =>
+    deletedElsewhereIsNoticed(
+      { gw, client: owner, calendarId },
+      { start: '2027-12-06T09:00:00Z', end: '2027-12-06T09:30:00Z' },
+      async (eventId) => {
+        await store.softDelete(calendarId, eventId, { etag: '"elsewhere-1"' });
+      },
+    ));
 
   it('book_slot itself reconciles a booking whose event was deleted directly', async () => {
     const slot = { start: '2027-12-07T09:00:00Z', end: '2027-12-07T09:30:00Z' };

@@ -1,11 +1,11 @@
 /**
  * What the booking-lifecycle tests share (local calendars and the Google emulator): calls over
- * MCP, and the one question they keep asking: is a slot free in every availability tool, and
- * does book_slot agree?
+ * MCP, the one question they keep asking (is a slot free in every availability tool, and does
+ * book_slot agree?), and the cases that run the same steps on both.
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { expect } from 'vitest';
-import { textOf } from './harness.ts';
+import { type TestGateway, textOf } from './harness.ts';
 
 export interface Call<T> {
   isError: boolean;
@@ -129,4 +129,82 @@ export async function bookingOf(client: Client, calendarId: string, bookingId: s
   );
   expect(found, `booking ${bookingId} in list_bookings`).toBeDefined();
   return found as BookingOut;
+}
+
+/** A booking's status in the ledger itself, beneath every tool. */
+export async function bookingStatus(gw: TestGateway, bookingId: string): Promise<string> {
+  const { rows } = await gw.db.pool.query('SELECT status FROM bookings WHERE id = $1', [bookingId]);
+  return rows[0].status as string;
+}
+
+/** The calendar a case books on, the client that books, and the gateway whose ledger it reads. */
+export interface BookingSetup {
+  gw: TestGateway;
+  client: Client;
+  calendarId: string;
+}
+
+/** delete_event releases the booking: the slot is free in every availability tool and bookable again. */
+export async function deleteEventReleases(
+  { gw, client, calendarId }: BookingSetup,
+  slot: Range,
+): Promise<void> {
+  const booked = await book(client, { calendarId, ...slot, summary: 'Interview' });
+  expect(await freeIn(client, calendarId, slot)).toEqual(ALL_BUSY);
+  const deleted = await call(client, 'delete_event', { calendarId, eventId: booked.eventId });
+  expect(deleted.isError, deleted.text).toBe(false);
+  expect(await bookingStatus(gw, booked.bookingId)).toBe('cancelled');
+  expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+  const again = await book(client, { calendarId, ...slot, summary: 'Interview, second try' });
+  expect(again.bookingId).not.toBe(booked.bookingId);
+}
+
+/**
+ * update_event moving the event to `moved` moves the booking (`local`: its new times in the
+ * calendar's zone): the old slot is free and bookable, the new one busy.
+ */
+export async function updateEventMovesBooking(
+  { client, calendarId }: BookingSetup,
+  slot: Range,
+  moved: Range,
+  local: Range,
+): Promise<void> {
+  const booked = await book(client, { calendarId, ...slot, summary: 'Review' });
+  const update = await call<{ warnings?: { message: string }[] }>(client, 'update_event', {
+    calendarId,
+    eventId: booked.eventId,
+    start: { dateTime: moved.start },
+    end: { dateTime: moved.end },
+  });
+  expect(update.isError, update.text).toBe(false);
+  expect(update.out.warnings?.map((w) => w.message)).toContain(
+    `Booking ${booked.bookingId} moved with the event.`,
+  );
+  expect(await bookingOf(client, calendarId, booked.bookingId)).toMatchObject({
+    status: 'confirmed',
+    ...local,
+  });
+  expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+  expect(await freeIn(client, calendarId, moved)).toEqual(ALL_BUSY);
+  const refused = await call(client, 'book_slot', { calendarId, ...moved, summary: 'Clash' });
+  expect(refused.isError).toBe(true);
+  expect(refused.text).toMatch(/^Not booked: the slot overlaps/);
+  await book(client, { calendarId, ...slot, summary: 'Old slot, new booking' });
+}
+
+/**
+ * An event deleted behind Calgate's back (`deleteElsewhere`) leaves its booking confirmed until
+ * the next read, which cancels it; book_slot then agrees the slot is free.
+ */
+export async function deletedElsewhereIsNoticed(
+  { gw, client, calendarId }: BookingSetup,
+  slot: Range,
+  deleteElsewhere: (eventId: string) => Promise<void>,
+): Promise<void> {
+  const booked = await book(client, { calendarId, ...slot, summary: 'Deleted elsewhere' });
+  await deleteElsewhere(booked.eventId);
+  expect(await bookingStatus(gw, booked.bookingId)).toBe('confirmed');
+  expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
+  expect(await bookingStatus(gw, booked.bookingId)).toBe('cancelled');
+  await book(client, { calendarId, ...slot, summary: 'Free again' });
 }

@@ -1,29 +1,12 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionFor } from './api-client.ts';
+import { connectGoogleAccountByConsent, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'reconnect.apps.googleusercontent.com', clientSecret: 'reconnect-secret' };
 const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
 const SIDE = 'side@group.calendar.google.com';
-
-/** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */
-async function consent(emulator: GoogleEmulator, authUrl: string, account: string): Promise<URL> {
-  const html = await (await fetch(authUrl)).text();
-  const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
-    form.set(m[1] as string, (m[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"'));
-  }
-  form.set('account', account);
-  form.set('decision', 'approve');
-  const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1] as string;
-  const response = await fetch(new URL(action, emulator.url), {
-    method: 'POST',
-    body: form,
-    redirect: 'manual',
-  });
-  return new URL(response.headers.get('location') as string);
-}
 
 interface Row {
   calendar_id: string;
@@ -34,20 +17,14 @@ interface Row {
 }
 
 describe('reconnecting a Google account keeps its calendars and grants', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let gw: TestGateway;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let second: string;
   let cookie: string;
 
   async function connect(access: 'read' | 'write'): Promise<string> {
-    const start = await fetch(`${gw.url}/oauth/google/start?access=${access}`, {
-      headers: { cookie },
-      redirect: 'manual',
-    });
-    expect(start.status).toBe(302);
-    const back = await consent(emulator, start.headers.get('location') as string, ANN);
-    const done = await fetch(`${gw.url}${back.pathname}${back.search}`, { headers: { cookie } });
+    const done = await connectGoogleAccountByConsent(gw, emulator, cookie, ANN, access);
     expect(done.status).toBe(200);
     return done.text();
   }
@@ -63,29 +40,13 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
   }
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
-      },
+    emulator = await startTestEmulator(CLIENT, {
+      accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
-    gw = await startTestGateway({
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-    });
+    gw = await startTestGateway(emulator.env);
     tenant = await gw.seedTenant('Acme');
     second = (await gw.runtime.keys.create(tenant.tenantId, { name: 'second' })).key.id;
-    await gw.db.pool.query(
-      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_owner', $1, 'owner@acme.test')`,
-      [tenant.tenantId],
-    );
-    const setCookie = await gw.runtime.deps.dashboard.sessions.issue({
-      userId: 'usr_owner',
-      tenantId: tenant.tenantId,
-    });
-    cookie = setCookie.split(';')[0] as string;
+    ({ cookie } = await sessionFor(gw, tenant.tenantId));
   });
   afterAll(async () => {
     await gw.stop();

@@ -1,7 +1,12 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csrfFor } from './api-client.ts';
+import { sessionFor } from './api-client.ts';
+import {
+  connectGoogleAccountByConsent,
+  consent,
+  startTestEmulator,
+  type TestEmulator,
+} from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' };
@@ -14,26 +19,8 @@ interface EventsOut {
   errors?: { calendarId: string; code: string; message: string }[];
 }
 
-/** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */
-async function consent(emulator: GoogleEmulator, authUrl: string, account: string): Promise<URL> {
-  const html = await (await fetch(authUrl)).text();
-  const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
-    form.set(m[1] as string, (m[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"'));
-  }
-  form.set('account', account);
-  form.set('decision', 'approve');
-  const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1] as string;
-  const response = await fetch(new URL(action, emulator.url), {
-    method: 'POST',
-    body: form,
-    redirect: 'manual',
-  });
-  return new URL(response.headers.get('location') as string);
-}
-
 describe('Google accounts: OAuth connect, several accounts per key, failures reported per calendar', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let gw: TestGateway;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let cookie: string;
@@ -41,79 +28,54 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
   let localCalendar: string;
   let client: Client;
 
-  async function connect(account: string, access: 'read' | 'write'): Promise<Response> {
-    const start = await fetch(`${gw.url}/oauth/google/start?access=${access}`, {
-      headers: { cookie },
-      redirect: 'manual',
-    });
-    expect(start.status).toBe(302);
-    const back = await consent(emulator, start.headers.get('location') as string, account);
-    expect(back.pathname).toBe('/oauth/google/callback');
-    return fetch(`${gw.url}${back.pathname}${back.search}`, { headers: { cookie } });
-  }
+  const connect = (account: string, access: 'read' | 'write') =>
+    connectGoogleAccountByConsent(gw, emulator, cookie, account, access);
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        accounts: [
-          {
-            email: ANN,
-            timeZone: 'Europe/Berlin',
-            events: [
-              {
-                summary: 'Ann 09:00',
-                start: { dateTime: '2026-12-01T09:00:00Z' },
-                end: { dateTime: '2026-12-01T09:30:00Z' },
-              },
-            ],
-            calendars: [
-              {
-                id: TEAM,
-                summary: 'Team',
-                events: [
-                  {
-                    summary: 'Team 11:00',
-                    start: { dateTime: '2026-12-01T11:00:00Z' },
-                    end: { dateTime: '2026-12-01T12:00:00Z' },
-                  },
-                ],
-              },
-            ],
-          },
-          {
-            email: BOB,
-            timeZone: 'America/New_York',
-            events: [
-              {
-                summary: 'Bob 10:00',
-                start: { dateTime: '2026-12-01T10:00:00Z' },
-                end: { dateTime: '2026-12-01T10:30:00Z' },
-              },
-            ],
-          },
-        ],
-      },
+    emulator = await startTestEmulator(CLIENT, {
+      accounts: [
+        {
+          email: ANN,
+          timeZone: 'Europe/Berlin',
+          events: [
+            {
+              summary: 'Ann 09:00',
+              start: { dateTime: '2026-12-01T09:00:00Z' },
+              end: { dateTime: '2026-12-01T09:30:00Z' },
+            },
+          ],
+          calendars: [
+            {
+              id: TEAM,
+              summary: 'Team',
+              events: [
+                {
+                  summary: 'Team 11:00',
+                  start: { dateTime: '2026-12-01T11:00:00Z' },
+                  end: { dateTime: '2026-12-01T12:00:00Z' },
+                },
+              ],
+            },
+          ],
+        },
+        {
+          email: BOB,
+          timeZone: 'America/New_York',
+          events: [
+            {
+              summary: 'Bob 10:00',
+              start: { dateTime: '2026-12-01T10:00:00Z' },
+              end: { dateTime: '2026-12-01T10:30:00Z' },
+            },
+          ],
+        },
+      ],
     });
-    gw = await startTestGateway({
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-    });
+    gw = await startTestGateway(emulator.env);
     tenant = await gw.seedTenant('Acme');
     localCalendar = await gw.localCalendar(tenant.tenantId, 'Local', 'UTC');
     await gw.grant(tenant.tenantId, tenant.keyId, localCalendar, { read: true, write: true });
-    await gw.db.pool.query(
-      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_ann', $1, 'owner@acme.test')`,
-      [tenant.tenantId],
-    );
-    const setCookie = await gw.runtime.deps.dashboard.sessions.issue({
-      userId: 'usr_ann',
-      tenantId: tenant.tenantId,
-    });
-    cookie = setCookie.split(';')[0] as string;
-    csrf = await csrfFor(gw.url, cookie);
+    ({ cookie, csrf } = await sessionFor(gw, tenant.tenantId));
   });
 
   afterAll(async () => {
@@ -274,21 +236,10 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
       headers: { cookie },
     });
     expect(crossSite.status).toBe(403);
-    const other = await gw.seedTenant('Other');
-    await gw.db.pool.query(
-      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_other', $1, 'x@other.test')`,
-      [other.tenantId],
-    );
-    const otherCookie = (
-      await gw.runtime.deps.dashboard.sessions.issue({ userId: 'usr_other', tenantId: other.tenantId })
-    ).split(';')[0] as string;
+    const other = await sessionFor(gw, (await gw.seedTenant('Other')).tenantId);
     const foreign = await fetch(`${gw.url}/api/v1/connections/${id}`, {
       method: 'DELETE',
-      headers: {
-        cookie: otherCookie,
-        origin: 'http://calgate.test',
-        'x-calgate-csrf': await csrfFor(gw.url, otherCookie),
-      },
+      headers: { cookie: other.cookie, origin: 'http://calgate.test', 'x-calgate-csrf': other.csrf },
     });
     expect(foreign.status).toBe(404);
 

@@ -7,6 +7,9 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { type RunningGateway, serve } from '../src/serve.ts';
 
+/** Rate limits no test that makes many calls reaches. */
+export const HIGH_RATE_LIMITS = { RATE_LIMIT_PER_MINUTE: '100000', RATE_LIMIT_BURST: '10000' };
+
 export interface TestGateway extends RunningGateway {
   db: TestDatabase;
   mcpUrl: string;

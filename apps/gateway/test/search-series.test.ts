@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { GOOGLE_SCOPES, LocalCalendarProvider } from '@calgate/providers';
+import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.ts';
+import { connectGoogleAccountByCli, startTestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const DAY = 86_400_000;
@@ -162,55 +160,33 @@ describeSuite('search and fetch on a local calendar', async () => {
 
 describeSuite('search and fetch on Google (emulator)', async () => {
   const CLIENT = { clientId: 'series.apps.googleusercontent.com', clientSecret: 'series-secret' };
-  const emulator: GoogleEmulator = await startGoogleEmulator({
-    seed: {
-      oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-      accounts: [
-        {
-          email: 'ann@example.com',
-          timeZone: 'UTC',
-          events: [
-            ...Object.values(SERIES).map((series) => ({
-              summary: series.summary,
-              start: { dateTime: series.start, timeZone: 'UTC' },
-              end: { dateTime: series.end, timeZone: 'UTC' },
-              recurrence: series.recurrence,
-            })),
-            {
-              summary: 'Board meeting',
-              description: 'Budget',
-              start: { dateTime: at(5, 10) },
-              end: { dateTime: at(5, 11) },
-              attendees: ATTENDEES,
-            },
-            { summary: 'Offsite', start: { date: date(10) }, end: { date: date(12) } },
-          ],
-        },
-      ],
-    },
+  const emulator = await startTestEmulator(CLIENT, {
+    accounts: [
+      {
+        email: 'ann@example.com',
+        timeZone: 'UTC',
+        events: [
+          ...Object.values(SERIES).map((series) => ({
+            summary: series.summary,
+            start: { dateTime: series.start, timeZone: 'UTC' },
+            end: { dateTime: series.end, timeZone: 'UTC' },
+            recurrence: series.recurrence,
+          })),
+          {
+            summary: 'Board meeting',
+            description: 'Budget',
+            start: { dateTime: at(5, 10) },
+            end: { dateTime: at(5, 11) },
+            attendees: ATTENDEES,
+          },
+          { summary: 'Offsite', start: { date: date(10) }, end: { date: date(12) } },
+        ],
+      },
+    ],
   });
-  const env = {
-    GOOGLE_CLIENT_ID: CLIENT.clientId,
-    GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-    GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-    GOOGLE_OAUTH_URL: emulator.url,
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  };
-  const gw = await startTestGateway(env);
+  const gw = await startTestGateway(emulator.env);
   const tenant = await gw.seedTenant('Google');
-  const tokens = emulator.admin.issueTokens({
-    email: 'ann@example.com',
-    offline: true,
-    clientId: CLIENT.clientId,
-    scopes: [...GOOGLE_SCOPES],
-  });
-  const code = await main(
-    ['connect', 'google', '--refresh-token', tokens.refresh_token as string, '--access', 'read'],
-    { ...env, DATABASE_URL: gw.db.url },
-    { out: () => {}, err: () => {} },
-  );
-  expect(code).toBe(0);
-  gw.runtime.deps.authenticator.invalidate();
+  await connectGoogleAccountByCli(gw, emulator, 'ann@example.com', 'read');
   const client = await connectClient(gw.mcpUrl, tenant.secret);
   const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
   const [calendar] = (listed.structuredContent as { calendars: { id: string }[] }).calendars as [

@@ -7,28 +7,36 @@ interface Written {
   event: { start: { dateTime?: string; date?: string }; end: { dateTime?: string; date?: string } };
 }
 
-describe('update_event moves times without making zero-length events', () => {
-  let gw: TestGateway;
-  let client: Client;
-  let calendar: string;
+interface OneCalendar {
+  gw: TestGateway;
+  client: Client;
+  calendar: string;
+}
 
+/** For the tests of the enclosing block: a gateway whose one key reads and writes one local calendar. */
+function useCalendar(summary: string, timeZone: string): OneCalendar {
+  const one = {} as OneCalendar;
   beforeAll(async () => {
-    gw = await startTestGateway();
-    const tenant = await gw.seedTenant('Acme');
-    calendar = await gw.localCalendar(tenant.tenantId, 'Work', 'Europe/Berlin');
-    await gw.grant(tenant.tenantId, tenant.keyId, calendar, { read: true, write: true });
-    client = await connectClient(gw.mcpUrl, tenant.secret);
+    one.gw = await startTestGateway();
+    const tenant = await one.gw.seedTenant('Acme');
+    one.calendar = await one.gw.localCalendar(tenant.tenantId, summary, timeZone);
+    await one.gw.grant(tenant.tenantId, tenant.keyId, one.calendar, { read: true, write: true });
+    one.client = await connectClient(one.gw.mcpUrl, tenant.secret);
   });
-
   afterAll(async () => {
-    await client.close();
-    await gw.stop();
+    await one.client.close();
+    await one.gw.stop();
   });
+  return one;
+}
+
+describe('update_event moves times without making zero-length events', () => {
+  const work = useCalendar('Work', 'Europe/Berlin');
 
   async function create(start: object, end: object): Promise<string> {
-    const result = await client.callTool({
+    const result = await work.client.callTool({
       name: 'create_event',
-      arguments: { calendarId: calendar, summary: `Event ${Math.random()}`, start, end },
+      arguments: { calendarId: work.calendar, summary: `Event ${Math.random()}`, start, end },
     });
     expect(result.isError, textOf(result)).toBeFalsy();
     return (result.structuredContent as Written).eventId;
@@ -39,9 +47,9 @@ describe('update_event moves times without making zero-length events', () => {
       { dateTime: '2026-12-07T09:00:00+01:00' },
       { dateTime: '2026-12-07T10:30:00+01:00' },
     );
-    const result = await client.callTool({
+    const result = await work.client.callTool({
       name: 'update_event',
-      arguments: { calendarId: calendar, eventId: id, start: { dateTime: '2026-12-07T14:00:00+01:00' } },
+      arguments: { calendarId: work.calendar, eventId: id, start: { dateTime: '2026-12-07T14:00:00+01:00' } },
     });
     expect(result.isError, textOf(result)).toBeFalsy();
     const { event } = result.structuredContent as Written;
@@ -51,9 +59,9 @@ describe('update_event moves times without making zero-length events', () => {
 
   it('a new start alone on an all-day event keeps its days', async () => {
     const id = await create({ date: '2026-12-10' }, { date: '2026-12-12' });
-    const result = await client.callTool({
+    const result = await work.client.callTool({
       name: 'update_event',
-      arguments: { calendarId: calendar, eventId: id, start: { date: '2026-12-20' } },
+      arguments: { calendarId: work.calendar, eventId: id, start: { date: '2026-12-20' } },
     });
     expect(result.isError, textOf(result)).toBeFalsy();
     expect((result.structuredContent as Written).event.end.date).toBe('2026-12-22');
@@ -64,15 +72,15 @@ describe('update_event moves times without making zero-length events', () => {
       { dateTime: '2026-12-08T09:00:00+01:00' },
       { dateTime: '2026-12-08T10:00:00+01:00' },
     );
-    const refused = await client.callTool({
+    const refused = await work.client.callTool({
       name: 'update_event',
-      arguments: { calendarId: calendar, eventId: id, end: { dateTime: '2026-12-08T09:00:00+01:00' } },
+      arguments: { calendarId: work.calendar, eventId: id, end: { dateTime: '2026-12-08T09:00:00+01:00' } },
     });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/end must be later than start/);
-    const read = await client.callTool({
+    const read = await work.client.callTool({
       name: 'get_event',
-      arguments: { calendarId: calendar, eventId: id },
+      arguments: { calendarId: work.calendar, eventId: id },
     });
     const { event } = read.structuredContent as { event: Written['event'] };
     expect(Date.parse(event.end.dateTime ?? '')).toBe(Date.parse('2026-12-08T10:00:00+01:00'));
@@ -80,28 +88,13 @@ describe('update_event moves times without making zero-length events', () => {
 });
 
 describe('an offset that disagrees with timeZone', () => {
-  let gw: TestGateway;
-  let client: Client;
-  let calendar: string;
-
-  beforeAll(async () => {
-    gw = await startTestGateway();
-    const tenant = await gw.seedTenant('Acme');
-    calendar = await gw.localCalendar(tenant.tenantId, 'Denver', 'America/Denver');
-    await gw.grant(tenant.tenantId, tenant.keyId, calendar, { read: true, write: true });
-    client = await connectClient(gw.mcpUrl, tenant.secret);
-  });
-
-  afterAll(async () => {
-    await client.close();
-    await gw.stop();
-  });
+  const denver = useCalendar('Denver', 'America/Denver');
 
   it('is refused with both readings, and nothing is created', async () => {
-    const refused = await client.callTool({
+    const refused = await denver.client.callTool({
       name: 'create_event',
       arguments: {
-        calendarId: calendar,
+        calendarId: denver.calendar,
         summary: 'Standup',
         start: { dateTime: '2026-04-20T09:00:00-07:00', timeZone: 'America/Denver' },
         end: { dateTime: '2026-04-20T09:30:00-07:00', timeZone: 'America/Denver' },
@@ -111,23 +104,27 @@ describe('an offset that disagrees with timeZone', () => {
     expect(textOf(refused)).toMatch(
       /2026-04-20T10:00:00-06:00 in America\/Denver.*09:00 in America\/Denver is 2026-04-20T09:00:00-06:00/,
     );
-    const listed = await client.callTool({
+    const listed = await denver.client.callTool({
       name: 'list_events',
-      arguments: { calendarId: calendar, timeMin: '2026-04-19T00:00:00Z', timeMax: '2026-04-22T00:00:00Z' },
+      arguments: {
+        calendarId: denver.calendar,
+        timeMin: '2026-04-19T00:00:00Z',
+        timeMax: '2026-04-22T00:00:00Z',
+      },
     });
     expect((listed.structuredContent as { events: unknown[] }).events).toEqual([]);
   });
 
   it('the create_event example in /api/docs creates the event at the local time it names', async () => {
-    const docs = (await (await fetch(`${gw.url}/api/docs`)).json()) as unknown;
+    const docs = (await (await fetch(`${denver.gw.url}/api/docs`)).json()) as unknown;
     const tools = (Array.isArray(docs) ? docs : (docs as { tools: unknown[] }).tools) as {
       name: string;
       example: { arguments: Record<string, unknown> };
     }[];
     const example = tools.find((tool) => tool.name === 'create_event')?.example.arguments ?? {};
-    const result = await client.callTool({
+    const result = await denver.client.callTool({
       name: 'create_event',
-      arguments: { ...example, calendarId: calendar },
+      arguments: { ...example, calendarId: denver.calendar },
     });
     expect(result.isError, textOf(result)).toBeFalsy();
     const { event } = result.structuredContent as Written;

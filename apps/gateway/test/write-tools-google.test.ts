@@ -1,11 +1,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { GOOGLE_SCOPES } from '@calgate/providers';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-write.apps.googleusercontent.com', clientSecret: 'write-secret' };
 const ANN = 'ann@example.com';
@@ -48,7 +47,7 @@ async function events(client: Client, calendarId: string, timeMin: string, timeM
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('write tools on Google calendars (emulator), end to end with the MCP SDK client', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let gw: TestGateway;
   let client: Client;
   let reader: Client;
@@ -62,60 +61,39 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
       .filter((e) => e.status !== 'cancelled' && e.recurringEventId === undefined);
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        serviceAccounts: [{ email: ROBOT }],
-        accounts: [
-          {
-            email: ANN,
-            timeZone: 'Europe/Berlin',
-            calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
-          },
-          { email: BOB, timeZone: 'Europe/Berlin' },
-          {
-            email: 'dora@example.com',
-            calendars: [
-              { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
-            ],
-          },
-        ],
-      },
+    emulator = await startTestEmulator(CLIENT, {
+      serviceAccounts: [{ email: ROBOT }],
+      accounts: [
+        {
+          email: ANN,
+          timeZone: 'Europe/Berlin',
+          calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
+        },
+        { email: BOB, timeZone: 'Europe/Berlin' },
+        {
+          email: 'dora@example.com',
+          calendars: [
+            { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
+          ],
+        },
+      ],
     });
     const dir = await mkdtemp(join(tmpdir(), 'calgate-write-'));
     const keyFile = join(dir, 'key.json');
     await writeFile(keyFile, JSON.stringify(emulator.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
     gw = await startTestGateway({
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
+      ...emulator.env,
       GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_BURST: '10000',
+      ...HIGH_RATE_LIMITS,
     });
     tenant = await gw.seedTenant('Acme');
-    const tokens = emulator.admin.issueTokens({
-      email: ANN,
-      clientId: CLIENT.clientId,
-      offline: true,
-      scopes: [...GOOGLE_SCOPES],
-    });
-    await gw.runtime.google.connectOAuth(
-      tenant.tenantId,
-      { email: ANN, refreshToken: tokens.refresh_token as string },
-      { access: 'write', keyIds: [tenant.keyId] },
-    );
+    const annCalendar = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
     await gw.runtime.google.connectServiceAccountCalendar(tenant.tenantId, SHARED, {
       access: 'write',
       keyIds: [tenant.keyId],
     });
     const readOnly = await gw.runtime.keys.create(tenant.tenantId, { name: 'reader' });
-    const { rows } = await gw.db.pool.query(
-      `SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2`,
-      [ANN, tenant.tenantId],
-    );
-    await gw.grant(tenant.tenantId, readOnly.key.id, rows[0].id, { read: true, write: false });
+    await gw.grant(tenant.tenantId, readOnly.key.id, annCalendar, { read: true, write: false });
 
     const other = await gw.seedTenant('Robot only');
     await gw.runtime.google.connectServiceAccountCalendar(other.tenantId, SHARED, {

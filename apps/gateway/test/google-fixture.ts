@@ -1,0 +1,162 @@
+/**
+ * Google accounts in gateway tests: the emulator with the OAuth client Calgate signs in as, the
+ * settings that point a gateway (and the CLI) at it, and the three ways an account gets connected:
+ * through the runtime, through `calgate connect google`, and through the consent page as a browser
+ * goes through it.
+ */
+import { randomBytes } from 'node:crypto';
+import { type EmulatorSeed, type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { GOOGLE_SCOPES } from '@calgate/providers';
+import { expect } from 'vitest';
+import { main } from '../src/cli.ts';
+import type { TestGateway } from './harness.ts';
+
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+export interface TestEmulator extends GoogleEmulator {
+  /**
+   * The GOOGLE_* settings that point a gateway at the emulator as the OAuth client, and one
+   * ENCRYPTION_KEY, so that every gateway and CLI run given them reads the tokens another sealed.
+   */
+  env: Record<string, string>;
+  /** A refresh token of the account, as if it had consented to all of Calgate's scopes. */
+  refreshToken(email: string): string;
+  /**
+   * A Calendar API request on the account's primary calendar's events (`path` after `/events`)
+   * with a token of the account's own: someone changing them in Google directly, not through Calgate.
+   */
+  editDirectly(
+    email: string,
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<Response>;
+}
+
+/** The emulator seeded with `seed` and the OAuth client, which redirects to the test gateway's callback. */
+export async function startTestEmulator(
+  client: OAuthClient,
+  seed: Omit<EmulatorSeed, 'oauthClients'>,
+): Promise<TestEmulator> {
+  const emulator = await startGoogleEmulator({
+    seed: {
+      ...seed,
+      oauthClients: [{ ...client, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
+    },
+  });
+  return {
+    ...emulator,
+    env: {
+      GOOGLE_CLIENT_ID: client.clientId,
+      GOOGLE_CLIENT_SECRET: client.clientSecret,
+      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+      GOOGLE_OAUTH_URL: emulator.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    },
+    refreshToken: (email) =>
+      emulator.admin.issueTokens({
+        email,
+        offline: true,
+        clientId: client.clientId,
+        scopes: [...GOOGLE_SCOPES],
+      }).refresh_token as string,
+    editDirectly: (email, method, path, body) =>
+      fetch(`${emulator.url}/calendar/v3/calendars/${encodeURIComponent(email)}/events${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${emulator.admin.issueTokens({ email, scopes: [...GOOGLE_SCOPES] }).access_token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+  };
+}
+
+/**
+ * Connects the account to the tenant from a refresh token, as the dashboard's callback does,
+ * granting `access` on its calendars to the tenant's key; returns the id Calgate gave its primary
+ * calendar.
+ */
+export async function connectGoogleAccount(
+  gw: TestGateway,
+  emulator: TestEmulator,
+  tenant: { tenantId: string; keyId: string },
+  email: string,
+  access: 'read' | 'write',
+): Promise<string> {
+  await gw.runtime.google.connectOAuth(
+    tenant.tenantId,
+    { email, refreshToken: emulator.refreshToken(email) },
+    { access, keyIds: [tenant.keyId] },
+  );
+  gw.runtime.deps.authenticator.invalidate();
+  const { rows } = await gw.db.pool.query(
+    'SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2',
+    [email, tenant.tenantId],
+  );
+  expect(rows, `${email}'s primary calendar`).toHaveLength(1);
+  return rows[0].id as string;
+}
+
+/**
+ * Connects the account as an operator does, with `calgate connect google --refresh-token`, to the
+ * gateway's only tenant and every key of it. The gateway must run with `emulator.env`.
+ */
+export async function connectGoogleAccountByCli(
+  gw: TestGateway,
+  emulator: TestEmulator,
+  email: string,
+  access: 'read' | 'write',
+): Promise<void> {
+  let err = '';
+  const code = await main(
+    ['connect', 'google', '--refresh-token', emulator.refreshToken(email), '--access', access],
+    { ...emulator.env, DATABASE_URL: gw.db.url },
+    { out: () => {}, err: (text) => (err += text) },
+  );
+  expect(err).toBe('');
+  expect(code).toBe(0);
+  gw.runtime.deps.authenticator.invalidate();
+}
+
+/** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */
+export async function consent(emulator: GoogleEmulator, authUrl: string, account: string): Promise<URL> {
+  const html = await (await fetch(authUrl)).text();
+  const form = new URLSearchParams();
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
+    form.set(m[1] as string, (m[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"'));
+  }
+  form.set('account', account);
+  form.set('decision', 'approve');
+  const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1] as string;
+  const response = await fetch(new URL(action, emulator.url), {
+    method: 'POST',
+    body: form,
+    redirect: 'manual',
+  });
+  return new URL(response.headers.get('location') as string);
+}
+
+/**
+ * Connects the account as the dashboard does for the signed-in `cookie`: /oauth/google/start,
+ * consent in the emulator, then Calgate's callback; returns the callback's answer.
+ */
+export async function connectGoogleAccountByConsent(
+  gw: TestGateway,
+  emulator: GoogleEmulator,
+  cookie: string,
+  account: string,
+  access: 'read' | 'write',
+): Promise<Response> {
+  const start = await fetch(`${gw.url}/oauth/google/start?access=${access}`, {
+    headers: { cookie },
+    redirect: 'manual',
+  });
+  expect(start.status).toBe(302);
+  const back = await consent(emulator, start.headers.get('location') as string, account);
+  expect(back.pathname).toBe('/oauth/google/callback');
+  return fetch(`${gw.url}${back.pathname}${back.search}`, { headers: { cookie } });
+}

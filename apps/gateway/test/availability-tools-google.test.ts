@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { GOOGLE_SCOPES } from '@calgate/providers';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.ts';
+import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { inUtc } from './instants.ts';
 
 const CLIENT = { clientId: 'availability.apps.googleusercontent.com', clientSecret: 'availability-secret' };
 const ANN = 'ann@example.com';
@@ -19,7 +17,7 @@ const timed = (summary: string, from: string, to: string, extra: Record<string, 
 });
 
 describe('availability tools on Google calendars (emulator), over HTTP with the MCP SDK client', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let gw: TestGateway;
   let client: Client;
   const cal: Record<string, string> = {};
@@ -30,53 +28,31 @@ describe('availability tools on Google calendars (emulator), over HTTP with the 
   };
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        accounts: [
-          {
-            email: ANN,
-            timeZone: 'Europe/Berlin',
-            events: [
-              timed('Planning', '09:00', '10:00'),
-              timed('Focus', '11:00', '12:00', { transparency: 'transparent' }),
-              timed('Declined', '13:00', '14:00', {
-                attendees: [
-                  { email: ANN, responseStatus: 'declined' },
-                  { email: BOB, organizer: true, responseStatus: 'accepted' },
-                ],
-              }),
-              { summary: 'Away', start: { date: '2026-10-27' }, end: { date: '2026-10-28' } },
-            ],
-          },
-          { email: BOB, timeZone: 'America/New_York', events: [timed('Standup', '09:30', '10:30')] },
-        ],
-      },
+    emulator = await startTestEmulator(CLIENT, {
+      accounts: [
+        {
+          email: ANN,
+          timeZone: 'Europe/Berlin',
+          events: [
+            timed('Planning', '09:00', '10:00'),
+            timed('Focus', '11:00', '12:00', { transparency: 'transparent' }),
+            timed('Declined', '13:00', '14:00', {
+              attendees: [
+                { email: ANN, responseStatus: 'declined' },
+                { email: BOB, organizer: true, responseStatus: 'accepted' },
+              ],
+            }),
+            { summary: 'Away', start: { date: '2026-10-27' }, end: { date: '2026-10-28' } },
+          ],
+        },
+        { email: BOB, timeZone: 'America/New_York', events: [timed('Standup', '09:30', '10:30')] },
+      ],
     });
-    const env = {
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
-    gw = await startTestGateway(env);
+    gw = await startTestGateway(emulator.env);
     const tenant = await gw.seedTenant('Acme');
     for (const email of [ANN, BOB]) {
-      const tokens = emulator.admin.issueTokens({
-        email,
-        offline: true,
-        clientId: CLIENT.clientId,
-        scopes: [...GOOGLE_SCOPES],
-      });
-      const code = await main(
-        ['connect', 'google', '--refresh-token', tokens.refresh_token as string, '--access', 'read'],
-        { ...env, DATABASE_URL: gw.db.url },
-        { out: () => {}, err: () => {} },
-      );
-      expect(code).toBe(0);
+      await connectGoogleAccountByCli(gw, emulator, email, 'read');
     }
-    gw.runtime.deps.authenticator.invalidate();
     client = await connectClient(gw.mcpUrl, tenant.secret);
     const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
     for (const c of (listed.structuredContent as { calendars: { id: string; accountEmail: string }[] })
@@ -94,26 +70,33 @@ describe('availability tools on Google calendars (emulator), over HTTP with the 
 
   it('check_availability reads Google free/busy: transparent and declined events do not block, all-day ones do', async () => {
     const check = async (from: string, to: string, day = DAY) =>
-      (
-        await call('check_availability', {
-          calendarId: cal.ann,
-          start: `${day}T${from}:00Z`,
-          end: `${day}T${to}:00Z`,
-        })
-      ).out;
+      inUtc(
+        (
+          await call('check_availability', {
+            calendarIds: [cal.ann],
+            timeMin: `${day}T${from}:00Z`,
+            timeMax: `${day}T${to}:00Z`,
+          })
+        ).out,
+      );
     expect(await check('09:30', '10:30')).toEqual({
       available: false,
-      conflicts: [{ start: at('09:30'), end: at('10:00'), kind: 'event' }],
+      timeZone: 'Europe/Berlin',
+      conflicts: [{ start: at('09:30'), end: at('10:00'), calendarId: cal.ann, kind: 'event' }],
     });
-    expect(await check('11:00', '12:00')).toEqual({ available: true });
-    expect(await check('13:00', '14:00')).toEqual({ available: true });
+    expect(await check('11:00', '12:00')).toEqual({ available: true, timeZone: 'Europe/Berlin' });
+    expect(await check('13:00', '14:00')).toEqual({ available: true, timeZone: 'Europe/Berlin' });
     expect(await check('10:00', '11:00', '2026-10-27')).toMatchObject({ available: false });
   });
 
   it('get_availability across two accounts: opaque and full', async () => {
-    const window = { start: at('08:00'), end: at('12:00'), calendarIds: [cal.ann, cal.bob] };
+    const window = { timeMin: at('08:00'), timeMax: at('12:00'), calendarIds: [cal.ann, cal.bob] };
     const full = await call('get_availability', { ...window, privacy: 'full' });
-    expect(full.out).toEqual({
+    // Calendars in two zones: the answer is in the key's (its default calendar is Ann's primary).
+    expect(full.out.timeZone).toBe('Europe/Berlin');
+    expect(full.text).toContain(`${DAY}T10:00:00+01:00`);
+    expect(inUtc(full.out)).toEqual({
+      timeZone: 'Europe/Berlin',
       busy: [
         { start: at('09:00'), end: at('09:30'), sourceCount: 1 },
         { start: at('09:30'), end: at('10:00'), sourceCount: 2 },
@@ -127,7 +110,7 @@ describe('availability tools on Google calendars (emulator), over HTTP with the 
       privacy: 'full',
     });
     const opaque = await call('get_availability', window);
-    expect(opaque.out.busy).toEqual([{ start: at('09:00'), end: at('10:30'), sourceCount: 0 }]);
+    expect(inUtc(opaque.out.busy)).toEqual([{ start: at('09:00'), end: at('10:30'), sourceCount: 0 }]);
   });
 
   it('a calendar whose free/busy fails is reported and never treated as free', async () => {
@@ -137,12 +120,13 @@ describe('availability tools on Google calendars (emulator), over HTTP with the 
       action: { kind: 'error', status: 403, reason: 'forbidden' },
     });
     const merged = await call('get_availability', {
-      start: at('08:00'),
-      end: at('12:00'),
+      timeMin: at('08:00'),
+      timeMax: at('12:00'),
       calendarIds: [cal.ann, cal.bob],
     });
     expect(merged.result.isError).toBeFalsy();
-    expect(merged.out).toEqual({
+    expect(inUtc(merged.out)).toEqual({
+      timeZone: 'Europe/Berlin',
       busy: [{ start: at('09:00'), end: at('10:00'), sourceCount: 0 }],
       free: [],
       calendarsMerged: 1,
@@ -155,9 +139,9 @@ describe('availability tools on Google calendars (emulator), over HTTP with the 
       action: { kind: 'error', status: 403, reason: 'forbidden' },
     });
     const slots = await call('find_free_slots', {
-      calendarId: cal.bob,
-      start: at('08:00'),
-      end: at('12:00'),
+      calendarIds: [cal.bob],
+      timeMin: at('08:00'),
+      timeMax: at('12:00'),
     });
     expect(slots.result.isError).toBe(true);
     expect(slots.text).toMatch(new RegExp(`Free/busy of calendar '${cal.bob}' could not be read`));

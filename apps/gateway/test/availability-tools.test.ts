@@ -12,7 +12,7 @@ import { connectClient, startTestGateway, type TestGateway, textOf } from './har
 const FRIDAY = '2026-10-23';
 const MONDAY = '2026-10-26';
 const TUESDAY = '2026-10-27';
-const WEEK = { start: `${FRIDAY}T00:00:00+02:00`, end: '2026-10-28T00:00:00+01:00' };
+const WEEK = { timeMin: `${FRIDAY}T00:00:00+02:00`, timeMax: '2026-10-28T00:00:00+01:00' };
 const HOURS = {
   days: ['mon', 'tue', 'wed', 'thu', 'fri'],
   start: '09:00',
@@ -95,7 +95,7 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
 
   it('find_free_slots keeps 09:00-17:00 Berlin time across the DST change, with buffers; all-day, transparent and declined events behave', async () => {
     const { result, out } = await call('find_free_slots', {
-      calendarId: work,
+      calendarIds: [work],
       ...WEEK,
       workingHours: HOURS,
       bufferMinutes: 15,
@@ -110,26 +110,40 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
       // Tuesday is taken by the all-day offsite.
     ]);
     const utc = await call('find_free_slots', {
-      calendarId: work,
-      start: `${MONDAY}T08:00:00Z`,
-      end: `${MONDAY}T12:00:00Z`,
+      calendarIds: [work],
+      timeMin: `${MONDAY}T08:00:00Z`,
+      timeMax: `${MONDAY}T12:00:00Z`,
       minDurationMinutes: 60,
     });
-    // Without working hours: UTC, and the buffer is not applied.
+    // Without working hours: the calendar's zone, and no buffer.
     expect(utc.out.slots).toEqual([
-      { start: `${MONDAY}T08:00:00Z`, end: `${MONDAY}T09:00:00Z`, durationMinutes: 60 },
-      { start: `${MONDAY}T10:00:00Z`, end: `${MONDAY}T12:00:00Z`, durationMinutes: 120 },
+      { start: `${MONDAY}T09:00:00+01:00`, end: `${MONDAY}T10:00:00+01:00`, durationMinutes: 60 },
+      { start: `${MONDAY}T11:00:00+01:00`, end: `${MONDAY}T13:00:00+01:00`, durationMinutes: 120 },
     ]);
   });
 
   it('check_availability: opaque events and all-day events block; transparent and declined ones do not', async () => {
     const check = async (start: string, end: string) =>
-      (await call('check_availability', { calendarId: work, start, end })).out;
-    expect(await check(`${MONDAY}T13:00:00+01:00`, `${MONDAY}T14:00:00+01:00`)).toEqual({ available: true });
-    expect(await check(`${MONDAY}T15:00:00+01:00`, `${MONDAY}T16:00:00+01:00`)).toEqual({ available: true });
+      (await call('check_availability', { calendarIds: [work], timeMin: start, timeMax: end })).out;
+    expect(await check(`${MONDAY}T13:00:00+01:00`, `${MONDAY}T14:00:00+01:00`)).toEqual({
+      available: true,
+      timeZone: 'Europe/Berlin',
+    });
+    expect(await check(`${MONDAY}T15:00:00+01:00`, `${MONDAY}T16:00:00+01:00`)).toEqual({
+      available: true,
+      timeZone: 'Europe/Berlin',
+    });
     expect(await check(`${MONDAY}T10:30:00+01:00`, `${MONDAY}T12:00:00+01:00`)).toEqual({
       available: false,
-      conflicts: [{ start: `${MONDAY}T09:30:00Z`, end: `${MONDAY}T10:00:00Z`, kind: 'event' }],
+      timeZone: 'Europe/Berlin',
+      conflicts: [
+        {
+          start: `${MONDAY}T10:30:00+01:00`,
+          end: `${MONDAY}T11:00:00+01:00`,
+          calendarId: work,
+          kind: 'event',
+        },
+      ],
     });
     expect(await check(`${TUESDAY}T12:00:00+01:00`, `${TUESDAY}T12:30:00+01:00`)).toMatchObject({
       available: false,
@@ -142,58 +156,68 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     const lease = await lock.acquire(work, hold, 30_000);
     expect(lease).not.toBeNull();
     const held = await call('check_availability', {
-      calendarId: work,
-      start: '2026-10-28T09:30:00Z',
-      end: '2026-10-28T10:30:00Z',
+      calendarIds: [work],
+      timeMin: '2026-10-28T09:30:00Z',
+      timeMax: '2026-10-28T10:30:00Z',
     });
     expect(held.out).toEqual({
       available: false,
-      conflicts: [{ start: '2026-10-28T09:30:00Z', end: '2026-10-28T10:00:00Z', kind: 'hold' }],
+      timeZone: 'Europe/Berlin',
+      conflicts: [
+        {
+          start: '2026-10-28T10:30:00+01:00',
+          end: '2026-10-28T11:00:00+01:00',
+          calendarId: work,
+          kind: 'hold',
+        },
+      ],
     });
     const slots = await call('find_free_slots', {
-      calendarId: work,
-      start: '2026-10-28T08:00:00Z',
-      end: '2026-10-28T12:00:00Z',
+      calendarIds: [work],
+      timeMin: '2026-10-28T09:00:00+01:00',
+      timeMax: '2026-10-28T13:00:00+01:00',
     });
     expect(slots.out.slots).toEqual([
-      { start: '2026-10-28T08:00:00Z', end: '2026-10-28T09:00:00Z', durationMinutes: 60 },
-      { start: '2026-10-28T10:00:00Z', end: '2026-10-28T12:00:00Z', durationMinutes: 120 },
+      { start: '2026-10-28T09:00:00+01:00', end: '2026-10-28T10:00:00+01:00', durationMinutes: 60 },
+      { start: '2026-10-28T11:00:00+01:00', end: '2026-10-28T13:00:00+01:00', durationMinutes: 120 },
     ]);
     if (lease !== null) {
       expect(await lock.release(lease)).toBe(true);
     }
     const free = await call('check_availability', {
-      calendarId: work,
-      start: '2026-10-28T09:30:00Z',
-      end: '2026-10-28T10:30:00Z',
+      calendarIds: [work],
+      timeMin: '2026-10-28T09:30:00Z',
+      timeMax: '2026-10-28T10:30:00Z',
     });
-    expect(free.out).toEqual({ available: true });
+    expect(free.out).toEqual({ available: true, timeZone: 'Europe/Berlin' });
   });
 
   it('get_availability: opaque hides how many calendars are busy, full counts them', async () => {
     const window = {
-      start: `${MONDAY}T08:00:00+01:00`,
-      end: `${MONDAY}T18:00:00+01:00`,
+      timeMin: `${MONDAY}T08:00:00+01:00`,
+      timeMax: `${MONDAY}T18:00:00+01:00`,
       calendarIds: [work, home],
     };
     const opaque = await call('get_availability', window);
     expect(opaque.out).toEqual({
-      busy: [{ start: `${MONDAY}T09:00:00Z`, end: `${MONDAY}T11:00:00Z`, sourceCount: 0 }],
+      timeZone: 'Europe/Berlin',
+      busy: [{ start: `${MONDAY}T10:00:00+01:00`, end: `${MONDAY}T12:00:00+01:00`, sourceCount: 0 }],
       free: [
-        { start: `${MONDAY}T07:00:00Z`, end: `${MONDAY}T09:00:00Z`, durationMinutes: 120 },
-        { start: `${MONDAY}T11:00:00Z`, end: `${MONDAY}T17:00:00Z`, durationMinutes: 360 },
+        { start: `${MONDAY}T08:00:00+01:00`, end: `${MONDAY}T10:00:00+01:00`, durationMinutes: 120 },
+        { start: `${MONDAY}T12:00:00+01:00`, end: `${MONDAY}T18:00:00+01:00`, durationMinutes: 360 },
       ],
       calendarsMerged: 2,
       privacy: 'opaque',
     });
-    const full = await call('get_availability', { ...window, privacy: 'full', minFreeSlotMinutes: 180 });
+    const full = await call('get_availability', { ...window, privacy: 'full', minDurationMinutes: 180 });
     expect(full.out).toEqual({
+      timeZone: 'Europe/Berlin',
       busy: [
-        { start: `${MONDAY}T09:00:00Z`, end: `${MONDAY}T09:30:00Z`, sourceCount: 1 },
-        { start: `${MONDAY}T09:30:00Z`, end: `${MONDAY}T10:00:00Z`, sourceCount: 2 },
-        { start: `${MONDAY}T10:00:00Z`, end: `${MONDAY}T11:00:00Z`, sourceCount: 1 },
+        { start: `${MONDAY}T10:00:00+01:00`, end: `${MONDAY}T10:30:00+01:00`, sourceCount: 1 },
+        { start: `${MONDAY}T10:30:00+01:00`, end: `${MONDAY}T11:00:00+01:00`, sourceCount: 2 },
+        { start: `${MONDAY}T11:00:00+01:00`, end: `${MONDAY}T12:00:00+01:00`, sourceCount: 1 },
       ],
-      free: [{ start: `${MONDAY}T11:00:00Z`, end: `${MONDAY}T17:00:00Z`, durationMinutes: 360 }],
+      free: [{ start: `${MONDAY}T12:00:00+01:00`, end: `${MONDAY}T18:00:00+01:00`, durationMinutes: 360 }],
       calendarsMerged: 2,
       privacy: 'full',
     });
@@ -209,40 +233,42 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     const gap = await call('expand_rrule', {
       rrule: 'FREQ=WEEKLY;BYDAY=SU;COUNT=3',
       dtstart: '2026-03-22T02:30:00',
-      timezone: 'Europe/Berlin',
+      timeZone: 'Europe/Berlin',
       durationMinutes: 30,
     });
     // 03-29 02:30 does not exist: read with the offset before the gap (+01:00).
     expect(gap.out.instances).toEqual([
-      { start: '2026-03-22T01:30:00Z', end: '2026-03-22T02:00:00Z' },
-      { start: '2026-03-29T01:30:00Z', end: '2026-03-29T02:00:00Z' },
-      { start: '2026-04-05T00:30:00Z', end: '2026-04-05T01:00:00Z' },
+      { start: '2026-03-22T02:30:00+01:00', end: '2026-03-22T03:00:00+01:00' },
+      { start: '2026-03-29T03:30:00+02:00', end: '2026-03-29T04:00:00+02:00' },
+      { start: '2026-04-05T02:30:00+02:00', end: '2026-04-05T03:00:00+02:00' },
     ]);
     const overlap = await call('expand_rrule', {
       rrule: 'FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU',
       dtstart: '2026-10-25T02:30:00',
-      timezone: 'Europe/Berlin',
+      timeZone: 'Europe/Berlin',
       count: 2,
       format: 'toon',
     });
     expect(decode(overlap.text)).toEqual(overlap.out);
     expect(overlap.out).toEqual({
       instances: [
-        { start: '2026-10-25T00:30:00Z', end: '2026-10-25T01:30:00Z' },
-        { start: '2027-10-31T00:30:00Z', end: '2027-10-31T01:30:00Z' },
+        { start: '2026-10-25T02:30:00+02:00', end: '2026-10-25T02:30:00+01:00' },
+        { start: '2027-10-31T02:30:00+02:00', end: '2027-10-31T02:30:00+01:00' },
       ],
       truncated: true,
     });
     const kathmandu = await call('expand_rrule', {
       rrule: 'FREQ=DAILY;COUNT=1',
       dtstart: '2026-06-01T09:00:00',
-      timezone: 'Asia/Kathmandu',
+      timeZone: 'Asia/Kathmandu',
     });
-    expect(kathmandu.out.instances).toEqual([{ start: '2026-06-01T03:15:00Z', end: '2026-06-01T04:15:00Z' }]);
+    expect(kathmandu.out.instances).toEqual([
+      { start: '2026-06-01T09:00:00+05:45', end: '2026-06-01T10:00:00+05:45' },
+    ]);
     const capped = await call('expand_rrule', {
       rrule: 'FREQ=MINUTELY',
       dtstart: '2026-06-01T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
       count: 50_000,
     });
     expect(capped.result.isError).toBe(true);

@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { connectRedis, RedisSlotLock } from '@calgate/locks';
-import { GOOGLE_SCOPES } from '@calgate/providers';
 import { redisUrl } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-booking.apps.googleusercontent.com', clientSecret: 'booking-secret' };
 const ANN = 'ann@example.com';
@@ -22,13 +20,12 @@ async function book(client: Client, args: Record<string, unknown>) {
 }
 
 describe('book_slot against Google (emulator): lost answers, upstream races, lapsed locks', () => {
-  let emulator: GoogleEmulator;
+  let emulator: TestEmulator;
   let a: TestGateway;
   let b: TestGateway;
   let clientA: Client;
   let clientB: Client;
   let calendarId: string;
-  let accessToken: string;
 
   /** Live events stored upstream in [from, to). */
   const upstream = (from: string, to: string) =>
@@ -51,53 +48,23 @@ describe('book_slot against Google (emulator): lost answers, upstream races, lap
 
   /** Someone creating an event in Google directly, not through Calgate. */
   async function insertDirectly(summary: string, start: string, end: string): Promise<void> {
-    const response = await fetch(`${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ summary, start: { dateTime: start }, end: { dateTime: end } }),
+    const response = await emulator.editDirectly(ANN, 'POST', '', {
+      summary,
+      start: { dateTime: start },
+      end: { dateTime: end },
     });
     expect(response.status).toBe(200);
   }
 
   beforeAll(async () => {
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: ['http://calgate.test/oauth/google/callback'] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }],
-      },
-    });
-    const env = {
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-      // Both instances must read the tokens the other stored.
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      RATE_LIMIT_PER_MINUTE: '100000',
-      RATE_LIMIT_BURST: '10000',
-    };
+    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
+    // One encryption key (in emulator.env): both instances must read the tokens the other stored.
+    const env = { ...emulator.env, ...HIGH_RATE_LIMITS };
     // Instance A lets a stalled booking's lease lapse after one second; B keeps its leases.
     a = await startTestGateway({ ...env, LOCK_TTL_SECS: '1' });
     b = await startTestGateway({ ...env, LOCK_TTL_SECS: '30' }, { db: a.db });
     const tenant = await a.seedTenant('Acme');
-    const tokens = emulator.admin.issueTokens({
-      email: ANN,
-      clientId: CLIENT.clientId,
-      offline: true,
-      scopes: [...GOOGLE_SCOPES],
-    });
-    accessToken = emulator.admin.issueTokens({ email: ANN, scopes: [...GOOGLE_SCOPES] }).access_token;
-    await a.runtime.google.connectOAuth(
-      tenant.tenantId,
-      { email: ANN, refreshToken: tokens.refresh_token as string },
-      { access: 'write', keyIds: [tenant.keyId] },
-    );
-    const { rows } = await a.db.pool.query(
-      `SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2`,
-      [ANN, tenant.tenantId],
-    );
-    calendarId = rows[0].id;
-    a.runtime.deps.authenticator.invalidate();
+    calendarId = await connectGoogleAccount(a, emulator, tenant, ANN, 'write');
     clientA = await connectClient(a.mcpUrl, tenant.secret);
     clientB = await connectClient(b.mcpUrl, tenant.secret);
   }, 60_000);
@@ -136,7 +103,7 @@ describe('book_slot against Google (emulator): lost answers, upstream races, lap
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(
-      /^Not booked: the slot overlaps the event 'Booked by hand' from 2027-02-02T09:30:00.000Z to 2027-02-02T10:30:00.000Z .* appeared while this booking was being written; the booking was rolled back\./,
+      /^Not booked: the slot overlaps the event 'Booked by hand' from 2027-02-02T10:30:00\+01:00 to 2027-02-02T11:30:00\+01:00 .* appeared while this booking was being written; the booking was rolled back\./,
     );
     expect(upstream(start, '2027-02-03T00:00:00Z').map((e) => e.summary)).toEqual(['Booked by hand']);
     expect(await ledgerRows(start, end)).toBe(0);
@@ -159,10 +126,7 @@ describe('book_slot against Google (emulator): lost answers, upstream races, lap
     const rolledBack = emulator.admin.events(ANN).find((e) => e.summary === 'Retried');
     expect(rolledBack?.status).toBe('cancelled');
     const blocker = emulator.admin.events(ANN).find((e) => e.summary === 'In the way');
-    const removed = await fetch(
-      `${emulator.url}/calendar/v3/calendars/${encodeURIComponent(ANN)}/events/${String(blocker?.id)}`,
-      { method: 'DELETE', headers: { authorization: `Bearer ${accessToken}` } },
-    );
+    const removed = await emulator.editDirectly(ANN, 'DELETE', `/${String(blocker?.id)}`);
     expect(removed.status).toBe(204);
     const retried = await book(clientB, args);
     expect(retried.isError, retried.text).toBe(false);

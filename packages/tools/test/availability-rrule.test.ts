@@ -44,11 +44,11 @@ describe('expand_rrule', () => {
     const { out } = await expand({
       rrule: 'FREQ=DAILY;COUNT=2',
       dtstart: '2026-03-08T02:30:00',
-      timezone: 'America/New_York',
+      timeZone: 'America/New_York',
     });
     expect(out.instances).toEqual([
-      { start: '2026-03-08T07:30:00Z', end: '2026-03-08T08:30:00Z' },
-      { start: '2026-03-09T06:30:00Z', end: '2026-03-09T07:30:00Z' },
+      { start: '2026-03-08T03:30:00-04:00', end: '2026-03-08T04:30:00-04:00' },
+      { start: '2026-03-09T02:30:00-04:00', end: '2026-03-09T03:30:00-04:00' },
     ]);
     expect(out.truncated).toBe(false);
   });
@@ -57,12 +57,12 @@ describe('expand_rrule', () => {
     const { out } = await expand({
       rrule: 'FREQ=DAILY;COUNT=2',
       dtstart: '2026-10-25T02:30:00',
-      timezone: 'Europe/Berlin',
+      timeZone: 'Europe/Berlin',
       durationMinutes: 30,
     });
     expect(out.instances).toEqual([
-      { start: '2026-10-25T00:30:00Z', end: '2026-10-25T01:00:00Z' },
-      { start: '2026-10-26T01:30:00Z', end: '2026-10-26T02:00:00Z' },
+      { start: '2026-10-25T02:30:00+02:00', end: '2026-10-25T02:00:00+01:00' },
+      { start: '2026-10-26T02:30:00+01:00', end: '2026-10-26T03:00:00+01:00' },
     ]);
   });
 
@@ -70,14 +70,14 @@ describe('expand_rrule', () => {
     const { out } = await expand({
       rrule: 'FREQ=DAILY',
       dtstart: '2011-12-28T10:00:00',
-      timezone: 'Pacific/Apia',
+      timeZone: 'Pacific/Apia',
       count: 4,
     });
     expect(starts(out)).toEqual([
-      '2011-12-28T20:00:00Z',
-      '2011-12-29T20:00:00Z',
-      '2011-12-30T20:00:00Z',
-      '2011-12-31T20:00:00Z',
+      '2011-12-28T10:00:00-10:00',
+      '2011-12-29T10:00:00-10:00',
+      '2011-12-31T10:00:00+14:00',
+      '2012-01-01T10:00:00+14:00',
     ]);
     expect(out.truncated).toBe(true);
   });
@@ -86,28 +86,28 @@ describe('expand_rrule', () => {
     const { out } = await expand({
       rrule: 'FREQ=WEEKLY;UNTIL=20260112T031500Z',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'Asia/Kathmandu',
+      timeZone: 'Asia/Kathmandu',
     });
-    expect(starts(out)).toEqual(['2026-01-05T03:15:00Z', '2026-01-12T03:15:00Z']);
+    expect(starts(out)).toEqual(['2026-01-05T09:00:00+05:45', '2026-01-12T09:00:00+05:45']);
   });
 
   it('handles BYSETPOS, negative BYMONTHDAY, BYYEARDAY, BYWEEKNO with WKST, leap days', async () => {
     const lastFriday = await expand({
       rrule: 'FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1',
       dtstart: '2026-01-30T10:00:00',
-      timezone: 'America/New_York',
+      timeZone: 'America/New_York',
       count: 3,
     });
     expect(starts(lastFriday.out)).toEqual([
-      '2026-01-30T15:00:00Z',
-      '2026-02-27T15:00:00Z',
-      '2026-03-27T14:00:00Z',
+      '2026-01-30T10:00:00-05:00',
+      '2026-02-27T10:00:00-05:00',
+      '2026-03-27T10:00:00-04:00',
     ]);
     expect(lastFriday.out.truncated).toBe(true);
     const lastDay = await expand({
       rrule: 'FREQ=MONTHLY;BYMONTHDAY=-1;COUNT=3',
       dtstart: '2026-01-31T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
     });
     expect(starts(lastDay.out)).toEqual([
       '2026-01-31T09:00:00Z',
@@ -117,19 +117,19 @@ describe('expand_rrule', () => {
     const yearEnd = await expand({
       rrule: 'FREQ=YEARLY;BYYEARDAY=-1;COUNT=2',
       dtstart: '2027-12-31T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
     });
     expect(starts(yearEnd.out)).toEqual(['2027-12-31T09:00:00Z', '2028-12-31T09:00:00Z']);
     const week1 = await expand({
       rrule: 'FREQ=YEARLY;BYWEEKNO=1;BYDAY=MO;WKST=SU;COUNT=2',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
     });
     expect(starts(week1.out)).toEqual(['2026-01-05T09:00:00Z', '2027-01-04T09:00:00Z']);
     const leap = await expand({
       rrule: 'FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29',
       dtstart: '2024-02-29T12:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
       count: 3,
     });
     expect(starts(leap.out)).toEqual([
@@ -143,17 +143,21 @@ describe('expand_rrule', () => {
     const { out } = await expand({
       rrule: 'RRULE:FREQ=WEEKLY;BYDAY=MO,WE;UNTIL=20260114T080000Z',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'Europe/Berlin',
+      timeZone: 'Europe/Berlin',
       exdates: ['2026-01-07T09:00:00'],
     });
-    expect(starts(out)).toEqual(['2026-01-05T08:00:00Z', '2026-01-12T08:00:00Z', '2026-01-14T08:00:00Z']);
+    expect(starts(out)).toEqual([
+      '2026-01-05T09:00:00+01:00',
+      '2026-01-12T09:00:00+01:00',
+      '2026-01-14T09:00:00+01:00',
+    ]);
   });
 
   it('returns up to 10,000 instances and refuses more with a clear error', async () => {
     const full = await expand({
       rrule: 'FREQ=DAILY',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
       count: 10_000,
     });
     expect(full.out.instances).toHaveLength(10_000);
@@ -161,7 +165,7 @@ describe('expand_rrule', () => {
     const over = await expand({
       rrule: 'FREQ=DAILY',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
       count: 10_001,
     });
     expect(over.result.isError).toBe(true);
@@ -179,7 +183,7 @@ describe('expand_rrule', () => {
       ],
       [{ dtstart: '2026-02-30T09:00:00' }, /2026-02 has days 01–28/],
       [{ exdates: ['2026-01-07'] }, /exdates '2026-01-07' must be a local date-time/],
-      [{ timezone: 'Europe/Nowhere' }, /Unknown time zone 'Europe\/Nowhere'/],
+      [{ timeZone: 'Europe/Nowhere' }, /Unknown time zone 'Europe\/Nowhere'/],
       [{ count: 0 }, /count/],
       [{ until: 'x' }, /Unknown property 'until'/],
     ];
@@ -187,7 +191,7 @@ describe('expand_rrule', () => {
       const { result, text } = await expand({
         rrule: 'FREQ=DAILY',
         dtstart: '2026-01-05T09:00:00',
-        timezone: 'UTC',
+        timeZone: 'UTC',
         ...patch,
       });
       expect(result.isError, JSON.stringify(patch)).toBe(true);
@@ -199,7 +203,7 @@ describe('expand_rrule', () => {
     const { result, text } = await expand({
       rrule: 'FREQ=DAILY;COUNT=3',
       dtstart: '2026-01-05T09:00:00',
-      timezone: 'UTC',
+      timeZone: 'UTC',
       format: 'toon',
     });
     expect(text).not.toMatch(/^\{/);

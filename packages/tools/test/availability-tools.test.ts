@@ -80,39 +80,43 @@ const ms = (iso: string) => Date.parse(iso);
 describe('find_free_slots', () => {
   it('validates its input with messages that say what is right', async () => {
     const { call } = setup({});
-    const bad = await call('find_free_slots', { calendarId: 'cal_a', start: '2026-12-01T09:00', end: 'x' });
+    const bad = await call('find_free_slots', {
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T09:00',
+      timeMax: 'x',
+    });
     expect(bad.isError).toBe(true);
     expect(text(bad)).toMatch(/RFC 3339/);
     const backwards = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-12-02T00:00:00Z',
-      end: '2026-12-01T00:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-02T00:00:00Z',
+      timeMax: '2026-12-01T00:00:00Z',
     });
-    expect(text(backwards)).toMatch(/end must be later than start/);
+    expect(text(backwards)).toMatch(/timeMax must be later than timeMin/);
     const tooLong = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-01-01T00:00:00Z',
-      end: '2026-12-01T00:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-01-01T00:00:00Z',
+      timeMax: '2026-12-01T00:00:00Z',
     });
     expect(text(tooLong)).toMatch(/92 days/);
     const hours = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T00:00:00Z',
-      end: '2026-12-02T00:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T00:00:00Z',
+      timeMax: '2026-12-02T00:00:00Z',
       workingHours: { days: ['mon'], start: '9am', end: '17:00', timeZone: 'UTC' },
     });
     expect(text(hours)).toMatch(/workingHours.start '9am' must be HH:MM/);
     const zone = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T00:00:00Z',
-      end: '2026-12-02T00:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T00:00:00Z',
+      timeMax: '2026-12-02T00:00:00Z',
       workingHours: { days: ['mon'], start: '09:00', end: '17:00', timeZone: 'Mars/Olympus' },
     });
-    expect(text(zone)).toMatch(/not an IANA time zone/);
+    expect(text(zone)).toMatch(/Unknown time zone 'Mars\/Olympus'/);
     const denied = await call('find_free_slots', {
-      calendarId: 'cal_c',
-      start: '2026-12-01T00:00:00Z',
-      end: '2026-12-02T00:00:00Z',
+      calendarIds: ['cal_c'],
+      timeMin: '2026-12-01T00:00:00Z',
+      timeMax: '2026-12-02T00:00:00Z',
     });
     expect(text(denied)).toMatch(/was not found/);
   });
@@ -125,9 +129,9 @@ describe('find_free_slots', () => {
       ],
     });
     const result = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T09:00:00Z',
-      end: '2026-12-01T17:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T09:00:00Z',
+      timeMax: '2026-12-01T17:00:00Z',
       bufferMinutes: 15,
     });
     expect(result.isError).toBeFalsy();
@@ -136,6 +140,7 @@ describe('find_free_slots', () => {
       timeMax: '2026-12-01T17:15:00.000Z',
     });
     expect(result.structuredContent).toEqual({
+      timeZone: 'UTC',
       slots: [
         { start: '2026-12-01T09:15:00Z', end: '2026-12-01T11:45:00Z', durationMinutes: 150 },
         { start: '2026-12-01T13:15:00Z', end: '2026-12-01T17:00:00Z', durationMinutes: 225 },
@@ -151,14 +156,15 @@ describe('find_free_slots', () => {
       60_000,
     );
     const result = await call('find_free_slots', {
-      calendarId: 'primary',
-      start: '2026-12-01T00:00:00Z',
-      end: '2026-12-02T00:00:00Z',
+      calendarIds: ['primary'],
+      timeMin: '2026-12-01T00:00:00Z',
+      timeMax: '2026-12-02T00:00:00Z',
       minDurationMinutes: 60,
       workingHours: { days: ['tue'], start: '09:00', end: '17:00', timeZone: 'Asia/Kathmandu' },
     });
     // The hold is 15:45-16:45 in Kathmandu; 16:45-17:00 is shorter than an hour.
     expect(result.structuredContent).toEqual({
+      timeZone: 'Asia/Kathmandu',
       slots: [{ start: '2026-12-01T09:00:00+05:45', end: '2026-12-01T15:45:00+05:45', durationMinutes: 405 }],
     });
   });
@@ -166,9 +172,9 @@ describe('find_free_slots', () => {
   it('fails, never answering free, when the free/busy cannot be read', async () => {
     const { call } = setup({ cal_a: 'fail' });
     const result = await call('find_free_slots', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T00:00:00Z',
-      end: '2026-12-02T00:00:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T00:00:00Z',
+      timeMax: '2026-12-02T00:00:00Z',
     });
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/Free\/busy of calendar 'cal_a' could not be read: Google is unavailable/);
@@ -179,37 +185,38 @@ describe('check_availability', () => {
   it('is available when nothing overlaps; busy events and holds are conflicts', async () => {
     const { call, lock } = setup({ cal_a: [{ start: '2026-12-01T09:00:00Z', end: '2026-12-01T10:00:00Z' }] });
     const free = await call('check_availability', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T10:00:00Z',
-      end: '2026-12-01T10:30:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T10:00:00Z',
+      timeMax: '2026-12-01T10:30:00Z',
     });
-    expect(free.structuredContent).toEqual({ available: true });
+    expect(free.structuredContent).toEqual({ available: true, timeZone: 'UTC' });
     const lease = await lock.acquire(
       'cal_a',
       { start: ms('2026-12-01T10:15:00Z'), end: ms('2026-12-01T10:45:00Z') },
       60_000,
     );
     const held = await call('check_availability', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T09:30:00+00:00',
-      end: '2026-12-01T11:30:00+01:00',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T09:30:00+00:00',
+      timeMax: '2026-12-01T11:30:00+01:00',
     });
     expect(held.structuredContent).toEqual({
       available: false,
+      timeZone: 'UTC',
       conflicts: [
-        { start: '2026-12-01T09:30:00Z', end: '2026-12-01T10:00:00Z', kind: 'event' },
-        { start: '2026-12-01T10:15:00Z', end: '2026-12-01T10:30:00Z', kind: 'hold' },
+        { start: '2026-12-01T09:30:00Z', end: '2026-12-01T10:00:00Z', calendarId: 'cal_a', kind: 'event' },
+        { start: '2026-12-01T10:15:00Z', end: '2026-12-01T10:30:00Z', calendarId: 'cal_a', kind: 'hold' },
       ],
     });
     if (lease !== null) {
       await lock.release(lease);
     }
     const released = await call('check_availability', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T10:00:00Z',
-      end: '2026-12-01T10:30:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T10:00:00Z',
+      timeMax: '2026-12-01T10:30:00Z',
     });
-    expect(released.structuredContent).toEqual({ available: true });
+    expect(released.structuredContent).toEqual({ available: true, timeZone: 'UTC' });
   });
 
   it('fails closed when the holds cannot be read', async () => {
@@ -219,9 +226,9 @@ describe('check_availability', () => {
     };
     const { call } = setup({}, broken);
     const result = await call('check_availability', {
-      calendarId: 'cal_a',
-      start: '2026-12-01T10:00:00Z',
-      end: '2026-12-01T10:30:00Z',
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T10:00:00Z',
+      timeMax: '2026-12-01T10:30:00Z',
     });
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/Booking holds on calendar 'cal_a' could not be read/);
@@ -233,12 +240,13 @@ describe('get_availability', () => {
     cal_a: [{ start: '2026-12-01T09:00:00Z', end: '2026-12-01T11:00:00Z' }],
     cal_b: [{ start: '2026-12-01T10:00:00Z', end: '2026-12-01T12:00:00Z' }],
   };
-  const window = { start: '2026-12-01T08:00:00Z', end: '2026-12-01T14:00:00Z' };
+  const window = { timeMin: '2026-12-01T08:00:00Z', timeMax: '2026-12-01T14:00:00Z' };
 
   it('opaque merges blocks and never says how many calendars are busy', async () => {
     const { call } = setup(busy);
     const result = await call('get_availability', { ...window, calendarIds: ['cal_a', 'cal_b'] });
     expect(result.structuredContent).toEqual({
+      timeZone: 'UTC',
       busy: [{ start: '2026-12-01T09:00:00Z', end: '2026-12-01T12:00:00Z', sourceCount: 0 }],
       free: [
         { start: '2026-12-01T08:00:00Z', end: '2026-12-01T09:00:00Z', durationMinutes: 60 },
@@ -260,9 +268,10 @@ describe('get_availability', () => {
       ...window,
       calendarIds: ['cal_a', 'cal_b'],
       privacy: 'full',
-      minFreeSlotMinutes: 90,
+      minDurationMinutes: 90,
     });
     expect(result.structuredContent).toEqual({
+      timeZone: 'UTC',
       busy: [
         { start: '2026-12-01T09:00:00Z', end: '2026-12-01T10:00:00Z', sourceCount: 1 },
         { start: '2026-12-01T10:00:00Z', end: '2026-12-01T11:00:00Z', sourceCount: 2 },
@@ -274,10 +283,10 @@ describe('get_availability', () => {
     });
   });
 
-  it('defaults to primary; a failing calendar is reported and nothing is free', async () => {
+  it('defaults to every readable calendar; a failing calendar is reported and nothing is free', async () => {
     const { call } = setup({ ...busy, cal_b: 'fail' });
-    const primary = await call('get_availability', window);
-    expect((primary.structuredContent as { calendarsMerged: number }).calendarsMerged).toBe(1);
+    const all = await call('get_availability', window);
+    expect(all.structuredContent).toMatchObject({ calendarsMerged: 1, free: [] });
     const result = await call('get_availability', { ...window, calendarIds: ['cal_a', 'cal_b'] });
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({

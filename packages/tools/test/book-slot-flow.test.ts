@@ -217,7 +217,7 @@ describe('book_slot flow', () => {
       end: { dateTime: '2026-12-01T10:30:00Z' },
     });
     await expect(run({ ...SLOT, idempotencyKey: 'k2' })).rejects.toThrow(
-      "Not booked: the slot overlaps the event 'Dentist' from 2026-12-01T09:30:00.000Z to 2026-12-01T10:30:00.000Z",
+      "Not booked: the slot overlaps the event 'Dentist' from 2026-12-01T10:30:00+01:00 to 2026-12-01T11:30:00+01:00 on calendar cal_room.",
     );
   });
 

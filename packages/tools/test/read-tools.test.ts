@@ -92,8 +92,8 @@ describe('find_free_time', () => {
     const out = result.structuredContent as Record<string, unknown>;
     expect(out.free).toEqual([]);
     expect(out.unknown).toEqual([
-      { start: '2026-12-01T08:00:00Z', end: '2026-12-01T09:00:00Z' },
-      { start: '2026-12-01T10:00:00Z', end: '2026-12-01T12:00:00Z' },
+      { start: '2026-12-01T13:45:00+05:45', end: '2026-12-01T14:45:00+05:45' },
+      { start: '2026-12-01T15:45:00+05:45', end: '2026-12-01T17:45:00+05:45' },
     ]);
     expect(out.unknownCalendars).toEqual([
       { calendarId: 'cal_b1', code: 'upstream_unavailable', message: 'Google is unavailable.' },

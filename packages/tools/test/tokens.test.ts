@@ -7,9 +7,11 @@ import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '..
 
 /**
  * The whole catalogue's tools/list must stay within this many o200k_base tokens (9000 until
- * list_bookings and cancel_booking added ~540).
+ * list_bookings and cancel_booking added ~540; 9400 until calendarIds and timeZone on every
+ * availability tool and list_calendars' `default` added ~130; the range vocabulary itself is
+ * explained once, in the server's instructions).
  */
-const BUDGET = 9400;
+const BUDGET = 9600;
 
 describe('tools/list size', () => {
   it(`the full catalogue, as a key with read and write sees it, is at most ${BUDGET} tokens`, async () => {

@@ -4,12 +4,36 @@ import type { CalendarHandle } from '../access.ts';
 import { defineTool } from '../catalogue.ts';
 import { format, formatText } from '../format.ts';
 import { mergeEvents } from '../merge.ts';
-import { calendarErrors, calendarId, eventOut, instant, parseRfc3339 } from '../schemas.ts';
+import { boundOf, DAY_MS, rangeBound } from '../range.ts';
+import { calendarErrors, calendarId, eventOut } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
 
 /** The widest window one call may span: recurring series are expanded inside it. */
 const MAX_RANGE_DAYS = 366 * 5;
-const DAY_MS = 86_400_000;
+
+/** The given bounds as UTC RFC 3339 for the providers, local forms read in `zone`, checked. */
+function rangeIn(
+  args: { timeMin?: string | undefined; timeMax?: string | undefined },
+  zone: string,
+): { timeMin?: string; timeMax?: string } {
+  const min = args.timeMin === undefined ? undefined : boundOf(args.timeMin, zone, 'min');
+  const max = args.timeMax === undefined ? undefined : boundOf(args.timeMax, zone, 'max');
+  if (min !== undefined && max !== undefined) {
+    if (max <= min) {
+      throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
+    }
+    if (max - min > MAX_RANGE_DAYS * DAY_MS) {
+      throw new CalgateError(
+        'invalid_argument',
+        `The range from timeMin to timeMax spans more than ${MAX_RANGE_DAYS} days; query at most 5 years at a time.`,
+      );
+    }
+  }
+  return {
+    ...(min === undefined ? {} : { timeMin: new Date(min).toISOString() }),
+    ...(max === undefined ? {} : { timeMax: new Date(max).toISOString() }),
+  };
+}
 
 export const listEvents = defineTool({
   name: 'list_events',
@@ -20,8 +44,8 @@ export const listEvents = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     calendarId: calendarId.optional(),
-    timeMin: instant.optional().describe('Lower bound (exclusive) on event end, RFC 3339.'),
-    timeMax: instant.optional().describe('Upper bound (exclusive) on event start, RFC 3339.'),
+    timeMin: rangeBound.optional().describe('Lower bound (exclusive) on event end.'),
+    timeMax: rangeBound.optional().describe('Upper bound (exclusive) on event start.'),
     maxResults: z.number().int().min(1).max(2500).default(100),
     query: z
       .string()
@@ -43,20 +67,10 @@ export const listEvents = defineTool({
     errors: calendarErrors.describe('Calendars that could not be read; their events are missing.'),
   }),
   example: { timeMin: '2026-04-01T00:00:00Z', timeMax: '2026-04-30T23:59:59Z', maxResults: 50 },
+  exampleResult: {
+    events: [{ summary: 'Team Standup' }, { id: 'abc123def456', summary: 'Quarterly review' }],
+  },
   async run(args, { access, signal }) {
-    const min = args.timeMin === undefined ? undefined : parseRfc3339(args.timeMin);
-    const max = args.timeMax === undefined ? undefined : parseRfc3339(args.timeMax);
-    if (min !== undefined && max !== undefined) {
-      if (max <= min) {
-        throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
-      }
-      if (max - min > MAX_RANGE_DAYS * DAY_MS) {
-        throw new CalgateError(
-          'invalid_argument',
-          `The range from timeMin to timeMax spans more than ${MAX_RANGE_DAYS} days; query at most 5 years at a time.`,
-        );
-      }
-    }
     const orderBy = args.orderBy ?? (args.singleEvents ? 'startTime' : undefined);
     if (orderBy === 'startTime' && !args.singleEvents) {
       throw new CalgateError('invalid_argument', "orderBy 'startTime' needs singleEvents: true.");
@@ -68,11 +82,15 @@ export const listEvents = defineTool({
     } else {
       handles = [access.readable(args.calendarId)];
     }
+    const zone = access.zoneFor(
+      undefined,
+      handles.map((handle) => handle.calendar),
+    );
+    const bounds = rangeIn(args, zone);
     const merged = await mergeEvents(
       handles,
       {
-        ...(args.timeMin === undefined ? {} : { timeMin: args.timeMin }),
-        ...(args.timeMax === undefined ? {} : { timeMax: args.timeMax }),
+        ...bounds,
         ...(args.query === undefined ? {} : { query: args.query }),
         singleEvents: args.singleEvents,
         ...(orderBy === undefined ? {} : { orderBy }),

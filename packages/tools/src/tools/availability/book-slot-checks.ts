@@ -4,6 +4,7 @@ import { CalgateError } from '@calgate/core';
 import type { CalendarEvent } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
 import type { BookingLedger } from '../../catalogue.ts';
+import { instantOut } from '../../range.ts';
 import { blocks } from '../bookings/blocks.ts';
 import { reconcile } from '../bookings/reconcile.ts';
 import { derivedEventId, instantOf } from '../write/common.ts';
@@ -97,10 +98,6 @@ export async function blockingEvents(
   return out;
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
 /** The conflict answer: the time of what is in the way, and its title only if the key may read it. */
 export function conflictError(
   handle: CalendarHandle,
@@ -111,6 +108,7 @@ export function conflictError(
     handle.calendar.canRead && what.summary !== undefined && what.kind === 'event'
       ? ` '${what.summary}'`
       : '';
+  const iso = (ms: number) => instantOut(ms, handle.calendar.timeZone);
   const noun =
     what.kind === 'booking' ? 'a confirmed booking' : what.kind === 'event' ? 'the event' : 'busy time';
   return new CalgateError(
@@ -143,7 +141,12 @@ export async function verifyFree(
   ownIds: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const [freeBusy, booked] = await Promise.all([
-    handle.provider.freeBusy([handle.ref], iso(slot.start), iso(slot.end), signal),
+    handle.provider.freeBusy(
+      [handle.ref],
+      new Date(slot.start).toISOString(),
+      new Date(slot.end).toISOString(),
+      signal,
+    ),
     ledger.overlapping(handle.calendar.id, new Date(slot.start), new Date(slot.end)),
   ]);
   // A booking whose event was deleted or moved elsewhere no longer holds the slot.

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { BookingServices, LedgerBooking } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { instantOut, rangeOut } from '../../range.ts';
 import { instant, parseRfc3339 } from '../../schemas.ts';
 import { attendeesIn, sanitizedOut, writeCalendarId } from '../../write-schemas.ts';
 import { attendeesFrom, uniqueEmails } from '../write/common.ts';
@@ -59,7 +60,7 @@ function slotOf(start: string, end: string): Slot {
 }
 
 /** The first booking made with this idempotency key, or a refusal when the parameters differ. */
-function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string): Output {
+function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string, zone: string): Output {
   if (earlier.status === 'cancelled') {
     throw new CalgateError(
       'already_exists',
@@ -70,12 +71,13 @@ function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string): O
   if (earlier.requestHash !== hash) {
     throw new CalgateError(
       'already_exists',
-      `idempotencyKey '${idempotencyKey}' was already used for a different booking (${earlier.id}, ${earlier.start.toISOString()}–${earlier.end.toISOString()}). Use a new idempotencyKey for a new booking.`,
+      `idempotencyKey '${idempotencyKey}' was already used for a different booking (${earlier.id}, ${instantOut(earlier.start.getTime(), zone)}–${instantOut(earlier.end.getTime(), zone)}). Use a new idempotencyKey for a new booking.`,
       { context: { bookingId: earlier.id } },
     );
   }
   return {
     ...(earlier.result as Omit<Output, 'bookingId' | 'replayed'>),
+    ...rangeOut({ start: earlier.start.getTime(), end: earlier.end.getTime() }, zone),
     bookingId: earlier.id,
     replayed: true,
   };
@@ -106,10 +108,17 @@ export const bookSlot = defineTool({
     attendees: ['alice@example.com'],
     idempotencyKey: 'alice-2026-03-16',
   },
+  exampleResult: {
+    start: '2026-03-16T14:00:00-04:00',
+    end: '2026-03-16T14:30:00-04:00',
+    summary: 'Meeting with Alice',
+    replayed: false,
+  },
   async run(args, { access, booking, signal }) {
     const { lock, ledger, lockTtlMs } = services(booking);
     const handle = access.writable(args.calendarId);
     const calendarId = handle.calendar.id;
+    const zone = handle.calendar.timeZone;
     const slot = slotOf(args.start, args.end);
     const screen = new TextScreen();
     const summary = screen.text('summary', args.summary);
@@ -120,7 +129,7 @@ export const bookSlot = defineTool({
     if (key !== undefined) {
       const earlier = await ledger.byIdempotencyKey(key);
       if (earlier !== null) {
-        return replay(earlier, hash, key);
+        return replay(earlier, hash, key, zone);
       }
     }
 
@@ -137,7 +146,7 @@ export const bookSlot = defineTool({
         // A concurrent call with the same key may have finished while this one waited.
         const earlier = await ledger.byIdempotencyKey(key);
         if (earlier !== null) {
-          return replay(earlier, hash, key);
+          return replay(earlier, hash, key, zone);
         }
       }
       const eventId = (generation: number) =>
@@ -164,8 +173,7 @@ export const bookSlot = defineTool({
       const result = {
         eventId: event.id,
         calendarId,
-        start: new Date(slot.start).toISOString(),
-        end: new Date(slot.end).toISOString(),
+        ...rangeOut(slot, zone),
         summary,
       };
       try {
@@ -203,7 +211,7 @@ export const bookSlot = defineTool({
           // The same key finished first elsewhere; its event is the one this call would have written.
           const earlier = await ledger.byIdempotencyKey(key);
           if (earlier !== null && earlier.eventId === event.id) {
-            return replay(earlier, hash, key);
+            return replay(earlier, hash, key, zone);
           }
         }
         throw await rollBack(handle, event.id, error, slot);

@@ -160,15 +160,26 @@ async function addBookings(
   }
 }
 
-/** One calendar's busy time, or the error that makes it unknown (thrown: never report it free). */
+/**
+ * Busy time of each calendar, or the first reason one of them is unknown (thrown: a calendar
+ * that cannot be read is never reported free). `unavailable` are calendars set apart before
+ * reading (their account needs reconnecting, or they are disabled).
+ */
 export async function busyOrThrow(
-  handle: CalendarHandle,
+  handles: readonly CalendarHandle[],
+  unavailable: readonly { calendarId: string; error: CalgateError }[],
   window: Interval,
   context: BusyContext,
-): Promise<{ events: Interval[]; holds: Interval[] }> {
-  const [answer] = await readBusy([handle], window, context);
-  if (answer === undefined || !answer.ok) {
-    throw answer?.error ?? new CalgateError('upstream_unavailable', 'No free/busy answer.');
+): Promise<{ calendarId: string; events: Interval[]; holds: Interval[] }[]> {
+  const [first] = unavailable;
+  if (first !== undefined) {
+    throw first.error;
   }
-  return answer;
+  const answers = await readBusy(handles, window, context);
+  return answers.map((answer) => {
+    if (!answer.ok) {
+      throw answer.error;
+    }
+    return answer;
+  });
 }

@@ -1,34 +1,47 @@
 import { mergeIntervals } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { calendarId, instant } from '../../schemas.ts';
+import { rangeOut } from '../../range.ts';
+import { calendarIds } from '../read/common.ts';
 import { busyOrThrow } from './busy.ts';
-import { READ_ONLY, range, rangeOut, windowOf } from './window.ts';
+import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
 
 export const checkAvailability = defineTool({
   name: 'check_availability',
   title: 'Check availability',
   description:
-    "Whether [start, end) of one calendar is free of opaque non-declined events and booking holds. Fails if free/busy can't be read.",
+    "Whether [timeMin, timeMax) is free on all calendarIds: no opaque non-declined events, bookings or holds. Fails if free/busy can't be read.",
   access: 'read',
   annotations: READ_ONLY,
-  input: z.strictObject({ calendarId, start: instant, end: instant }),
+  input: z.strictObject({ calendarIds, ...windowInput }),
   output: z.object({
     available: z.boolean(),
+    timeZone: z.string(),
     conflicts: z
-      .array(range.extend({ kind: z.enum(['event', 'hold']) }))
+      .array(range.extend({ calendarId: z.string(), kind: z.enum(['event', 'hold']) }))
       .optional()
-      .describe('UTC; hold = booking in progress.'),
+      .describe('hold = booking in progress.'),
   }),
-  example: { calendarId: 'primary', start: '2026-04-21T15:00:00-04:00', end: '2026-04-21T15:30:00-04:00' },
+  example: {
+    calendarIds: ['primary'],
+    timeMin: '2026-04-21T15:00:00-04:00',
+    timeMax: '2026-04-21T15:30:00-04:00',
+  },
+  exampleResult: { available: true, timeZone: 'America/New_York' },
   async run(args, context) {
-    const window = windowOf(args);
-    const handle = context.access.readable(args.calendarId);
-    const { events, holds } = await busyOrThrow(handle, window, context);
-    const conflicts = [
-      ...mergeIntervals(events).map((s) => ({ ...rangeOut(s), kind: 'event' as const })),
-      ...mergeIntervals(holds).map((s) => ({ ...rangeOut(s), kind: 'hold' as const })),
-    ].sort((a, b) => a.start.localeCompare(b.start));
-    return conflicts.length === 0 ? { available: true } : { available: false, conflicts };
+    const { handles, unavailable } = calendarsToRead(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone, handles);
+    const window = availabilityWindow(args, zone, context.now());
+    const answers = await busyOrThrow(handles, unavailable, window, context);
+    const conflicts = answers
+      .flatMap(({ calendarId, events, holds }) => [
+        ...mergeIntervals(events).map((s) => ({ calendarId, kind: 'event' as const, ...s })),
+        ...mergeIntervals(holds).map((s) => ({ calendarId, kind: 'hold' as const, ...s })),
+      ])
+      .sort((a, b) => a.start - b.start || a.end - b.end)
+      .map(({ start, end, ...rest }) => ({ ...rangeOut({ start, end }, zone), ...rest }));
+    return conflicts.length === 0
+      ? { available: true, timeZone: zone }
+      : { available: false, timeZone: zone, conflicts };
   },
 });

@@ -1,7 +1,6 @@
 import {
   CalgateError,
   expandRule,
-  formatInstant,
   fromLocal,
   type LocalDateTime,
   parseDateTimeFields,
@@ -11,6 +10,7 @@ import {
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { rangeOut } from '../../range.ts';
 import { range } from './window.ts';
 
 /** The most instances one call returns. */
@@ -25,7 +25,7 @@ function localOf(text: string, field: string): LocalDateTime {
   if (!LOCAL.test(text)) {
     throw new CalgateError(
       'invalid_argument',
-      `${field} '${text}' must be a local date-time YYYY-MM-DDTHH:MM:SS without offset; the zone goes in timezone.`,
+      `${field} '${text}' must be a local date-time YYYY-MM-DDTHH:MM:SS without offset; the zone goes in timeZone.`,
     );
   }
   const parsed = parseDateTimeFields(text, true);
@@ -39,13 +39,13 @@ export const expandRrule = defineTool({
   name: 'expand_rrule',
   title: 'Expand recurrence rule',
   description:
-    'Instances (UTC) of an RFC 5545 RRULE; dtstart (local YYYY-MM-DDTHH:MM:SS in timezone) is the first. DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
+    'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first. DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
     rrule: z.string().min(1).max(2000).describe('e.g. FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1'),
     dtstart: localDateTime,
-    timezone: z.string().min(1).max(64),
+    timeZone: z.string().min(1).max(64),
     durationMinutes: z.number().int().min(0).max(10_080).default(60),
     count: z.number().int().min(1).default(100).describe(`At most ${MAX_EXPANDED}.`),
     exdates: z.array(localDateTime).max(1000).optional().describe('Local, like dtstart.'),
@@ -58,8 +58,15 @@ export const expandRrule = defineTool({
   example: {
     rrule: 'FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1',
     dtstart: '2026-01-30T10:00:00',
-    timezone: 'America/New_York',
+    timeZone: 'America/New_York',
     count: 12,
+  },
+  exampleResult: {
+    instances: [
+      { start: '2026-01-30T10:00:00-05:00', end: '2026-01-30T11:00:00-05:00' },
+      { start: '2026-03-27T10:00:00-04:00', end: '2026-03-27T11:00:00-04:00' },
+    ],
+    truncated: true,
   },
   async run(args) {
     if (args.count > MAX_EXPANDED) {
@@ -68,7 +75,7 @@ export const expandRrule = defineTool({
         `count ${args.count} is over the cap of ${MAX_EXPANDED} instances per call: ask for fewer, or narrow the rule (UNTIL, COUNT) and call again from a later dtstart.`,
       );
     }
-    const zone = validateTimeZone(args.timezone);
+    const zone = validateTimeZone(args.timeZone);
     if (!zone.ok) {
       throw zone.error;
     }
@@ -96,8 +103,7 @@ export const expandRrule = defineTool({
         const duration = args.durationMinutes * MINUTE;
         return {
           instances: starts.slice(0, args.count).map((instant) => ({
-            start: formatInstant(instant),
-            end: formatInstant(instant + duration),
+            ...rangeOut({ start: instant, end: instant + duration }, zone.value),
           })),
           truncated: starts.length > args.count,
         };

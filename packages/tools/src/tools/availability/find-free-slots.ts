@@ -1,9 +1,10 @@
 import { type DayName, findFreeSlots as freeSlotsOf } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { calendarId, instant } from '../../schemas.ts';
+import { rangeOut } from '../../range.ts';
+import { calendarIds } from '../read/common.ts';
 import { busyOrThrow } from './busy.ts';
-import { READ_ONLY, range, rangeOut, windowOf } from './window.ts';
+import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
 
 const MINUTE = 60_000;
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const satisfies readonly DayName[];
@@ -21,24 +22,24 @@ export const findFreeSlots = defineTool({
   name: 'find_free_slots',
   title: 'Find free slots',
   description:
-    "Free slots of one calendar, ≤ 92 days. Busy: opaque non-declined events and booking holds, padded by bufferMinutes. Times in workingHours.timeZone, else UTC. Fails if free/busy can't be read.",
+    "Slots free on all calendarIds, ≤ 92 days, outside opaque non-declined events, bookings and holds (padded by bufferMinutes). Zone default: workingHours'. Fails if free/busy can't be read.",
   access: 'read',
   annotations: READ_ONLY,
   input: z.strictObject({
-    calendarId,
-    start: instant,
-    end: instant,
+    calendarIds,
+    ...windowInput,
     minDurationMinutes: z.number().int().min(1).max(1440).default(30),
     workingHours: workingHours.optional(),
     bufferMinutes: z.number().int().min(0).max(240).optional(),
   }),
   output: z.object({
+    timeZone: z.string(),
     slots: z.array(range.extend({ durationMinutes: z.number() })),
   }),
   example: {
-    calendarId: 'primary',
-    start: '2026-04-20T00:00:00+02:00',
-    end: '2026-04-25T00:00:00+02:00',
+    calendarIds: ['primary'],
+    timeMin: '2026-04-20',
+    timeMax: '2026-04-24',
     minDurationMinutes: 60,
     workingHours: {
       days: ['mon', 'tue', 'wed', 'thu', 'fri'],
@@ -48,17 +49,24 @@ export const findFreeSlots = defineTool({
     },
     bufferMinutes: 10,
   },
+  exampleResult: {
+    timeZone: 'Europe/Berlin',
+    slots: [{ start: '2026-04-20T09:00:00+02:00', end: '2026-04-20T17:00:00+02:00', durationMinutes: 480 }],
+  },
   async run(args, context) {
-    const window = windowOf(args);
-    const handle = context.access.readable(args.calendarId);
+    const { handles, unavailable } = calendarsToRead(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone ?? args.workingHours?.timeZone, handles);
+    const window = availabilityWindow(args, zone, context.now());
     const buffer = (args.bufferMinutes ?? 0) * MINUTE;
     // Busy time just outside the window still claims its buffer inside it.
-    const { events, holds } = await busyOrThrow(
-      handle,
+    const answers = await busyOrThrow(
+      handles,
+      unavailable,
       { start: window.start - buffer, end: window.end + buffer },
       context,
     );
-    const slots = freeSlotsOf(window, [...events, ...holds], {
+    const busy = answers.flatMap(({ events, holds }) => [...events, ...holds]);
+    const slots = freeSlotsOf(window, busy, {
       minDurationMinutes: args.minDurationMinutes,
       ...(args.workingHours === undefined ? {} : { workingHours: args.workingHours }),
       ...(args.bufferMinutes === undefined ? {} : { bufferMinutes: args.bufferMinutes }),
@@ -66,8 +74,8 @@ export const findFreeSlots = defineTool({
     if (!slots.ok) {
       throw slots.error;
     }
-    const zone = args.workingHours?.timeZone;
     return {
+      timeZone: zone,
       slots: slots.value.map((slot) => ({ ...rangeOut(slot, zone), durationMinutes: slot.durationMinutes })),
     };
   },

@@ -1,10 +1,11 @@
 import { complement, type Interval, mergeAvailability, mergeIntervals } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { calendarErrors, instant } from '../../schemas.ts';
-import { errorsOut, readableHandles } from '../read/common.ts';
+import { rangeOut } from '../../range.ts';
+import { calendarErrors } from '../../schemas.ts';
+import { calendarIds, errorsOut } from '../read/common.ts';
 import { readBusy } from './busy.ts';
-import { READ_ONLY, range, rangeOut, windowOf } from './window.ts';
+import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
 
 const MINUTE = 60_000;
 
@@ -12,17 +13,17 @@ export const getAvailability = defineTool({
   name: 'get_availability',
   title: 'Get availability',
   description:
-    'Busy blocks and free slots merged across calendars, ≤ 92 days, UTC. sourceCount: calendars busy in the block (full), always 0 (opaque). If a calendar is unavailable, free is empty: unknown is never free.',
+    'Busy blocks and free slots merged across calendars (default all readable), ≤ 92 days. sourceCount: calendars busy in the block (full), always 0 (opaque). If a calendar is unavailable, free is empty: unknown is never free.',
   access: 'read',
   annotations: READ_ONLY,
   input: z.strictObject({
-    start: instant,
-    end: instant,
-    calendarIds: z.array(z.string().min(1).max(1024)).min(1).max(50).default(['primary']),
+    calendarIds,
+    ...windowInput,
     privacy: z.enum(['opaque', 'full']).default('opaque'),
-    minFreeSlotMinutes: z.number().int().min(1).max(1440).default(30),
+    minDurationMinutes: z.number().int().min(1).max(1440).default(30),
   }),
   output: z.object({
+    timeZone: z.string(),
     busy: z.array(range.extend({ sourceCount: z.number() })),
     free: z.array(range.extend({ durationMinutes: z.number() })),
     calendarsMerged: z.number(),
@@ -30,15 +31,22 @@ export const getAvailability = defineTool({
     unavailableCalendars: calendarErrors,
   }),
   example: {
-    start: '2026-04-20T00:00:00-04:00',
-    end: '2026-04-27T00:00:00-04:00',
-    calendarIds: ['primary', 'cal_2f9c…'],
+    calendarIds: ['primary', 'Team Berlin'],
+    timeMin: '2026-04-20T00:00:00-04:00',
+    timeMax: '2026-04-27T00:00:00-04:00',
     privacy: 'full',
-    minFreeSlotMinutes: 60,
+    minDurationMinutes: 60,
+  },
+  exampleResult: {
+    timeZone: 'America/New_York',
+    free: [{ start: '2026-04-20T00:00:00-04:00', end: '2026-04-27T00:00:00-04:00', durationMinutes: 10080 }],
+    calendarsMerged: 2,
+    privacy: 'full',
   },
   async run(args, context) {
-    const window = windowOf(args);
-    const { handles, unavailable } = readableHandles(context.access, args.calendarIds);
+    const { handles, unavailable } = calendarsToRead(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone, handles);
+    const window = availabilityWindow(args, zone, context.now());
     const answers = await readBusy(handles, window, context);
     const failures = [...unavailable];
     const known: Interval[][] = [];
@@ -55,13 +63,14 @@ export const getAvailability = defineTool({
       failures.length > 0
         ? []
         : complement(window, mergeIntervals(busy))
-            .filter((slot) => slot.end - slot.start >= args.minFreeSlotMinutes * MINUTE)
+            .filter((slot) => slot.end - slot.start >= args.minDurationMinutes * MINUTE)
             .map((slot) => ({
-              ...rangeOut(slot),
+              ...rangeOut(slot, zone),
               durationMinutes: Math.floor((slot.end - slot.start) / MINUTE),
             }));
     return {
-      busy: busy.map((block) => ({ ...rangeOut(block), sourceCount: block.sourceCount })),
+      timeZone: zone,
+      busy: busy.map((block) => ({ ...rangeOut(block, zone), sourceCount: block.sourceCount })),
       free,
       calendarsMerged: known.length,
       privacy: args.privacy,

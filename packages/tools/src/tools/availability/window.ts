@@ -1,35 +1,50 @@
-import { CalgateError, formatInstant, type Interval } from '@calgate/core';
+import { CalgateError, validateTimeZone } from '@calgate/core';
 import { z } from 'zod';
-import { parseRfc3339 } from '../../schemas.ts';
+import type { CalendarAccess, CalendarHandle } from '../../access.ts';
+import { rangeBound, type Window, windowIn } from '../../range.ts';
+import { readableHandles } from '../read/common.ts';
 
-const DAY_MS = 86_400_000;
-/** The widest window the availability tools search, as find_free_time. */
+/** The widest window the availability tools search. */
 export const MAX_WINDOW_DAYS = 92;
 
-/** [start, end) of a call, checked: end after start, at most 92 days. */
-export function windowOf(args: { start: string; end: string }): Interval {
-  const start = parseRfc3339(args.start);
-  const end = parseRfc3339(args.end);
-  if (start === undefined || end === undefined) {
-    throw new CalgateError('invalid_argument', 'start and end must be RFC 3339 date-times with an offset.');
-  }
-  if (end <= start) {
-    throw new CalgateError('invalid_argument', 'end must be later than start.');
-  }
-  if (end - start > MAX_WINDOW_DAYS * DAY_MS) {
-    throw new CalgateError(
-      'invalid_argument',
-      `start to end spans more than ${MAX_WINDOW_DAYS} days; ask for a shorter range.`,
-    );
-  }
-  return { start, end };
-}
+/** The parameters every availability tool shares, spelled as everywhere in the catalogue. */
+export const windowInput = {
+  timeMin: rangeBound,
+  timeMax: rangeBound,
+  timeZone: z.string().min(1).max(64).optional(),
+};
 
 export const range = z.object({ start: z.string(), end: z.string() });
 
-/** An interval as RFC 3339 text: UTC, or wall-clock time with the offset of `timeZone`. */
-export function rangeOut(interval: Interval, timeZone?: string): { start: string; end: string } {
-  return { start: formatInstant(interval.start, timeZone), end: formatInstant(interval.end, timeZone) };
+/**
+ * The zone a call reads local times in and writes its answer in: the request's `timeZone`
+ * (checked), else the zone the calendars share, else the key's.
+ */
+export function callZone(
+  access: CalendarAccess,
+  requested: string | undefined,
+  handles: readonly Pick<CalendarHandle, 'calendar'>[],
+): string {
+  if (requested !== undefined) {
+    const checked = validateTimeZone(requested);
+    if (!checked.ok) {
+      throw checked.error;
+    }
+    return checked.value;
+  }
+  return access.zoneFor(
+    undefined,
+    handles.map((handle) => handle.calendar),
+  );
+}
+
+/** The window of an availability call, read in `zone`: timeMax after timeMin, ≤ 92 days. */
+export function availabilityWindow(
+  args: { timeMin: string; timeMax: string },
+  zone: string,
+  now: Date,
+): Window {
+  return windowIn(args, zone, { now, maxDays: MAX_WINDOW_DAYS });
 }
 
 export const READ_ONLY = {
@@ -38,3 +53,12 @@ export const READ_ONLY = {
   idempotentHint: true,
   openWorldHint: true,
 } as const;
+
+/** The calendars an availability call reads: the named ones, or every readable one (at least one). */
+export function calendarsToRead(access: CalendarAccess, ids: readonly string[] | undefined) {
+  const found = readableHandles(access, ids);
+  if (found.handles.length === 0 && found.unavailable.length === 0) {
+    throw new CalgateError('not_found', 'No enabled calendar this key can read; see list_calendars.');
+  }
+  return found;
+}

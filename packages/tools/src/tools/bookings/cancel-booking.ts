@@ -17,6 +17,7 @@ export const cancelBooking = defineTool({
   }),
   output: bookingOut.extend({ alreadyCancelled: z.boolean(), eventDeleted: z.boolean() }),
   example: { bookingId: 'bkg_4f2a9c81d3e0b7a6' },
+  exampleResult: { status: 'cancelled', eventDeleted: true },
   async run(args, { access, booking, signal }) {
     const ledger = ledgerOf(booking);
     const zone = requestZone(args.timeZone);

@@ -4,12 +4,12 @@ import type { CalendarHandle } from '../../access.ts';
 import type { BookingLedger, LedgerBooking, ToolContext } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
-import { instant, parseRfc3339 } from '../../schemas.ts';
+import { boundOf, rangeBound } from '../../range.ts';
 import { readBusy } from '../availability/busy.ts';
-import { MAX_WINDOW_DAYS } from '../availability/window.ts';
+import { callZone, MAX_WINDOW_DAYS, windowInput } from '../availability/window.ts';
 import { calendarIds, readableHandles } from '../read/common.ts';
 import { reconcile } from './reconcile.ts';
-import { bookingOut, ledgerOf, requestZone, toBookingOut, zoneIn } from './shape.ts';
+import { bookingOut, ledgerOf, toBookingOut } from './shape.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -57,30 +57,36 @@ export const listBookings = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     calendarIds,
-    timeMin: instant.optional(),
-    timeMax: instant.optional(),
+    timeMin: rangeBound.optional(),
+    timeMax: rangeBound.optional(),
     status: z.enum(['confirmed', 'cancelled']).optional(),
-    timeZone: zoneIn,
+    timeZone: windowInput.timeZone,
     maxResults: z.number().int().min(1).max(500).default(100),
   }),
   output: z.object({
     bookings: z.array(bookingOut),
     truncated: z.boolean(),
   }),
-  example: {
-    timeMin: '2026-04-20T00:00:00-04:00',
-    timeMax: '2026-04-27T00:00:00-04:00',
-    status: 'confirmed',
+  example: { timeMin: '2026-03-16', timeMax: '2026-03-20', status: 'confirmed' },
+  exampleResult: {
+    bookings: [
+      {
+        start: '2026-03-16T14:00:00-04:00',
+        status: 'confirmed',
+        summary: 'Meeting with Alice',
+        idempotencyKey: 'alice-2026-03-16',
+      },
+    ],
   },
   async run(args, context) {
     const ledger = ledgerOf(context.booking);
-    const zone = requestZone(args.timeZone);
-    const timeMin = args.timeMin === undefined ? undefined : parseRfc3339(args.timeMin);
-    const timeMax = args.timeMax === undefined ? undefined : parseRfc3339(args.timeMax);
+    const { handles, unavailable } = readableHandles(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone, handles);
+    const timeMin = args.timeMin === undefined ? undefined : boundOf(args.timeMin, zone, 'min');
+    const timeMax = args.timeMax === undefined ? undefined : boundOf(args.timeMax, zone, 'max');
     if (timeMin !== undefined && timeMax !== undefined && timeMax <= timeMin) {
       throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
     }
-    const { handles, unavailable } = readableHandles(context.access, args.calendarIds);
     const filter = {
       calendarIds: [...handles.map((handle) => handle.calendar.id), ...unavailable.map((u) => u.calendarId)],
       timeMin: timeMin === undefined ? undefined : new Date(timeMin),
@@ -91,11 +97,8 @@ export const listBookings = defineTool({
       await reconcileListed(await ledger.list({ ...filter, status: 'confirmed' }), handles, ledger, context);
     }
     const rows = await ledger.list({ ...filter, status: args.status });
-    const zoneOf = new Map(context.access.list().map((calendar) => [calendar.id, calendar.timeZone]));
     return {
-      bookings: rows
-        .slice(0, args.maxResults)
-        .map((row) => toBookingOut(row, zone ?? zoneOf.get(row.calendarId) ?? 'UTC')),
+      bookings: rows.slice(0, args.maxResults).map((row) => toBookingOut(row, zone)),
       truncated: rows.length > args.maxResults,
     };
   },

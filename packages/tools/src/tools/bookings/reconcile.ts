@@ -7,6 +7,7 @@ import { isCalgateError } from '@calgate/core';
 import type { CalendarEvent } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
 import type { BookingLedger, LedgerBooking } from '../../catalogue.ts';
+import { instantOut } from '../../range.ts';
 import { instantOf, isCode } from '../write/common.ts';
 import { blocks } from './blocks.ts';
 
@@ -15,10 +16,6 @@ export type Settled =
   | { kind: 'kept'; booking: LedgerBooking }
   | { kind: 'moved'; booking: LedgerBooking }
   | { kind: 'released'; booking: LedgerBooking; reason: string };
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
 
 function released(booking: LedgerBooking, reason: string): Settled {
   return { kind: 'released', booking: { ...booking, status: 'cancelled' }, reason };
@@ -59,7 +56,7 @@ export async function settle(
     const other = typeof error.context.bookingId === 'string' ? ` ${error.context.bookingId}` : '';
     return released(
       booking,
-      `Booking ${booking.id} was released: its event ${booking.eventId} now runs ${iso(start)}–${iso(end)}, which overlaps confirmed booking${other}. The event itself was kept.`,
+      `Booking ${booking.id} was released: its event ${booking.eventId} now runs ${instantOut(start, handle.calendar.timeZone)}–${instantOut(end, handle.calendar.timeZone)}, which overlaps confirmed booking${other}. The event itself was kept.`,
     );
   }
   return { kind: 'moved', booking: { ...booking, start: new Date(start), end: new Date(end) } };

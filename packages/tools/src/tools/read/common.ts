@@ -1,9 +1,9 @@
 import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarAccess, CalendarHandle } from '../../access.ts';
-import { parseRfc3339 } from '../../schemas.ts';
+import { windowIn } from '../../range.ts';
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS } from '../../range.ts';
 
 /** An optional calendar filter: ids from list_calendars; omitted means every readable calendar. */
 export const calendarIds = z
@@ -11,46 +11,33 @@ export const calendarIds = z
   .min(1)
   .max(50)
   .optional()
-  .describe('Calendar ids from list_calendars; default all readable.');
+  .describe('Default: all readable.');
 
 export interface Window {
   min: number;
   max: number;
+  /** The bounds as RFC 3339 in UTC, for upstream queries. */
   timeMin: string;
   timeMax: string;
 }
 
-/** A checked [timeMin, timeMax) window; absent bounds are `now` plus the given day offsets. */
+/**
+ * A checked [timeMin, timeMax) window, local forms read in `zone`; absent bounds are `now`
+ * plus the given day offsets.
+ */
 export function resolveWindow(
   args: { timeMin?: string | undefined; timeMax?: string | undefined },
+  zone: string,
   now: Date,
   defaults: { beforeDays: number; afterDays: number },
   maxDays: number,
 ): Window {
-  const min =
-    args.timeMin === undefined ? now.getTime() - defaults.beforeDays * DAY_MS : parseRfc3339(args.timeMin);
-  const max =
-    args.timeMax === undefined ? now.getTime() + defaults.afterDays * DAY_MS : parseRfc3339(args.timeMax);
-  if (min === undefined || max === undefined) {
-    throw new CalgateError(
-      'invalid_argument',
-      'timeMin and timeMax must be RFC 3339 date-times with an offset.',
-    );
-  }
-  if (max <= min) {
-    throw new CalgateError('invalid_argument', 'timeMax must be later than timeMin.');
-  }
-  if (max - min > maxDays * DAY_MS) {
-    throw new CalgateError(
-      'invalid_argument',
-      `The range from timeMin to timeMax spans more than ${maxDays} days; query a shorter range.`,
-    );
-  }
+  const { start, end } = windowIn(args, zone, { now, ...defaults, maxDays });
   return {
-    min,
-    max,
-    timeMin: args.timeMin ?? new Date(min).toISOString(),
-    timeMax: args.timeMax ?? new Date(max).toISOString(),
+    min: start,
+    max: end,
+    timeMin: new Date(start).toISOString(),
+    timeMax: new Date(end).toISOString(),
   };
 }
 

@@ -1,18 +1,15 @@
-import { CalgateError, formatInstant, validateTimeZone } from '@calgate/core';
+import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
 import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
-import { instant } from '../../schemas.ts';
+import { instantOut } from '../../range.ts';
+import { availabilityWindow, calendarsToRead, callZone, range, windowInput } from '../availability/window.ts';
 import { addLedgerBusy } from '../bookings/ledger-busy.ts';
-import { calendarIds, readableHandles, resolveWindow } from './common.ts';
+import { calendarIds } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
-
-const MAX_DAYS = 92;
-
-const range = z.object({ start: z.string(), end: z.string() });
 
 export const findFreeTime = defineTool({
   name: 'find_free_time',
@@ -23,13 +20,12 @@ export const findFreeTime = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     calendarIds,
-    timeMin: instant,
-    timeMax: instant,
+    ...windowInput,
     minDurationMinutes: z.number().int().min(1).max(1440).optional(),
-    timeZone: z.string().min(1).max(64).optional().describe('IANA zone of returned times; default UTC.'),
     format,
   }),
   output: z.object({
+    timeZone: z.string(),
     timeMin: z.string(),
     timeMax: z.string(),
     calendarIds: z.array(z.string()),
@@ -43,23 +39,18 @@ export const findFreeTime = defineTool({
     timeMax: '2026-04-21T18:00:00-07:00',
     minDurationMinutes: 30,
   },
+  exampleResult: {
+    timeZone: 'America/New_York',
+    timeMin: '2026-04-21T11:00:00-04:00',
+    timeMax: '2026-04-21T21:00:00-04:00',
+    free: [{ start: '2026-04-21T11:00:00-04:00', end: '2026-04-21T21:00:00-04:00' }],
+  },
   async run(args, { access, booking, signal, now }) {
-    let zone: string | undefined;
-    if (args.timeZone !== undefined) {
-      const checked = validateTimeZone(args.timeZone);
-      if (!checked.ok) {
-        throw checked.error;
-      }
-      zone = checked.value;
-    }
-    const window = resolveWindow(args, now(), { beforeDays: 0, afterDays: 0 }, MAX_DAYS);
-    const span: Span = { start: window.min, end: window.max };
-    const timeMin = new Date(window.min).toISOString();
-    const timeMax = new Date(window.max).toISOString();
-    const { handles, unavailable } = readableHandles(access, args.calendarIds);
-    if (handles.length === 0 && unavailable.length === 0) {
-      throw new CalgateError('not_found', 'No enabled calendar this key can read; see list_calendars.');
-    }
+    const { handles, unavailable } = calendarsToRead(access, args.calendarIds);
+    const zone = callZone(access, args.timeZone, handles);
+    const span: Span = availabilityWindow(args, zone, now());
+    const timeMin = new Date(span.start).toISOString();
+    const timeMax = new Date(span.end).toISOString();
 
     const answers = new Map<string, Span[] | { code: string; message: string }>();
     for (const { calendarId, error } of unavailable) {
@@ -97,7 +88,7 @@ export const findFreeTime = defineTool({
     // Confirmed bookings are busy too, so this agrees with book_slot.
     await addLedgerBusy(booking, handles, span, answers, signal);
 
-    const show = (ms: number) => formatInstant(ms, zone);
+    const show = (ms: number) => instantOut(ms, zone);
     const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));
     const calendarIds = [...handles.map((h) => h.calendar.id), ...unavailable.map((u) => u.calendarId)];
     const busy: { calendarId: string; start: number; end: number }[] = [];
@@ -117,8 +108,9 @@ export const findFreeTime = defineTool({
     busy.sort((a, b) => a.start - b.start || a.end - b.end);
     const merged = availability(perCalendar, span, (args.minDurationMinutes ?? 0) * 60_000);
     return {
-      timeMin: show(window.min),
-      timeMax: show(window.max),
+      timeZone: zone,
+      timeMin: show(span.start),
+      timeMax: show(span.end),
       calendarIds,
       busy: busy.map((b) => ({ calendarId: b.calendarId, start: show(b.start), end: show(b.end) })),
       unknownCalendars,

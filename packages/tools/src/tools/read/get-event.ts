@@ -43,6 +43,7 @@ export const getEvent = defineTool({
   }),
   output: z.object({ event: eventDetail }),
   example: { calendarId: 'primary', eventId: 'abc123def456' },
+  exampleResult: { event: { id: 'abc123def456', summary: 'Quarterly review' } },
   async run(args, { access, signal }) {
     if (args.calendarId === undefined) {
       const { handle, event } = await locateEvent(access, args.eventId, 'read', signal);

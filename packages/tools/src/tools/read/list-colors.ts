@@ -53,6 +53,7 @@ export const listColors = defineTool({
     calendar: z.array(color),
   }),
   example: {},
+  exampleResult: { event: [{ colorId: '5', name: 'Banana' }] },
   async run(args, { access, signal }) {
     const handle =
       args.calendarId === undefined ? access.allReadable().handles[0] : access.readable(args.calendarId);

@@ -17,6 +17,7 @@ export async function locateEvent(
   const { handles } = access.allReadable();
   const candidates = need === 'write' ? handles.filter((handle) => handle.calendar.canWrite) : handles;
   const found: { handle: CalendarHandle; event: CalendarEvent }[] = [];
+  const cancelled: { handle: CalendarHandle; event: CalendarEvent }[] = [];
   await forEachLimited(
     candidates,
     (handle) => handle.calendar.connectionId,
@@ -24,9 +25,7 @@ export async function locateEvent(
     async (handle) => {
       try {
         const event = await handle.provider.getEvent(handle.ref, eventId, signal);
-        if (event.status !== 'cancelled') {
-          found.push({ handle, event });
-        }
+        (event.status === 'cancelled' ? cancelled : found).push({ handle, event });
       } catch (error) {
         if (!isCalgateError(error) || !['not_found', 'invalid_argument'].includes(error.code)) {
           throw error;
@@ -34,7 +33,9 @@ export async function locateEvent(
       }
     },
   );
-  const [first, ...rest] = found;
+  // A change to an event already deleted reports that (idempotently) when only one calendar has it.
+  const [first, ...rest] =
+    found.length === 0 && need === 'write' && cancelled.length === 1 ? cancelled : found;
   if (first === undefined) {
     const searched = candidates.map((handle) => `'${handle.calendar.summary}' (${handle.calendar.id})`);
     throw new CalgateError(
@@ -54,13 +55,47 @@ export async function locateEvent(
 }
 
 /** A provider's "not found" that names the calendar searched. */
-export function inCalendar(error: unknown, summary: string, calendarId: string): unknown {
+export function inCalendar(
+  error: unknown,
+  summary: string,
+  calendarId: string,
+  need: 'read' | 'write' = 'read',
+): unknown {
   if (isCalgateError(error) && error.code === 'not_found' && error.context.alreadyDeleted !== true) {
+    const readable = need === 'read' ? 'readable' : 'writable';
     return new CalgateError(
       'not_found',
-      `Event not found in calendar '${summary}' (${calendarId}): ${error.message} Leave calendarId out to search every readable calendar.`,
+      `Event not found in calendar '${summary}' (${calendarId}): ${error.message} Leave calendarId out to search every ${readable} calendar.`,
       { context: error.context },
     );
   }
   return error;
+}
+
+/**
+ * Runs a change of one event on the calendar that holds it: the one named, or (calendarId left
+ * out) the one found among the calendars the key can write. A not-found names the calendar.
+ */
+export async function onEventCalendar<T>(
+  access: CalendarAccess,
+  calendarId: string | undefined,
+  eventId: string,
+  signal: AbortSignal,
+  change: (calendarId: string) => Promise<T>,
+): Promise<T> {
+  if (calendarId === undefined) {
+    const { handle } = await locateEvent(access, eventId, 'write', signal);
+    return change(handle.calendar.id);
+  }
+  try {
+    return await change(calendarId);
+  } catch (error) {
+    let named: CalendarHandle;
+    try {
+      named = access.writable(calendarId);
+    } catch {
+      throw error;
+    }
+    throw inCalendar(error, named.calendar.summary, named.calendar.id, 'write');
+  }
 }

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
 import { mergeEvents } from '../../merge.ts';
-import { calendarErrors, eventOut, instant } from '../../schemas.ts';
+import { instantOut, rangeBound } from '../../range.ts';
+import { calendarErrors, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
 import { calendarIds, errorsOut, readableHandles, resolveWindow } from './common.ts';
 
@@ -41,8 +42,8 @@ export const searchEvents = defineTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     query: z.string().trim().min(1).max(500),
-    timeMin: instant.optional(),
-    timeMax: instant.optional(),
+    timeMin: rangeBound.optional(),
+    timeMax: rangeBound.optional(),
     calendarIds,
     maxResults: z.number().int().min(1).max(250).default(25),
     format,
@@ -54,9 +55,14 @@ export const searchEvents = defineTool({
     errors: calendarErrors,
   }),
   example: { query: 'dentist', timeMin: '2026-04-01T00:00:00Z' },
+  exampleResult: { events: [{ summary: 'Dentist appointment' }] },
   async run(args, { access, signal, now }) {
-    const window = resolveWindow(args, now(), { beforeDays: 30, afterDays: 365 }, 366 * 5);
     const { handles, unavailable } = readableHandles(access, args.calendarIds);
+    const zone = access.zoneFor(
+      undefined,
+      handles.map((handle) => handle.calendar),
+    );
+    const window = resolveWindow(args, zone, now(), { beforeDays: 30, afterDays: 365 }, 366 * 5);
     const merged = await mergeEvents(
       handles,
       {
@@ -73,8 +79,8 @@ export const searchEvents = defineTool({
     const errors = errorsOut([...unavailable, ...merged.errors]);
     return {
       events: merged.items.map(({ calendarId, event }) => toMatch(calendarId, event)),
-      timeMin: window.timeMin,
-      timeMax: window.timeMax,
+      timeMin: instantOut(window.min, zone),
+      timeMax: instantOut(window.max, zone),
       ...(errors.length === 0 ? {} : { errors }),
     };
   },

@@ -76,6 +76,7 @@ export const search = defineTool({
     results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string() })),
   }),
   example: { query: 'quarterly review' },
+  exampleResult: { results: [{ title: 'Quarterly review (2026-04-21T10:00:00-04:00)' }] },
   async run(args, { access, signal, now, publicUrl }) {
     const at = now().getTime();
     const { handles } = access.allReadable();
@@ -132,6 +133,10 @@ export const fetchDocument = defineTool({
     metadata: z.object({ calendar: z.string(), start: z.string(), end: z.string(), location: z.string() }),
   }),
   example: { id: 'cal_4Yt2mQ9pXw:5qk3b0c8e1g2h3i4j5k6l7m8n9_20260421T090000Z' },
+  exampleResult: {
+    title: 'Quarterly review (2026-04-21T10:00:00-04:00)',
+    metadata: { start: '2026-04-21T10:00:00-04:00' },
+  },
   async run(args, { access, signal, publicUrl }) {
     const ref = decodeDocumentId(args.id);
     if (ref === undefined) {

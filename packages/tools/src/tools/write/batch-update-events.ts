@@ -45,6 +45,7 @@ export const batchUpdateEvents = defineTool({
       { eventId: 'event2', colorId: '5', summary: 'Updated Title' },
     ],
   },
+  exampleResult: { succeeded: 2, failed: 0 },
   async run(args, { access, booking, signal, progress, requestId }) {
     const results: ItemOut[] = new Array(args.updates.length);
     let next = 0;

@@ -31,6 +31,7 @@ export const createCalendar = defineTool({
     sanitized: sanitizedOut,
   }),
   example: { summary: 'Project Launch', timeZone: 'America/Los_Angeles' },
+  exampleResult: { calendar: { summary: 'Project Launch', timeZone: 'America/Los_Angeles', canWrite: true } },
   async run(args, { access, directory }) {
     const screen = new TextScreen();
     const summary = screen.text('summary', args.summary);

@@ -131,6 +131,13 @@ export const createEvent = defineTool({
     reminders: { useDefault: false, overrides: [{ method: 'popup', minutes: 10 }] },
     requestId: 'standup-2026-04-20',
   },
+  exampleResult: {
+    created: true,
+    event: {
+      summary: 'Team Standup',
+      start: { dateTime: '2026-04-20T09:00:00-06:00', timeZone: 'America/Denver' },
+    },
+  },
   async run(args, { access, signal }) {
     const handle = access.writable(args.calendarId);
     const { ref, provider } = handle;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { eventIdIn, scopeIn, sendUpdatesIn, writeCalendarId } from '../../write-schemas.ts';
 import { releaseBookings } from '../bookings/follow.ts';
-import { DEFAULT_CALENDAR } from './common.ts';
+import { onEventCalendar } from '../read/locate.ts';
 import { deleteScoped } from './scoped.ts';
 
 export const deleteEvent = defineTool({
@@ -13,7 +13,7 @@ export const deleteEvent = defineTool({
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
     eventId: eventIdIn,
     scope: scopeIn,
     sendUpdates: sendUpdatesIn,
@@ -27,23 +27,26 @@ export const deleteEvent = defineTool({
     seriesId: z.string().optional().describe('The series deleted or ended, for scope all/thisAndFollowing.'),
   }),
   example: { eventId: 'abc123def456' },
+  exampleResult: { deleted: true, alreadyDeleted: false },
   async run(args, { access, booking, signal }) {
-    const handle = access.writable(args.calendarId);
-    const result = await deleteScoped(handle, args.eventId, args.scope, {
-      sendUpdates: args.sendUpdates,
-      signal,
+    return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
+      const handle = access.writable(calendarId);
+      const result = await deleteScoped(handle, args.eventId, args.scope, {
+        sendUpdates: args.sendUpdates,
+        signal,
+      });
+      if (result.scope !== 'thisAndFollowing') {
+        await releaseBookings(booking, handle, result.affectedId);
+      }
+      return {
+        eventId: args.eventId,
+        calendarId: handle.calendar.id,
+        deleted: result.deleted,
+        alreadyDeleted: result.alreadyDeleted,
+        ...(result.scope ? { scope: result.scope } : {}),
+        ...(result.affectedId !== args.eventId ? { seriesId: result.affectedId } : {}),
+      };
     });
-    if (result.scope !== 'thisAndFollowing') {
-      await releaseBookings(booking, handle, result.affectedId);
-    }
-    return {
-      eventId: args.eventId,
-      calendarId: handle.calendar.id,
-      deleted: result.deleted,
-      alreadyDeleted: result.alreadyDeleted,
-      ...(result.scope ? { scope: result.scope } : {}),
-      ...(result.affectedId !== args.eventId ? { seriesId: result.affectedId } : {}),
-    };
   },
   text(result) {
     const what =

@@ -11,7 +11,8 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
-import { DEFAULT_CALENDAR, emailKey, uniqueEmails } from './common.ts';
+import { onEventCalendar } from '../read/locate.ts';
+import { emailKey, uniqueEmails } from './common.ts';
 import { applyScoped } from './scoped.ts';
 
 export interface AttendeeChange {
@@ -52,7 +53,7 @@ export const manageAttendees = defineTool({
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
     eventId: eventIdIn,
     addAttendees: attendeesIn.optional(),
     removeAttendees: attendeesIn.optional(),
@@ -73,6 +74,7 @@ export const manageAttendees = defineTool({
     addAttendees: ['charlie@example.com'],
     removeAttendees: ['dave@example.com'],
   },
+  exampleResult: { added: ['charlie@example.com'], removed: ['dave@example.com'] },
   async run(args, { access, signal }) {
     const add = (args.addAttendees ?? []).map((email) => email.trim());
     const remove = (args.removeAttendees ?? []).map((email) => email.trim());
@@ -83,26 +85,28 @@ export const manageAttendees = defineTool({
     if (both.length > 0) {
       throw new CalgateError('invalid_argument', `'${both[0]}' is in both addAttendees and removeAttendees.`);
     }
-    const handle = access.writable(args.calendarId);
-    let change: AttendeeChange = { attendees: [], added: [], removed: [], unchanged: [] };
-    const result = await applyScoped(
-      handle,
-      args.eventId,
-      args.scope,
-      (base) => {
-        change = changeAttendees(base.attendees ?? [], add, remove);
-        return change.added.length + change.removed.length === 0 ? {} : { attendees: change.attendees };
-      },
-      { sendUpdates: args.sendUpdates, signal, rebase: true },
-    );
-    return {
-      eventId: result.event.id,
-      calendarId: handle.calendar.id,
-      added: change.added,
-      removed: change.removed,
-      unchanged: change.unchanged,
-      attendees: (result.event.attendees ?? []).map((attendee) => attendee.email),
-      event: toEventOut(handle.calendar.id, result.event),
-    };
+    return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
+      const handle = access.writable(calendarId);
+      let change: AttendeeChange = { attendees: [], added: [], removed: [], unchanged: [] };
+      const result = await applyScoped(
+        handle,
+        args.eventId,
+        args.scope,
+        (base) => {
+          change = changeAttendees(base.attendees ?? [], add, remove);
+          return change.added.length + change.removed.length === 0 ? {} : { attendees: change.attendees };
+        },
+        { sendUpdates: args.sendUpdates, signal, rebase: true },
+      );
+      return {
+        eventId: result.event.id,
+        calendarId: handle.calendar.id,
+        added: change.added,
+        removed: change.removed,
+        unchanged: change.unchanged,
+        attendees: (result.event.attendees ?? []).map((attendee) => attendee.email),
+        event: toEventOut(handle.calendar.id, result.event),
+      };
+    });
   },
 });

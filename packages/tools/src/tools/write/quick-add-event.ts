@@ -32,6 +32,7 @@ export const quickAddEvent = defineTool({
     sanitized: sanitizedOut,
   }),
   example: { text: 'Dentist appointment Friday at 2pm' },
+  exampleResult: { event: { summary: 'Dentist appointment' } },
   async run(args, { access, signal }) {
     const handle = access.writable(args.calendarId);
     const screen = new TextScreen();

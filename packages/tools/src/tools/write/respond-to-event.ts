@@ -13,7 +13,8 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
-import { DEFAULT_CALENDAR, emailKey } from './common.ts';
+import { onEventCalendar } from '../read/locate.ts';
+import { emailKey } from './common.ts';
 import { applyScoped } from './scoped.ts';
 
 /** The attendee entry that is the calendar's own account, if it is invited. */
@@ -36,7 +37,7 @@ export const respondToEvent = defineTool({
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
     eventId: eventIdIn,
     response: z.enum(['accepted', 'declined', 'tentative']),
     comment: z.string().max(1024).optional(),
@@ -52,45 +53,48 @@ export const respondToEvent = defineTool({
     sanitized: sanitizedOut,
   }),
   example: { eventId: 'abc123def456', response: 'accepted', comment: 'See you there' },
+  exampleResult: { response: 'accepted' },
   async run(args, { access, signal }) {
     const screen = new TextScreen();
     const comment = screen.text('comment', args.comment);
-    const handle = access.writable(args.calendarId);
-    let email = '';
-    const respond = (base: CalendarEvent) => {
-      const attendees = base.attendees ?? [];
-      const self = selfAttendee(attendees, handle.calendar);
-      if (self === undefined) {
-        throw new CalgateError(
-          'invalid_argument',
-          `The account of calendar '${handle.calendar.summary}' (${handle.calendar.accountEmail}) is not an attendee of event '${base.id}', so it cannot respond. Use manage_attendees to invite it first if that is intended.`,
-        );
-      }
-      email = self.email;
-      return {
-        attendees: attendees.map((attendee) =>
-          attendee === self
-            ? {
-                ...attendee,
-                responseStatus: args.response,
-                ...(comment === undefined ? {} : { comment }),
-              }
-            : attendee,
-        ),
+    return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
+      const handle = access.writable(calendarId);
+      let email = '';
+      const respond = (base: CalendarEvent) => {
+        const attendees = base.attendees ?? [];
+        const self = selfAttendee(attendees, handle.calendar);
+        if (self === undefined) {
+          throw new CalgateError(
+            'invalid_argument',
+            `The account of calendar '${handle.calendar.summary}' (${handle.calendar.accountEmail}) is not an attendee of event '${base.id}', so it cannot respond. Use manage_attendees to invite it first if that is intended.`,
+          );
+        }
+        email = self.email;
+        return {
+          attendees: attendees.map((attendee) =>
+            attendee === self
+              ? {
+                  ...attendee,
+                  responseStatus: args.response,
+                  ...(comment === undefined ? {} : { comment }),
+                }
+              : attendee,
+          ),
+        };
       };
-    };
-    const result = await applyScoped(handle, args.eventId, args.scope, respond, {
-      sendUpdates: args.sendUpdates,
-      signal,
-      rebase: true,
+      const result = await applyScoped(handle, args.eventId, args.scope, respond, {
+        sendUpdates: args.sendUpdates,
+        signal,
+        rebase: true,
+      });
+      return {
+        eventId: result.event.id,
+        calendarId: handle.calendar.id,
+        attendee: email,
+        response: args.response,
+        event: toEventOut(handle.calendar.id, result.event),
+        ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+      };
     });
-    return {
-      eventId: result.event.id,
-      calendarId: handle.calendar.id,
-      attendee: email,
-      response: args.response,
-      event: toEventOut(handle.calendar.id, result.event),
-      ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
-    };
   },
 });

@@ -16,14 +16,8 @@ import {
   writtenEvent,
 } from '../../write-schemas.ts';
 import { followBookings } from '../bookings/follow.ts';
-import {
-  attendeesFrom,
-  checkedRange,
-  DEFAULT_CALENDAR,
-  type EventFieldsArgs,
-  instantOf,
-  patchFromArgs,
-} from './common.ts';
+import { onEventCalendar } from '../read/locate.ts';
+import { attendeesFrom, checkedRange, type EventFieldsArgs, instantOf, patchFromArgs } from './common.ts';
 import { applyScoped, type Scope } from './scoped.ts';
 
 /** The fields one update may change; shared with batch_update_events. */
@@ -151,7 +145,7 @@ export const updateEvent = defineTool({
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
+    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
     eventId: eventIdIn,
     ...updateFields,
     sendUpdates: sendUpdatesIn,
@@ -162,7 +156,10 @@ export const updateEvent = defineTool({
     reminders: { useDefault: false, overrides: [] },
     transparency: 'transparent',
   },
+  exampleResult: { changed: true, event: { transparency: 'transparent', reminders: { useDefault: false } } },
   run(args, { access, booking, signal }) {
-    return runUpdate(access, args, signal, '', booking);
+    return onEventCalendar(access, args.calendarId, args.eventId, signal, (calendarId) =>
+      runUpdate(access, { ...args, calendarId }, signal, '', booking),
+    );
   },
 });

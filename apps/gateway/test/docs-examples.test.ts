@@ -1,0 +1,133 @@
+import { LocalCalendarProvider } from '@calgate/providers';
+import { LocalEventStore } from '@calgate/store';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+interface DocumentedTool {
+  name: string;
+  example: { tool: string; arguments: Record<string, unknown>; result?: unknown };
+}
+
+/**
+ * Whether `actual` says at least what `expected` says: objects may have more fields, and an
+ * expected array's items must each be found among the actual items.
+ */
+function contains(actual: unknown, expected: unknown): boolean {
+  if (Array.isArray(expected)) {
+    return (
+      Array.isArray(actual) && expected.every((item) => actual.some((candidate) => contains(candidate, item)))
+    );
+  }
+  if (expected !== null && typeof expected === 'object') {
+    return (
+      actual !== null &&
+      typeof actual === 'object' &&
+      Object.entries(expected).every(([key, value]) =>
+        contains((actual as Record<string, unknown>)[key], value),
+      )
+    );
+  }
+  return actual === expected;
+}
+
+/**
+ * The order the examples run in: the availability examples first, on empty calendars; then the
+ * writes; delete_event last, as it removes the event the others use.
+ */
+const ORDER = [
+  'list_calendars',
+  'get_current_time',
+  'list_colors',
+  'expand_rrule',
+  'find_free_time',
+  'find_free_slots',
+  'check_availability',
+  'get_availability',
+  'book_slot',
+  'list_bookings',
+  'cancel_booking',
+  'create_event',
+  'quick_add_event',
+  'create_calendar',
+  'list_events',
+  'search_events',
+  'search',
+  'fetch',
+  'get_event',
+  'update_event',
+  'batch_update_events',
+  'manage_attendees',
+  'respond_to_event',
+  'delete_event',
+];
+
+describe('every example in /api/docs runs as documented and returns what it says', () => {
+  let gw: TestGateway;
+  let client: Client;
+  let tools: DocumentedTool[];
+  let primary: string;
+  /** Ids only a running gateway can know (a booking's, a search result's), by tool. */
+  const runtimeIds: Record<string, Record<string, unknown>> = {};
+
+  beforeAll(async () => {
+    gw = await startTestGateway(HIGH_RATE_LIMITS);
+    const owner = await gw.seedTenant('Docs');
+    primary = await gw.localCalendar(owner.tenantId, 'Calgate', 'America/New_York');
+    const team = await gw.localCalendar(owner.tenantId, 'Team Berlin', 'Europe/Berlin');
+    for (const calendarId of [primary, team]) {
+      await gw.grant(owner.tenantId, owner.keyId, calendarId, { read: true, write: true });
+    }
+    client = await connectClient(gw.mcpUrl, owner.secret);
+    tools = ((await (await fetch(`${gw.url}/api/docs`)).json()) as { tools: DocumentedTool[] }).tools;
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await gw?.stop();
+  });
+
+  /** The events the write examples name by id, as a person's calendar would hold them. */
+  async function seedNamedEvents() {
+    const provider = new LocalCalendarProvider(new LocalEventStore(gw.db));
+    const ref = { id: primary, externalId: primary, timeZone: 'America/New_York' };
+    const at = (time: string) => ({ dateTime: `2026-04-21T${time}:00-04:00`, timeZone: 'America/New_York' });
+    await provider.insertEvent(ref, {
+      id: 'abc123def456',
+      summary: 'Quarterly review',
+      start: at('10:00'),
+      end: at('11:00'),
+      attendees: [{ email: 'dave@example.com' }, { email: primary, self: true }],
+    });
+    await provider.insertEvent(ref, {
+      id: 'event1',
+      summary: 'Focus time',
+      start: at('13:00'),
+      end: at('14:00'),
+    });
+    await provider.insertEvent(ref, { id: 'event2', summary: 'Sync', start: at('14:00'), end: at('14:30') });
+  }
+
+  it('documents an example, with its result, for every tool, and each runs in order', async () => {
+    expect(tools.map((tool) => tool.name).sort()).toEqual([...ORDER].sort());
+    for (const name of ORDER) {
+      const tool = tools.find((candidate) => candidate.name === name) as DocumentedTool;
+      if (name === 'list_events') {
+        await seedNamedEvents();
+      }
+      const args = { ...tool.example.arguments, ...runtimeIds[name] };
+      const result = await client.callTool({ name, arguments: args });
+      const out = result.structuredContent as Record<string, unknown>;
+      expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+      expect(tool.example.result, `${name} documents its result`).toBeDefined();
+      expect(contains(out, tool.example.result), `${name} returned ${JSON.stringify(out)}`).toBe(true);
+      if (name === 'book_slot') {
+        runtimeIds.cancel_booking = { bookingId: out.bookingId };
+      }
+      if (name === 'search') {
+        const [first] = JSON.parse(textOf(result)).results as { id: string }[];
+        runtimeIds.fetch = { id: first?.id };
+      }
+    }
+  });
+});

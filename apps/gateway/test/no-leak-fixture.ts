@@ -1,0 +1,352 @@
+/**
+ * Two tenants, three probing keys and three seeded local calendars for the no-leak matrix:
+ * tenant A has a1 and a2, tenant B has b1. Every calendar holds a single event, a weekly series
+ * and a book_slot booking, each marked with the calendar's code word so any leak of its data is
+ * a string search away.
+ */
+import { newEventId, newId } from '@calgate/core';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
+
+/** Everything a key could try to reach in one calendar: real ids here, or fakes of the same shape. */
+export interface Ids {
+  calendarId: string;
+  /** The calendar's name, which works wherever its id does. */
+  calendarName: string;
+  eventId: string;
+  seriesId: string;
+  instanceId: string;
+  bookingId: string;
+  bookingEventId: string;
+  idempotencyKey: string;
+  /** An attendee's email on the calendar's events. */
+  guest: string;
+  /** The word in every summary, title, description and attendee of the calendar. */
+  code: string;
+}
+
+export interface SeededCalendar extends Ids {
+  tenantId: string;
+  /** The date (UTC) of its single event, booking and first occurrence; every calendar has its own. */
+  day: string;
+  /** The key whose idempotencyKey made the booking. */
+  bookedBy: string;
+}
+
+export type KeyName = 'A1' | 'A2' | 'B1';
+
+export interface ProbingKey {
+  name: KeyName;
+  id: string;
+  tenantId: string;
+  client: Client;
+  /** A calendar the key may read, and one it may write (the readable one when it may not write). */
+  home: string;
+  writable: string;
+  readable: ReadonlySet<string>;
+}
+
+export interface World {
+  /** The first seeded date; a1, a2 and b1 hold their events on it and the two days after. */
+  day: string;
+  /** [timeMin, timeMax) holding every seeded event, booking and occurrence. */
+  range: { timeMin: string; timeMax: string };
+  calendars: Record<'a1' | 'a2' | 'b1', SeededCalendar>;
+  keys: Record<KeyName, ProbingKey>;
+  /** Every id, secret-free, that must never reach a key beyond its own tenant. */
+  tenantIds: string[];
+  keyIds: string[];
+  clients: Client[];
+}
+
+const DAY_MS = 86_400_000;
+
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const result = await client.callTool({ name, arguments: args });
+  expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+  return result.structuredContent as Record<string, unknown>;
+}
+
+/**
+ * A single event (09:00–10:00 UTC), a weekly series of four (11:00–12:00) and a booking
+ * (14:00–14:30) in `calendarId` from `day` on, written by the given keys.
+ */
+async function seedCalendar(
+  writer: Client,
+  booker: { client: Client; keyId: string },
+  calendarId: string,
+  code: string,
+  day: string,
+  tenantId: string,
+): Promise<SeededCalendar> {
+  const guest = `${code.toLowerCase()}.guest@example.com`;
+  const single = await call(writer, 'create_event', {
+    calendarId,
+    summary: `${code} standup`,
+    description: `${code} private notes`,
+    location: `${code} room`,
+    attendees: [guest],
+    start: { dateTime: `${day}T09:00:00Z` },
+    end: { dateTime: `${day}T10:00:00Z` },
+  });
+  const series = await call(writer, 'create_event', {
+    calendarId,
+    summary: `${code} weekly sync`,
+    attendees: [guest],
+    recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4'],
+    start: { dateTime: `${day}T11:00:00Z` },
+    end: { dateTime: `${day}T12:00:00Z` },
+  });
+  const idempotencyKey = `idem-${code.toLowerCase()}-${booker.keyId.slice(-6)}`;
+  const booking = await call(booker.client, 'book_slot', {
+    calendarId,
+    summary: `${code} booking`,
+    start: `${day}T14:00:00Z`,
+    end: `${day}T14:30:00Z`,
+    idempotencyKey,
+  });
+  const seriesId = String(series.eventId);
+  const listed = (await call(writer, 'list_events', {
+    calendarId,
+    timeMin: `${day}T00:00:00Z`,
+    timeMax: `${day}T23:59:59Z`,
+    singleEvents: true,
+  })) as { events: { id: string; recurringEventId?: string }[] };
+  const instance = listed.events.find((event) => event.recurringEventId === seriesId);
+  if (instance === undefined) {
+    throw new Error(`no occurrence of ${seriesId} listed`);
+  }
+  return {
+    tenantId,
+    calendarId,
+    calendarName: `${code} Ledger`,
+    eventId: String(single.eventId),
+    seriesId,
+    instanceId: instance.id,
+    bookingId: String(booking.bookingId),
+    bookingEventId: String(booking.eventId),
+    idempotencyKey,
+    guest,
+    code,
+    day,
+    bookedBy: booker.keyId,
+  };
+}
+
+/** The busy intervals a seeded calendar holds, in epoch ms. */
+export function busyOf(calendar: SeededCalendar): [number, number][] {
+  const at = (offsetDays: number, time: string) =>
+    Date.parse(`${calendar.day}T${time}Z`) + offsetDays * DAY_MS;
+  return [
+    [at(0, '09:00:00'), at(0, '10:00:00')],
+    ...[0, 7, 14, 21].map((days): [number, number] => [at(days, '11:00:00'), at(days, '12:00:00')]),
+    [at(0, '14:00:00'), at(0, '14:30:00')],
+  ];
+}
+
+/** Ids of the same shape as a seeded calendar's that name nothing at all. */
+export function fakeIds(like: Ids): Ids {
+  const seriesId = newEventId();
+  return {
+    calendarId: newId('cal'),
+    calendarName: 'Pangolin Ledger',
+    eventId: newEventId(),
+    seriesId,
+    instanceId: `${seriesId}${like.instanceId.slice(like.seriesId.length)}`,
+    bookingId: newId('bkg'),
+    bookingEventId: newEventId(),
+    idempotencyKey: `idem-pangolin-${like.idempotencyKey.slice(-6)}`,
+    guest: 'pangolin.guest@example.com',
+    code: 'Pangolin',
+  };
+}
+
+export async function seedWorld(gw: TestGateway): Promise<World> {
+  const a = await gw.seedTenant('Tenant Alpha');
+  const b = await gw.seedTenant('Tenant Beta');
+  const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
+  const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
+  const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
+  const made = async (tenantId: string, name: KeyName) => {
+    const { key, secret } = await gw.runtime.keys.create(tenantId, { name });
+    return { id: key.id, secret };
+  };
+  const keyA1 = await made(a.tenantId, 'A1');
+  const keyA2 = await made(a.tenantId, 'A2');
+  const keyB1 = await made(b.tenantId, 'B1');
+  // The seeding keys of each tenant (a.keyId, b.keyId) write what A1 may only read.
+  await gw.grant(a.tenantId, a.keyId, a1, { read: true, write: true });
+  await gw.grant(a.tenantId, a.keyId, a2, { read: true, write: true });
+  await gw.grant(a.tenantId, keyA1.id, a1, { read: true, write: false });
+  await gw.grant(a.tenantId, keyA1.id, a2, { read: true, write: true });
+  await gw.grant(a.tenantId, keyA2.id, a2, { read: true, write: false });
+  await gw.grant(b.tenantId, keyB1.id, b1, { read: true, write: true });
+
+  const adminA = await connectClient(gw.mcpUrl, a.secret);
+  const clientA1 = await connectClient(gw.mcpUrl, keyA1.secret);
+  const clientA2 = await connectClient(gw.mcpUrl, keyA2.secret);
+  const clientB1 = await connectClient(gw.mcpUrl, keyB1.secret);
+  const start = Date.now() + 7 * DAY_MS;
+  const day = (offset: number) => new Date(start + offset * DAY_MS).toISOString().slice(0, 10);
+  // A day of its own per calendar, so busy time reveals which calendars an answer read.
+  const calendars = {
+    a1: await seedCalendar(adminA, { client: adminA, keyId: a.keyId }, a1, 'Quokka', day(0), a.tenantId),
+    a2: await seedCalendar(adminA, { client: clientA1, keyId: keyA1.id }, a2, 'Wombat', day(1), a.tenantId),
+    b1: await seedCalendar(
+      clientB1,
+      { client: clientB1, keyId: keyB1.id },
+      b1,
+      'Narwhal',
+      day(2),
+      b.tenantId,
+    ),
+  };
+  const key = (
+    name: KeyName,
+    id: string,
+    tenantId: string,
+    client: Client,
+    readable: string[],
+    writable: string,
+  ) => ({
+    name,
+    id,
+    tenantId,
+    client,
+    home: readable[readable.length - 1] ?? '',
+    writable,
+    readable: new Set(readable),
+  });
+  return {
+    day: day(0),
+    range: { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` },
+    calendars,
+    keys: {
+      A1: key('A1', keyA1.id, a.tenantId, clientA1, [a1, a2], a2),
+      A2: key('A2', keyA2.id, a.tenantId, clientA2, [a2], a2),
+      B1: key('B1', keyB1.id, b.tenantId, clientB1, [b1], b1),
+    },
+    tenantIds: [a.tenantId, b.tenantId],
+    keyIds: [a.keyId, b.keyId, keyA1.id, keyA2.id, keyB1.id],
+    clients: [adminA, clientA1, clientA2, clientB1],
+  };
+}
+
+/**
+ * Strings that must never appear in an answer to `key`: everything of calendars it cannot read
+ * (ids, code word, hence names, titles, notes, attendees), other keys' idempotency keys and ids,
+ * and other tenants' ids.
+ */
+export function foreignStrings(world: World, key: ProbingKey): string[] {
+  const out: string[] = [];
+  for (const calendar of Object.values(world.calendars)) {
+    if (!key.readable.has(calendar.calendarId)) {
+      out.push(
+        calendar.calendarId,
+        calendar.code,
+        calendar.eventId,
+        calendar.seriesId,
+        calendar.bookingId,
+        calendar.bookingEventId,
+      );
+    }
+    if (calendar.bookedBy !== key.id) {
+      out.push(calendar.idempotencyKey);
+    }
+  }
+  out.push(...world.tenantIds.filter((id) => id !== key.tenantId));
+  out.push(...world.keyIds.filter((id) => id !== key.id));
+  return out;
+}
+
+/** The foreign strings found in `text`, case-insensitively. */
+export function leaked(text: string, foreign: readonly string[]): string[] {
+  const haystack = text.toLowerCase();
+  return foreign.filter((value) => haystack.includes(value.toLowerCase()));
+}
+
+/**
+ * Everything a tool call could change, as rows: calendars, grants, local events, bookings,
+ * connections and keys (without their last use).
+ */
+export async function snapshot(gw: TestGateway): Promise<unknown> {
+  const { rows } = await gw.db.pool.query<{ state: unknown }>(`
+    SELECT json_build_object(
+      'calendars', (SELECT json_agg(c ORDER BY c.id) FROM calendars c),
+      'grants', (SELECT json_agg(g ORDER BY g.key_id, g.calendar_id) FROM grants g),
+      'events', (SELECT json_agg(e ORDER BY e.calendar_id, e.id) FROM local_events e),
+      'bookings', (SELECT json_agg(b ORDER BY b.id) FROM bookings b),
+      'connections', (SELECT json_agg(n ORDER BY n.id) FROM connections n),
+      'keys', (SELECT json_agg(to_jsonb(k) - 'last_used_at' ORDER BY k.id) FROM api_keys k)
+    ) AS state`);
+  return rows[0]?.state;
+}
+
+const SLOTS = [
+  'calendarId',
+  'calendarName',
+  'eventId',
+  'seriesId',
+  'instanceId',
+  'bookingId',
+  'bookingEventId',
+  'idempotencyKey',
+  'guest',
+  'code',
+] as const;
+
+/** The strings of a call's arguments, a search document id (`cal_…:event`) split in its parts. */
+export function leaves(value: unknown): string[] {
+  if (typeof value === 'string') {
+    return value.split(':');
+  }
+  if (value !== null && typeof value === 'object') {
+    return Object.values(value).flatMap(leaves);
+  }
+  return [];
+}
+
+/**
+ * The answer as JSON with every id the caller passed replaced by its slot's placeholder (a
+ * series id counts as passed with one of its occurrences), so answers to real and fake ids
+ * compare. Ids the caller did not pass stay, so a leaked one is still seen.
+ */
+export function masked(result: CallToolResult, ids: Ids, args: Record<string, unknown>): string {
+  const passed = new Set(leaves(args));
+  const slots = SLOTS.filter(
+    (slot) => passed.has(ids[slot]) || (slot === 'seriesId' && passed.has(ids.instanceId)),
+  ).sort((x, y) => ids[y].length - ids[x].length);
+  let text = JSON.stringify({
+    isError: result.isError === true,
+    content: result.content,
+    structuredContent: result.structuredContent,
+  });
+  for (const slot of slots) {
+    text = text.replaceAll(ids[slot], `<${slot}>`);
+  }
+  return text;
+}
+
+/** Refused: an error result, or (batch_update_events) a result in which every item failed. */
+export function refused(tool: string, result: CallToolResult): boolean {
+  if (result.isError === true) {
+    return true;
+  }
+  const out = result.structuredContent as { succeeded?: number; failed?: number } | undefined;
+  return tool === 'batch_update_events' && out?.succeeded === 0 && (out.failed ?? 0) > 0;
+}
+
+/** The seeded calendar with this id. */
+export function seeded(world: World, calendarId: string): SeededCalendar {
+  const found = Object.values(world.calendars).find((calendar) => calendar.calendarId === calendarId);
+  if (found === undefined) {
+    throw new Error(`no seeded calendar ${calendarId}`);
+  }
+  return found;
+}

@@ -1,0 +1,494 @@
+import { catalogue } from '@calgate/tools';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
+import {
+  busyOf,
+  fakeIds,
+  foreignStrings,
+  type Ids,
+  type KeyName,
+  leaked,
+  leaves,
+  masked,
+  type ProbingKey,
+  refused,
+  seeded,
+  seedWorld,
+  snapshot,
+  type World,
+} from './no-leak-fixture.ts';
+
+type Args = Record<string, unknown>;
+
+/** One call shape; `t` is the target's ids, or fakes of the same shape. */
+interface Probe {
+  label: string;
+  args(t: Ids, key: ProbingKey, world: World): Args;
+}
+
+interface ToolRow {
+  /** Calls naming a calendar, event, booking or document the key must not reach. */
+  probes: Probe[];
+  /** Calls looking for the target's words: answered exactly as for words nothing holds. */
+  lookups?: Probe[];
+  /** A call over everything the key can read, whose whole answer is scanned for foreign data. */
+  scan?: (key: ProbingKey, world: World) => Args;
+}
+
+const probe = (label: string, args: Probe['args']): Probe => ({ label, args });
+const later = (world: World, hour: string) => {
+  const day = new Date(Date.parse(`${world.day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  return `${day}T${hour}:00Z`;
+};
+const intrusion = { summary: 'Intruder' };
+
+/** A read over calendarIds: the target alone, and the target beside a calendar the key can read. */
+const overCalendars = (extra: (world: World) => Args): Probe[] => [
+  probe('calendarIds [target]', (t, _k, w) => ({ calendarIds: [t.calendarId], ...extra(w) })),
+  probe('calendarIds [own, target]', (t, k, w) => ({ calendarIds: [k.home, t.calendarId], ...extra(w) })),
+  probe('calendarIds [target name]', (t, _k, w) => ({ calendarIds: [t.calendarName], ...extra(w) })),
+];
+const range = (world: World) => world.range;
+
+/** Every tool of the catalogue; a tool missing here fails the coverage test. */
+const MATRIX: Record<string, ToolRow> = {
+  list_calendars: { probes: [], scan: () => ({}) },
+  list_events: {
+    probes: [
+      probe('calendarId', (t, _k, w) => ({ calendarId: t.calendarId, ...w.range })),
+      probe('calendar name', (t, _k, w) => ({ calendarId: t.calendarName, ...w.range })),
+      probe('calendarId, occurrences', (t, _k, w) => ({
+        calendarId: t.calendarId,
+        singleEvents: true,
+        ...w.range,
+      })),
+    ],
+    lookups: [probe('query for its title word', (t, _k, w) => ({ query: t.code, ...w.range }))],
+    scan: (_k, w) => ({ ...w.range, singleEvents: true, maxResults: 500 }),
+  },
+  get_event: {
+    probes: [
+      probe('calendarId + eventId', (t) => ({ calendarId: t.calendarId, eventId: t.eventId })),
+      probe('eventId, calendar found', (t) => ({ eventId: t.eventId })),
+      probe('eventId in own calendar', (t, k) => ({ calendarId: k.home, eventId: t.eventId })),
+      probe('occurrence id, calendar found', (t) => ({ eventId: t.instanceId })),
+      probe('calendarId + occurrence id', (t) => ({ calendarId: t.calendarId, eventId: t.instanceId })),
+      probe('booking event id, calendar found', (t) => ({ eventId: t.bookingEventId })),
+    ],
+    scan: (k, w) => ({ calendarId: k.home, eventId: seeded(w, k.home).eventId }),
+  },
+  search_events: {
+    probes: overCalendars((w) => ({ query: 'standup', ...w.range })),
+    lookups: [probe('query for its title word', (t, _k, w) => ({ query: t.code, ...w.range }))],
+    scan: (_k, w) => ({ query: 'e', ...w.range, maxResults: 250 }),
+  },
+  find_free_time: { probes: overCalendars(range), scan: (_k, w) => ({ ...w.range }) },
+  get_current_time: {
+    probes: [
+      probe('calendarId', (t) => ({ calendarId: t.calendarId })),
+      probe('calendar name', (t) => ({ calendarId: t.calendarName })),
+    ],
+    scan: () => ({}),
+  },
+  list_colors: { probes: [probe('calendarId', (t) => ({ calendarId: t.calendarId }))], scan: () => ({}) },
+  search: {
+    probes: [],
+    lookups: [probe('query for its title word', (t) => ({ query: t.code }))],
+    scan: () => ({ query: '' }),
+  },
+  fetch: {
+    probes: [
+      probe('event id', (t) => ({ id: `${t.calendarId}:${t.eventId}` })),
+      probe('occurrence id', (t) => ({ id: `${t.calendarId}:${t.instanceId}` })),
+      probe('booking event id', (t) => ({ id: `${t.calendarId}:${t.bookingEventId}` })),
+      probe('its event under own calendar', (t, k) => ({ id: `${k.home}:${t.eventId}` })),
+    ],
+    scan: (k, w) => ({ id: `${k.home}:${seeded(w, k.home).instanceId}` }),
+  },
+  create_event: {
+    probes: [
+      probe('calendarId', (t, _k, w) => ({
+        calendarId: t.calendarId,
+        ...intrusion,
+        start: { dateTime: later(w, '15:00') },
+        end: { dateTime: later(w, '16:00') },
+      })),
+      probe('calendar name, with requestId', (t, _k, w) => ({
+        calendarId: t.calendarName,
+        ...intrusion,
+        requestId: 'intrusion-1',
+        start: { dateTime: later(w, '15:00') },
+        end: { dateTime: later(w, '16:00') },
+      })),
+    ],
+  },
+  quick_add_event: {
+    probes: [
+      probe('calendarId', (t) => ({ calendarId: t.calendarId, text: 'Intruder lunch tomorrow at noon' })),
+    ],
+  },
+  update_event: {
+    probes: [
+      probe('calendarId + eventId', (t) => ({ calendarId: t.calendarId, eventId: t.eventId, ...intrusion })),
+      probe('eventId, calendar found', (t) => ({ eventId: t.eventId, ...intrusion })),
+      probe('eventId in own calendar', (t, k) => ({
+        calendarId: k.writable,
+        eventId: t.eventId,
+        ...intrusion,
+      })),
+      probe('occurrence, whole series', (t) => ({
+        calendarId: t.calendarId,
+        eventId: t.instanceId,
+        scope: 'all',
+        ...intrusion,
+      })),
+      probe('booking event moved, calendar found', (t, _k, w) => ({
+        eventId: t.bookingEventId,
+        start: { dateTime: later(w, '17:00') },
+      })),
+    ],
+  },
+  batch_update_events: {
+    probes: [
+      probe('item calendarId', (t) => ({
+        updates: [{ calendarId: t.calendarId, eventId: t.eventId, ...intrusion }],
+      })),
+      probe('batch calendarId', (t) => ({
+        calendarId: t.calendarId,
+        updates: [{ eventId: t.eventId, ...intrusion }],
+      })),
+      probe('eventId in own calendar', (t, k) => ({
+        calendarId: k.writable,
+        updates: [{ eventId: t.eventId, status: 'cancelled' }],
+      })),
+    ],
+  },
+  manage_attendees: {
+    probes: [
+      probe('calendarId + eventId', (t) => ({
+        calendarId: t.calendarId,
+        eventId: t.eventId,
+        addAttendees: ['mallory@example.com'],
+      })),
+      probe('eventId, calendar found', (t) => ({ eventId: t.eventId, removeAttendees: [t.guest] })),
+    ],
+  },
+  respond_to_event: {
+    probes: [
+      probe('calendarId + eventId', (t) => ({
+        calendarId: t.calendarId,
+        eventId: t.eventId,
+        response: 'declined',
+      })),
+      probe('occurrence, calendar found', (t) => ({ eventId: t.instanceId, response: 'declined' })),
+    ],
+  },
+  delete_event: {
+    probes: [
+      probe('calendarId + eventId', (t) => ({ calendarId: t.calendarId, eventId: t.eventId })),
+      probe('eventId, calendar found', (t) => ({ eventId: t.eventId })),
+      probe('eventId in own calendar', (t, k) => ({ calendarId: k.writable, eventId: t.eventId })),
+      probe('series from an occurrence on', (t) => ({
+        calendarId: t.calendarId,
+        eventId: t.instanceId,
+        scope: 'thisAndFollowing',
+      })),
+      probe('whole series', (t) => ({ calendarId: t.calendarId, eventId: t.seriesId, scope: 'all' })),
+      probe('booking event, calendar found', (t) => ({ eventId: t.bookingEventId })),
+    ],
+  },
+  create_calendar: {
+    probes: [
+      probe('onAccountOf', (t) => ({ summary: 'Intruder', onAccountOf: t.calendarId })),
+      probe('onAccountOf by name', (t) => ({ summary: 'Intruder', onAccountOf: t.calendarName })),
+    ],
+  },
+  book_slot: {
+    probes: [
+      probe('calendarId', (t, _k, w) => ({
+        calendarId: t.calendarId,
+        ...intrusion,
+        start: later(w, '18:00'),
+        end: later(w, '18:30'),
+      })),
+      probe('calendarId, its idempotencyKey', (t, _k, w) => ({
+        calendarId: t.calendarId,
+        ...intrusion,
+        start: later(w, '18:00'),
+        end: later(w, '18:30'),
+        idempotencyKey: t.idempotencyKey,
+      })),
+    ],
+  },
+  list_bookings: {
+    probes: overCalendars(() => ({})),
+    scan: () => ({ maxResults: 500 }),
+  },
+  cancel_booking: {
+    probes: [
+      probe('bookingId', (t) => ({ bookingId: t.bookingId })),
+      probe("another key's idempotencyKey", (t) => ({ idempotencyKey: t.idempotencyKey })),
+    ],
+  },
+  find_free_slots: {
+    probes: overCalendars(range),
+    scan: (_k, w) => ({ ...w.range, minDurationMinutes: 15 }),
+  },
+  check_availability: {
+    probes: overCalendars((w) => ({ timeMin: `${w.day}T09:00:00Z`, timeMax: `${w.day}T15:00:00Z` })),
+    scan: (_k, w) => ({ timeMin: `${w.day}T09:00:00Z`, timeMax: `${w.day}T15:00:00Z` }),
+  },
+  get_availability: {
+    probes: overCalendars((w) => ({ ...w.range, privacy: 'full' })),
+    scan: (_k, w) => ({ ...w.range, privacy: 'full' }),
+  },
+  expand_rrule: {
+    // Takes no calendar, event or booking: nothing to probe, only its answer to scan.
+    probes: [],
+    scan: () => ({ rrule: 'FREQ=WEEKLY;COUNT=3', dtstart: '2026-12-01T09:00:00', timeZone: 'UTC' }),
+  },
+};
+
+type CalendarKey = keyof World['calendars'];
+
+/** What each key must not reach: another tenant's calendar, an ungranted one, or Write on a read-only one. */
+const TARGETS: Record<KeyName, { calendar: CalendarKey; why: string; readable: boolean }[]> = {
+  A1: [
+    { calendar: 'b1', why: "tenant B's b1", readable: false },
+    { calendar: 'a1', why: 'a1, Read only', readable: true },
+  ],
+  A2: [
+    { calendar: 'a1', why: 'a1 of its own tenant, no grant', readable: false },
+    { calendar: 'b1', why: "tenant B's b1", readable: false },
+  ],
+  B1: [
+    { calendar: 'a1', why: "tenant A's a1", readable: false },
+    { calendar: 'a2', why: "tenant A's a2", readable: false },
+  ],
+};
+
+const KEYS: KeyName[] = ['A1', 'A2', 'B1'];
+
+function isWrite(tool: string): boolean {
+  return catalogue().get(tool)?.definition.access === 'write';
+}
+
+function brief(result: CallToolResult): string {
+  return JSON.stringify(result.content).slice(0, 600);
+}
+
+describe('no leak between tenants, keys and grants, tool by tool', () => {
+  let gw: TestGateway;
+  let world: World;
+  let fakes: Record<CalendarKey, Ids>;
+  let asSeeded: unknown;
+  const visible = new Map<KeyName, Set<string>>();
+
+  beforeAll(async () => {
+    gw = await startTestGateway(HIGH_RATE_LIMITS);
+    world = await seedWorld(gw);
+    fakes = {
+      a1: fakeIds(world.calendars.a1),
+      a2: fakeIds(world.calendars.a2),
+      b1: fakeIds(world.calendars.b1),
+    };
+    for (const name of KEYS) {
+      const { tools } = await world.keys[name].client.listTools();
+      visible.set(name, new Set(tools.map((tool) => tool.name)));
+    }
+    asSeeded = await snapshot(gw);
+  });
+
+  afterAll(async () => {
+    await Promise.all(world?.clients.map((client) => client.close()) ?? []);
+    await gw?.stop();
+  });
+
+  it('covers every tool of the catalogue, as a key with Write sees it and /api/docs lists it', async () => {
+    const docs = (await (await fetch(`${gw.url}/api/docs`)).json()) as { tools: { name: string }[] };
+    const all = [...(visible.get('A1') ?? [])].sort();
+    expect(all).toEqual(docs.tools.map((tool) => tool.name).sort());
+    expect(Object.keys(MATRIX).sort()).toEqual(all);
+    expect([...(visible.get('A2') ?? [])].every((tool) => !isWrite(tool))).toBe(true);
+  });
+
+  const cases = KEYS.flatMap((key) =>
+    TARGETS[key].flatMap((target) =>
+      Object.entries(MATRIX).flatMap(([tool, row]) =>
+        target.readable && !isWrite(tool)
+          ? []
+          : row.probes.map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
+      ),
+    ),
+  );
+
+  describe.each(KEYS)('key %s', (keyName) => {
+    it.each(cases.filter((c) => c.key === keyName))(
+      '$tool, $why, $probe.label: refused as if it did not exist, nothing changed',
+      async ({ tool, target, probe: p }) => {
+        const key = world.keys[keyName];
+        const real = world.calendars[target];
+        const fake = fakes[target];
+        const args = p.args(real, key, world);
+        const control = p.args(fake, key, world);
+        const before = await snapshot(gw);
+        const [forbidden, missing] = (await Promise.all([
+          key.client.callTool({ name: tool, arguments: args }),
+          key.client.callTool({ name: tool, arguments: control }),
+        ])) as [CallToolResult, CallToolResult];
+        expect(await snapshot(gw), 'the call changed stored data').toEqual(before);
+        expect(refused(tool, forbidden), `not refused: ${brief(forbidden)}`).toBe(true);
+        expect(refused(tool, missing), `nonexistent ids not refused: ${brief(missing)}`).toBe(true);
+
+        const answer = masked(forbidden, real, args);
+        expect(leaked(answer, foreignStrings(world, key)), answer).toEqual([]);
+        if (!visible.get(keyName)?.has(tool)) {
+          expect(answer).toMatch(/needs (Read|Write) on at least one calendar/);
+        }
+        const writeOnReadable =
+          key.readable.has(real.calendarId) &&
+          visible.get(keyName)?.has(tool) === true &&
+          leaves(args).some(
+            (leaf) => leaf === real.calendarId || leaf === real.calendarName || leaf === real.bookingId,
+          );
+        if (writeOnReadable) {
+          expect(answer).toMatch(/not write|needs write|no write|write is missing/i);
+          const details = [
+            `${real.code} standup`,
+            `${real.code} weekly`,
+            `${real.code} private`,
+            `${real.code} booking`,
+            real.guest,
+          ];
+          expect(leaked(answer, details), answer).toEqual([]);
+        } else {
+          expect(answer).toBe(masked(missing, fake, control));
+        }
+      },
+    );
+  });
+
+  const lookups = KEYS.flatMap((key) =>
+    TARGETS[key]
+      .filter((target) => !target.readable)
+      .flatMap((target) =>
+        Object.entries(MATRIX).flatMap(([tool, row]) =>
+          (row.lookups ?? []).map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
+        ),
+      ),
+  );
+
+  it.each(lookups)(
+    '$key $tool, $why, $probe.label: answered as for a word nothing holds',
+    async ({ key: keyName, tool, target, probe: p }) => {
+      const key = world.keys[keyName];
+      const args = p.args(world.calendars[target], key, world);
+      const control = p.args(fakes[target], key, world);
+      const [found, none] = (await Promise.all([
+        key.client.callTool({ name: tool, arguments: args }),
+        key.client.callTool({ name: tool, arguments: control }),
+      ])) as [CallToolResult, CallToolResult];
+      const answer = masked(found, world.calendars[target], args);
+      expect(leaked(answer, foreignStrings(world, key)), answer).toEqual([]);
+      expect(answer).toBe(masked(none, fakes[target], control));
+    },
+  );
+
+  const scans = KEYS.flatMap((key) =>
+    Object.entries(MATRIX).flatMap(([tool, row]) =>
+      row.scan === undefined ? [] : [{ key, tool, scan: row.scan }],
+    ),
+  );
+
+  it.each(scans)(
+    '$key $tool over everything it can read: nothing foreign',
+    async ({ key: keyName, tool, scan }) => {
+      const key = world.keys[keyName];
+      const result = (await key.client.callTool({
+        name: tool,
+        arguments: scan(key, world),
+      })) as CallToolResult;
+      expect(result.isError, brief(result)).toBeFalsy();
+      const answer = JSON.stringify(result);
+      expect(leaked(answer, foreignStrings(world, key)), answer.slice(0, 2000)).toEqual([]);
+    },
+  );
+
+  it.each(KEYS)("%s's reads do show its own calendars, events and bookings", async (keyName) => {
+    const key = world.keys[keyName];
+    const mine = Object.values(world.calendars).filter((calendar) => key.readable.has(calendar.calendarId));
+    const read = async (tool: string, args: Args) =>
+      JSON.stringify(await key.client.callTool({ name: tool, arguments: args }));
+    const events = await read('list_events', { ...world.range, singleEvents: true, maxResults: 500 });
+    const bookings = await read('list_bookings', {});
+    const found = await read('search', { query: '' });
+    for (const calendar of mine) {
+      expect(events).toContain(`${calendar.code} standup`);
+      expect(events).toContain(calendar.instanceId);
+      expect(bookings).toContain(calendar.bookingId);
+      expect(found).toContain(`${calendar.calendarId}:${calendar.eventId}`);
+      expect(bookings.includes(calendar.idempotencyKey)).toBe(calendar.bookedBy === key.id);
+    }
+  });
+
+  it.each(KEYS)('%s is busy exactly when the calendars it can read are', async (keyName) => {
+    const key = world.keys[keyName];
+    const calendars = Object.values(world.calendars);
+    const mine = calendars.filter((calendar) => key.readable.has(calendar.calendarId));
+    const expected = mine.flatMap(busyOf).sort((x, y) => x[0] - y[0]);
+    const spans = (blocks: { start: string; end: string }[]) =>
+      blocks
+        .map((block) => [Date.parse(block.start), Date.parse(block.end)])
+        .sort((x, y) => (x[0] ?? 0) - (y[0] ?? 0));
+    const window = { ...world.range, timeZone: 'UTC' };
+    const availability = await key.client.callTool({
+      name: 'get_availability',
+      arguments: { ...window, privacy: 'full', minDurationMinutes: 1 },
+    });
+    const merged = availability.structuredContent as {
+      busy: { start: string; end: string }[];
+      calendarsMerged: number;
+    };
+    expect(spans(merged.busy)).toEqual(expected);
+    expect(merged.calendarsMerged).toBe(mine.length);
+    const perCalendar = await key.client.callTool({ name: 'find_free_time', arguments: window });
+    const free = perCalendar.structuredContent as {
+      busy: { calendarId: string; start: string; end: string }[];
+    };
+    expect(spans(free.busy)).toEqual(expected);
+    expect(new Set(free.busy.map((block) => block.calendarId))).toEqual(key.readable);
+    for (const other of calendars.filter((calendar) => !key.readable.has(calendar.calendarId))) {
+      const check = await key.client.callTool({
+        name: 'check_availability',
+        arguments: { timeMin: `${other.day}T09:00:00Z`, timeMax: `${other.day}T14:30:00Z` },
+      });
+      expect(check.structuredContent, `busy on ${other.code}'s day`).toMatchObject({ available: true });
+    }
+  });
+
+  it.each(['A1', 'B1'] as const)(
+    '%s booking over a busy time it holds is refused naming only its own calendar',
+    async (keyName) => {
+      const key = world.keys[keyName];
+      const { day } = seeded(world, key.writable);
+      const result = (await key.client.callTool({
+        name: 'book_slot',
+        arguments: {
+          calendarId: key.writable,
+          summary: 'Overlap',
+          start: `${day}T09:00:00Z`,
+          end: `${day}T14:15:00Z`,
+        },
+      })) as CallToolResult;
+      expect(result.isError, brief(result)).toBe(true);
+      const answer = JSON.stringify(result);
+      expect(answer).toContain(key.writable);
+      expect(leaked(answer, foreignStrings(world, key)), answer).toEqual([]);
+    },
+  );
+
+  it('leaves every calendar, event, booking, grant and key as seeded', async () => {
+    expect(await snapshot(gw)).toEqual(asSeeded);
+  });
+});

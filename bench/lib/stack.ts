@@ -24,6 +24,8 @@ export async function startBenchStack(options: {
   seed?: (db: Database, calendar: { id: string; timeZone: string }) => Promise<void>;
   /** Extra node flags for the gateway, e.g. from BENCH_GATEWAY_NODE_ARGS. */
   nodeArgs?: string[];
+  /** Settings of the gateway over the bench defaults (e.g. real rate limits). */
+  env?: Record<string, string>;
 }): Promise<BenchStack> {
   const [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
   const admin = openDatabase({ url: postgres.url, max: 1 });
@@ -59,6 +61,7 @@ export async function startBenchStack(options: {
         LOG_LEVEL: 'warn',
         RATE_LIMIT_PER_MINUTE: '100000000',
         RATE_LIMIT_BURST: '1000000',
+        ...options.env,
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     },

@@ -1,5 +1,6 @@
 import { ApiError, api, loadCsrf, setCsrf } from './api.ts';
 import { h, notice } from './dom.ts';
+import { renderAccount } from './pages/account.ts';
 import { renderAccounts } from './pages/accounts.ts';
 import { renderAudit } from './pages/audit.ts';
 import { renderAuth } from './pages/auth.ts';
@@ -10,13 +11,15 @@ import { renderOverview } from './pages/overview.ts';
 
 type Page = (root: HTMLElement) => Promise<void>;
 
-const PAGES: { path: string; title: string; render: Page }[] = [
+/** The router's pages; those with `nav: false` are reached from elsewhere (the header). */
+const PAGES: { path: string; title: string; render: Page; nav?: false }[] = [
   { path: '/', title: 'Overview', render: renderOverview },
   { path: '/accounts', title: 'Accounts', render: renderAccounts },
   { path: '/keys', title: 'API keys', render: renderKeys },
   { path: '/matrix', title: 'Permissions', render: renderMatrix },
   { path: '/audit', title: 'Audit log', render: renderAudit },
   { path: '/docs', title: 'Docs', render: renderDocs },
+  { path: '/account', title: 'Your account', render: renderAccount, nav: false },
 ];
 
 interface Me {
@@ -38,7 +41,7 @@ async function signOut(): Promise<void> {
 }
 
 function shell(me: Me, current: string): HTMLElement {
-  const links = PAGES.map((page) =>
+  const links = PAGES.filter((page) => page.nav !== false).map((page) =>
     h(
       'li',
       {},
@@ -56,7 +59,15 @@ function shell(me: Me, current: string): HTMLElement {
       h(
         'div',
         { class: 'who' },
-        h('span', {}, `${me.user.email} · ${me.tenant.name}`),
+        h(
+          'a',
+          {
+            href: '/account',
+            title: 'Your account: sessions and password',
+            ...(current === '/account' ? { 'aria-current': 'page' } : {}),
+          },
+          `${me.user.email} · ${me.tenant.name}`,
+        ),
         h('button', { type: 'button', class: 'secondary', onclick: () => void signOut() }, 'Sign out'),
       ),
     ),

@@ -11,7 +11,7 @@ import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
-import { registerMcpRoutes } from './http/mcp.ts';
+import { type McpRouteDeps, registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { registerDashboardStatic } from './http/static.ts';
@@ -33,6 +33,8 @@ export interface AppDeps {
   booking?: BookingFactory;
   /** Keep-alive and re-check intervals of GET /api/mcp streams. */
   mcpStreams?: { keepAliveMs: number; recheckMs: number };
+  /** Per-request work budget and per-key concurrency of /api/mcp. */
+  mcpLimits?: McpRouteDeps['mcpLimits'];
   /** The built dashboard's folder; defaults to apps/dashboard/dist. */
   dashboardDir?: string;
   /** Dashboard REST and the Google connection flows. */

@@ -1,3 +1,4 @@
+import { CalgateError } from '@calgate/core';
 import {
   API_KEY_PATTERN,
   type ApiKeyRepository,
@@ -33,12 +34,24 @@ export interface KeyAuthenticatorOptions {
   /** How often last-used times are written, batched. */
   touchIntervalMs?: number;
   maxEntries?: number;
+  /** Told whether each lookup reached the database, e.g. to log an outage once. */
+  health?: { failed(error: unknown, startedAt?: number): void; succeeded(startedAt?: number): void };
+}
+
+/** A lookup that did not reach the database: the key may be fine, so the caller should retry. */
+function lookupUnavailable(cause: unknown): CalgateError {
+  return new CalgateError(
+    'unavailable',
+    'Calgate is briefly unavailable: it cannot check API keys while its database does not answer. Try again in a few seconds.',
+    { retry: true, retryAfterMs: 2_000, cause },
+  );
 }
 
 /**
  * Bearer API key → key, tenant and grants. Lookups are cached for `ttlMs` (≤ 5 s) with one
  * in-flight query per key, so a revoked key stops working within that time on every process.
- * Expiry is checked on every call against the clock.
+ * Expiry is checked on every call against the clock. A lookup the database does not answer
+ * throws CalgateError 'unavailable' (HTTP 503 with Retry-After).
  */
 export class KeyAuthenticator {
   readonly #db: Database;
@@ -46,6 +59,7 @@ export class KeyAuthenticator {
   readonly #ttl: number;
   readonly #now: () => number;
   readonly #max: number;
+  readonly #health: KeyAuthenticatorOptions['health'];
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<CacheEntry>>();
   readonly #used = new Set<string>();
@@ -58,6 +72,7 @@ export class KeyAuthenticator {
     this.#ttl = options.ttlMs;
     this.#now = options.now ?? Date.now;
     this.#max = options.maxEntries ?? 10_000;
+    this.#health = options.health;
     this.#timer = setInterval(() => void this.flushUsage(), options.touchIntervalMs ?? 30_000);
     this.#timer.unref();
   }
@@ -127,8 +142,14 @@ export class KeyAuthenticator {
     if (pending !== undefined) {
       return pending;
     }
+    const startedAt = Date.now();
     const fetching = loadKeyAccess(this.#db, hash)
+      .catch((error: unknown) => {
+        this.#health?.failed(error, startedAt);
+        throw lookupUnavailable(error);
+      })
       .then((access) => {
+        this.#health?.succeeded(startedAt);
         const entry = { access, fetchedAt: this.#now() };
         this.#cache.delete(id);
         this.#cache.set(id, entry);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 
 const list = z.string().transform((value) =>
@@ -48,13 +49,42 @@ const Env = z.object({
   /** GET /api/mcp streams: SSE keep-alive comment interval, and how often their keys are re-checked. */
   MCP_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
   MCP_STREAM_RECHECK_MS: z.coerce.number().int().min(100).max(10_000).default(1_500),
+  /** What one request to /api/mcp may cost (a batch shares it), and how many calls a key runs at once. */
+  MCP_MAX_INSTANCES_PER_REQUEST: z.coerce.number().int().min(1).default(20_000),
+  MCP_MAX_EVENTS_PER_REQUEST: z.coerce.number().int().min(1).default(10_000),
+  MCP_MAX_ANSWER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(5 * 1024 * 1024),
+  MCP_MAX_CONCURRENT_PER_KEY: z.coerce.number().int().min(1).default(8),
+  MCP_MAX_QUEUED_PER_KEY: z.coerce.number().int().min(0).default(200),
+  /** Worker threads for CPU-bound tool work (recurrence expansion). */
+  CPU_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   MIGRATE_ON_START: flag.default(true),
   WORKER_IN_PROCESS: flag.optional(),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),
+  /** Audit rows held in memory while Postgres does not answer; more go to AUDIT_SPOOL_DIR. */
+  AUDIT_BUFFER_ROWS: z.coerce.number().int().min(500).default(50_000),
+  /** Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool). */
+  AUDIT_SPOOL_DIR: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type Config = ReturnType<typeof toConfig>;
+
+/**
+ * The spool's subfolder for one database (host, port and name; never credentials), so gateways of
+ * different databases sharing a directory never replay each other's rows.
+ */
+function spoolFolder(databaseUrl: string | undefined): string {
+  if (databaseUrl === undefined) {
+    return 'embedded';
+  }
+  const url = new URL(databaseUrl);
+  const name = `${url.hostname}_${url.port || '5432'}_${decodeURIComponent(url.pathname.slice(1)) || 'postgres'}`;
+  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
 
 function toConfig(env: z.output<typeof Env>) {
   const publicUrl = (env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, '');
@@ -82,10 +112,24 @@ function toConfig(env: z.output<typeof Env>) {
     rateLimit: { perMinute: env.RATE_LIMIT_PER_MINUTE, burst: env.RATE_LIMIT_BURST },
     keyCacheTtlMs: env.KEY_CACHE_TTL_MS,
     mcpStreams: { keepAliveMs: env.MCP_STREAM_KEEPALIVE_MS, recheckMs: env.MCP_STREAM_RECHECK_MS },
+    mcpLimits: {
+      budget: {
+        instances: env.MCP_MAX_INSTANCES_PER_REQUEST,
+        events: env.MCP_MAX_EVENTS_PER_REQUEST,
+        answerBytes: env.MCP_MAX_ANSWER_BYTES,
+      },
+      concurrentPerKey: env.MCP_MAX_CONCURRENT_PER_KEY,
+      queuedPerKey: env.MCP_MAX_QUEUED_PER_KEY,
+      cpuWorkers: env.CPU_WORKERS,
+    },
     migrateOnStart: env.MIGRATE_ON_START,
     /** Run background jobs inside the gateway; by default only with the embedded database. */
     workerInProcess: env.WORKER_IN_PROCESS,
     auditRetentionDays: env.AUDIT_RETENTION_DAYS,
+    audit: {
+      bufferRows: env.AUDIT_BUFFER_ROWS,
+      spoolDir: join(env.AUDIT_SPOOL_DIR ?? join(env.DATA_DIR, 'audit-spool'), spoolFolder(env.DATABASE_URL)),
+    },
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -23,6 +23,7 @@ import {
   openDatabase,
   PostgresAuditLog,
   SecretBox,
+  SessionRepository,
   TenancyRepository,
   UserRepository,
 } from '@calgate/store';
@@ -38,6 +39,7 @@ import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
+import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { SessionManager } from './session.ts';
 import { VERSION } from './version.ts';
 
@@ -198,6 +200,18 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
     const tenancy = new TenancyRepository(db.prisma);
     const connections = new ConnectionRepository(db.prisma, box);
 
+    // One warning when Redis or Postgres stops answering and one line when it answers again.
+    const redisOutage = new OutageLog(log, {
+      dependency: 'redis',
+      down: 'Redis is unreachable: rate limits are not enforced, bookings and sign-in answer "unavailable"',
+      up: 'Redis is reachable again',
+    });
+    const postgresOutage = new OutageLog(log, {
+      dependency: 'postgres',
+      down: 'Postgres is unreachable: calls that need it answer "unavailable"; audit rows are kept until it answers',
+      up: 'Postgres is reachable again',
+    });
+
     let redis: Redis | undefined;
     let rateLimiter: RateLimiter = new MemoryRateLimiter(config.rateLimit);
     // Without Redis, leases are exact only within this one process.
@@ -206,19 +220,35 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
       // reports it, rate limits fail open and bookings fail closed until it answers.
-      await redisReady(client, 5_000).catch(() => log.warn('Redis is not reachable yet'));
+      await redisReady(client, 5_000).catch((error: unknown) => redisOutage.failed(error));
+      client.on('ready', () => redisOutage.succeeded());
       redis = client;
-      rateLimiter = new RedisRateLimiter(client, config.rateLimit);
-      slotLock = new RedisSlotLock(client);
+      rateLimiter = failOpen(new RedisRateLimiter(client, config.rateLimit), redisOutage);
+      slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       closers.unshift(async () => {
         client.disconnect();
       });
     }
 
     const audit = new PostgresAuditLog(db, {
+      bufferRows: config.audit.bufferRows,
+      spoolDir: config.audit.spoolDir,
+      health: postgresOutage,
       onError: (error, dropped) => log.error({ err: error, dropped }, 'audit entries could not be written'),
+      onSpool: (event) =>
+        event.kind === 'spilling'
+          ? log.warn({ dir: event.dir }, 'audit rows are spooled to disk until Postgres takes them')
+          : log.info(
+              { rows: event.rows, segments: event.segments, dir: event.dir },
+              'spooled audit rows written to Postgres',
+            ),
     });
-    const authenticator = new KeyAuthenticator({ db, keys, ttlMs: config.keyCacheTtlMs });
+    const authenticator = new KeyAuthenticator({
+      db,
+      keys,
+      ttlMs: config.keyCacheTtlMs,
+      health: postgresOutage,
+    });
     closers.unshift(
       () => audit.close(),
       () => authenticator.close(),
@@ -255,6 +285,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       audit,
       providers,
       mcpStreams: config.mcpStreams,
+      mcpLimits: config.mcpLimits,
       directory: calendarDirectory({
         tenancy,
         google: googleProviders,
@@ -268,7 +299,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       logger: log,
       version: VERSION,
       dashboard: {
-        sessions: new SessionManager(box.deriveKey('session'), {
+        sessions: new SessionManager(new SessionRepository(db), {
           secure: config.publicUrl.startsWith('https:'),
         }),
         google,
@@ -284,7 +315,11 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         signInLimiter:
           redis === undefined
             ? new MemoryRateLimiter(SIGN_IN_POLICY)
-            : new RedisRateLimiter(redis, SIGN_IN_POLICY, 'calgate:signin:'),
+            : failClosed(
+                new RedisRateLimiter(redis, SIGN_IN_POLICY, 'calgate:signin:'),
+                redisOutage,
+                'Sign-in is briefly unavailable (its rate limiter does not answer); try again in a few seconds.',
+              ),
       },
       readiness: [
         {

@@ -1,16 +1,27 @@
-import { randomUUID } from 'node:crypto';
 import { CalgateError } from '@calgate/core';
-import { jwtVerify, SignJWT } from 'jose';
+import type { SessionRecord, SessionRepository } from '@calgate/store';
 
-/** Who is signed in to the dashboard. */
-export interface Session {
+/** The user a session is for. */
+export interface SessionUser {
   userId: string;
   tenantId: string;
 }
 
+/** Who is signed in to the dashboard, and by which session (`id`: hex of the token's hash). */
+export interface Session extends SessionUser {
+  id: string;
+}
+
 export const SESSION_COOKIE = 'calgate_session';
 
-/** Reads one cookie from a Cookie header. */
+/** How long a sign-in lasts when the SessionManager is given no `ttlSeconds`. */
+export const DEFAULT_SESSION_TTL_SECONDS = 12 * 60 * 60;
+
+/**
+ * One cookie's value from a Cookie header, as sent. Values are not percent-decoded: Calgate's
+ * cookies are base64url, so a value that would need decoding is not one of them, and a broken
+ * escape such as `%E0%A4%A` is simply a value that matches nothing.
+ */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (header === undefined) {
     return undefined;
@@ -18,64 +29,54 @@ export function readCookie(header: string | undefined, name: string): string | u
   for (const part of header.split(';')) {
     const index = part.indexOf('=');
     if (index > 0 && part.slice(0, index).trim() === name) {
-      return decodeURIComponent(part.slice(index + 1).trim());
+      return part.slice(index + 1).trim();
     }
   }
   return undefined;
 }
 
 /**
- * Dashboard sessions as HS256-signed JWTs in an HttpOnly, SameSite=Lax cookie (Lax, so the
- * top-level redirect back from Google's consent page still carries it), Secure over https.
+ * Dashboard sessions kept in Postgres: the HttpOnly, SameSite=Lax cookie (Lax, so the top-level
+ * redirect back from Google's consent page still carries it; Secure over https) holds a random
+ * token, and every request looks its session up, so signing out ends it everywhere at once.
+ * A cookie that is missing, malformed or unknown is no session.
  */
 export class SessionManager {
-  readonly #key: Uint8Array;
+  readonly #store: SessionRepository;
   readonly #secure: boolean;
   readonly #ttlSeconds: number;
 
-  constructor(key: Uint8Array, options: { secure: boolean; ttlSeconds?: number }) {
-    this.#key = key;
+  constructor(store: SessionRepository, options: { secure: boolean; ttlSeconds?: number }) {
+    this.#store = store;
     this.#secure = options.secure;
-    this.#ttlSeconds = options.ttlSeconds ?? 12 * 60 * 60;
+    this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
   }
 
-  /** A Set-Cookie value that signs the user in. */
-  async issue(session: Session): Promise<string> {
-    const token = await new SignJWT({ tid: session.tenantId })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setSubject(session.userId)
-      // A unique id per sign-in: two sessions in one second differ, and so do their CSRF tokens.
-      .setJti(randomUUID())
-      .setIssuedAt()
-      .setExpirationTime(`${this.#ttlSeconds}s`)
-      .setAudience('calgate-dashboard')
-      .sign(this.#key);
+  /** Starts a session for the user; returns the Set-Cookie value that carries it. */
+  async issue(user: SessionUser): Promise<string> {
+    const { token } = await this.#store.create(user, this.#ttlSeconds * 1000);
     return this.#cookie(token, this.#ttlSeconds);
   }
 
-  /** A Set-Cookie value that signs out. */
+  /** A Set-Cookie value that makes the browser drop its session cookie. */
   clear(): string {
     return this.#cookie('', 0);
   }
 
-  /** The session in a Cookie header, or null when absent, forged or expired. */
+  /** True when a Set-Cookie header value (or list) drops the session cookie. */
+  clears(setCookie: unknown): boolean {
+    const values = Array.isArray(setCookie) ? setCookie : [setCookie];
+    return values.some((value) => value === this.clear());
+  }
+
+  /** The live session in a Cookie header, or null. */
   async read(cookieHeader: string | undefined): Promise<Session | null> {
     const token = readCookie(cookieHeader, SESSION_COOKIE);
-    if (token === undefined || token === '') {
+    if (token === undefined) {
       return null;
     }
-    try {
-      const { payload } = await jwtVerify(token, this.#key, {
-        algorithms: ['HS256'],
-        audience: 'calgate-dashboard',
-      });
-      if (typeof payload.sub !== 'string' || typeof payload.tid !== 'string') {
-        return null;
-      }
-      return { userId: payload.sub, tenantId: payload.tid };
-    } catch {
-      return null;
-    }
+    const found = await this.#store.find(token);
+    return found === null ? null : sessionOf(found);
   }
 
   async require(cookieHeader: string | undefined): Promise<Session> {
@@ -86,7 +87,33 @@ export class SessionManager {
     return session;
   }
 
+  /** Ends the session in a Cookie header, if any. */
+  async revoke(cookieHeader: string | undefined): Promise<void> {
+    const token = readCookie(cookieHeader, SESSION_COOKIE);
+    if (token !== undefined) {
+      await this.#store.revoke(token);
+    }
+  }
+
+  /** Ends every session of the session's user (but `session` itself when `keepCurrent`). */
+  revokeAll(session: Session, options: { keepCurrent: boolean }): Promise<number> {
+    return this.#store.revokeAll(
+      session.tenantId,
+      session.userId,
+      options.keepCurrent ? { exceptId: session.id } : {},
+    );
+  }
+
+  /** The live sessions of the session's user, newest first. */
+  list(session: Session): Promise<SessionRecord[]> {
+    return this.#store.list(session.tenantId, session.userId);
+  }
+
   #cookie(token: string, maxAge: number): string {
     return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${this.#secure ? '; Secure' : ''}`;
   }
+}
+
+function sessionOf(record: SessionRecord): Session {
+  return { id: record.id, userId: record.userId, tenantId: record.tenantId };
 }

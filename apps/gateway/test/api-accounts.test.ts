@@ -139,7 +139,7 @@ describe('accounts on a fresh install', () => {
       expect(signin.headers.get('set-cookie')).toBeNull();
     });
 
-    it('answers 401 to a missing, forged or expired session', async () => {
+    it('answers 401 to a missing, forged or expired session, and to any self-made token', async () => {
       expect((await call(gw, 'GET', '/api/v1/auth/me')).status).toBe(401);
       const forged = await new SignJWT({ tid: owner.tenantId })
         .setProtectedHeader({ alg: 'HS256' })
@@ -169,10 +169,11 @@ describe('accounts on a fresh install', () => {
         (await call(gw, 'GET', '/api/v1/auth/me', { headers: { cookie: `calgate_session=${expired}` } }))
           .status,
       ).toBe(401);
+      // Sessions exist only as rows on the server: no signed token, whatever its key, is one.
       expect(
         (await call(gw, 'GET', '/api/v1/auth/me', { headers: { cookie: `calgate_session=${valid}` } }))
           .status,
-      ).toBe(200);
+      ).toBe(401);
     });
 
     it('needs the session-bound CSRF token and an allowed Origin to sign out', async () => {

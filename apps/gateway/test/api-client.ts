@@ -39,6 +39,20 @@ export async function sessionFor(gw: TestGateway, tenantId: string): Promise<Bro
   return { cookie, csrf: await csrfFor(gw.url, cookie), tenantId, userId };
 }
 
+/** Signs in through POST /api/v1/auth/signin as the dashboard does: a new session each time. */
+export async function signIn(gw: TestGateway, email: string, password: string): Promise<Browser> {
+  const response = await call(gw, 'POST', '/api/v1/auth/signin', { body: { email, password } });
+  if (response.status !== 200) {
+    throw new Error(`POST /api/v1/auth/signin answered ${response.status}: ${JSON.stringify(response.body)}`);
+  }
+  return {
+    cookie: (response.headers.get('set-cookie') ?? '').split(';')[0] as string,
+    csrf: response.body.csrfToken,
+    tenantId: response.body.tenant.id,
+    userId: response.body.user.id,
+  };
+}
+
 /** A JSON answer, read field by field by the tests. */
 // biome-ignore lint/suspicious/noExplicitAny: tests assert on the shape; a typed client would only restate it
 export type Body = any;

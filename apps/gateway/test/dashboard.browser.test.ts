@@ -167,4 +167,48 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     await screenshot(page, '10-key-revoked');
     await expect(connectClient(gw.mcpUrl, secret)).rejects.toThrow(/revoked/);
   });
+
+  it('signing out ends the session: a reload shows sign-in and the old cookie is refused', async () => {
+    const keysWith = async (cookie: string) =>
+      (await fetch(`${gw.url}/api/v1/keys`, { headers: { cookie: `calgate_session=${cookie}` } })).status;
+    const before = (await context.cookies(gw.url)).find((c) => c.name === 'calgate_session')?.value ?? '';
+    expect(await keysWith(before)).toBe(200);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await keysWith(before)).toBe(401);
+    // A cookie that is not even well-formed is no session either: the sign-in page, not an error.
+    await context.addCookies([{ name: 'calgate_session', value: '%E0%A4%A', url: gw.url }]);
+    await page.goto(`${gw.url}/keys`);
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
+
+  it('changes the password (signing out the other session), then signs out everywhere', async () => {
+    await page.getByLabel('Email').fill('owner@example.test');
+    await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    const signin = await fetch(`${gw.url}/api/v1/auth/signin`, {
+      method: 'POST',
+      headers: { origin: gw.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@example.test', password: PASSWORD }),
+    });
+    const elsewhere = (signin.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    await page.getByRole('link', { name: 'owner@example.test · Acme' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+    const sessions = page.getByRole('list', { name: 'Signed-in sessions' }).getByRole('listitem');
+    await expect.poll(() => sessions.count()).toBe(2);
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByLabel('New password (at least 12 characters)').fill(`${PASSWORD} two`);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed. 1 other session was signed out.').waitFor();
+    await expect.poll(() => sessions.count()).toBe(1);
+    await screenshot(page, '11-account');
+    expect((await fetch(`${gw.url}/api/v1/keys`, { headers: { cookie: elsewhere } })).status).toBe(401);
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
 });

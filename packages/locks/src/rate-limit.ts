@@ -8,7 +8,10 @@ export interface RateDecision {
 
 /** Per-key request budgets: `burst` at once, refilled at `perMinute` (GCRA). */
 export interface RateLimiter {
-  take(key: string): Promise<RateDecision>;
+  /** Spends `cost` (default 1) from the key's budget, all or nothing. */
+  take(key: string, cost?: number): Promise<RateDecision>;
+  /** The most one request may spend at once. */
+  readonly burst: number;
 }
 
 export interface RateLimitPolicy {
@@ -22,21 +25,23 @@ function intervalOf(policy: RateLimitPolicy): number {
 
 /** In-process limiter: exact for a single gateway process (embedded mode, tests). */
 export class MemoryRateLimiter implements RateLimiter {
+  readonly burst: number;
   readonly #interval: number;
   readonly #tolerance: number;
   readonly #tat = new Map<string, number>();
   readonly #now: () => number;
 
   constructor(policy: RateLimitPolicy, now: () => number = Date.now) {
+    this.burst = policy.burst;
     this.#interval = intervalOf(policy);
     this.#tolerance = this.#interval * policy.burst;
     this.#now = now;
   }
 
-  async take(key: string): Promise<RateDecision> {
+  async take(key: string, cost = 1): Promise<RateDecision> {
     const now = this.#now();
     const tat = Math.max(this.#tat.get(key) ?? now, now);
-    const next = tat + this.#interval;
+    const next = tat + this.#interval * cost;
     if (next - now > this.#tolerance) {
       return { allowed: false, retryAfterMs: Math.ceil(next - now - this.#tolerance) };
     }
@@ -60,7 +65,7 @@ export class MemoryRateLimiter implements RateLimiter {
 const GCRA = `
 local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
-local interval = tonumber(ARGV[1])
+local interval = tonumber(ARGV[1]) * tonumber(ARGV[3])
 local tolerance = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
@@ -73,12 +78,14 @@ return 0`;
 
 /** Redis-backed limiter shared by every gateway process. */
 export class RedisRateLimiter implements RateLimiter {
+  readonly burst: number;
   readonly #redis: Redis;
   readonly #interval: number;
   readonly #tolerance: number;
   readonly #prefix: string;
 
   constructor(redis: Redis, policy: RateLimitPolicy, prefix = 'calgate:rl:') {
+    this.burst = policy.burst;
     this.#redis = redis;
     this.#interval = intervalOf(policy);
     this.#tolerance = this.#interval * policy.burst;
@@ -88,16 +95,17 @@ export class RedisRateLimiter implements RateLimiter {
     }
   }
 
-  async take(key: string): Promise<RateDecision> {
+  async take(key: string, cost = 1): Promise<RateDecision> {
     const wait = await (this.#redis as unknown as RateScript).calgateGcra(
       this.#prefix + key,
       this.#interval,
       this.#tolerance,
+      cost,
     );
     return wait > 0 ? { allowed: false, retryAfterMs: wait } : { allowed: true, retryAfterMs: 0 };
   }
 }
 
 interface RateScript {
-  calgateGcra(key: string, interval: number, tolerance: number): Promise<number>;
+  calgateGcra(key: string, interval: number, tolerance: number, cost: number): Promise<number>;
 }

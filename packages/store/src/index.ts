@@ -46,5 +46,12 @@ export {
 } from './migrate.ts';
 export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
 export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
+export {
+  generateSessionToken,
+  hashSessionToken,
+  SESSION_TOKEN_PATTERN,
+  type SessionRecord,
+  SessionRepository,
+} from './sessions.ts';
 export { type CalendarRecord, type DiscoveredCalendar, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
 export { type SignUpOutcome, type UserRecord, UserRepository } from './users.ts';

@@ -68,4 +68,48 @@ export class UserRepository {
   get(tenantId: string, userId: string): Promise<UserRecord | null> {
     return this.#prisma.user.findFirst({ where: { id: userId, tenantId }, select: USER });
   }
+
+  /** A user of this tenant with its password hash (null: no password set), or null. */
+  getWithPassword(
+    tenantId: string,
+    userId: string,
+  ): Promise<(UserRecord & { passwordHash: string | null }) | null> {
+    return this.#prisma.user.findFirst({
+      where: { id: userId, tenantId },
+      select: { ...USER, passwordHash: true },
+    });
+  }
+
+  /**
+   * Replaces a password that is still `expectedHash` and, in the same transaction, ends every
+   * other session of the user (all but the session with hex id `keepSessionId`). Returns false,
+   * changing nothing, when the password was changed meanwhile.
+   */
+  changePassword(input: {
+    tenantId: string;
+    userId: string;
+    expectedHash: string;
+    passwordHash: string;
+    keepSessionId: string;
+  }): Promise<{ changed: false } | { changed: true; sessionsRevoked: number }> {
+    return this.#prisma.$transaction(async (tx) => {
+      const { count } = await tx.user.updateMany({
+        where: { id: input.userId, tenantId: input.tenantId, passwordHash: input.expectedHash },
+        data: { passwordHash: input.passwordHash },
+      });
+      if (count === 0) {
+        return { changed: false } as const;
+      }
+      const revoked = await tx.session.updateMany({
+        where: {
+          userId: input.userId,
+          tenantId: input.tenantId,
+          revokedAt: null,
+          NOT: { id: new Uint8Array(Buffer.from(input.keepSessionId, 'hex')) },
+        },
+        data: { revokedAt: new Date() },
+      });
+      return { changed: true, sessionsRevoked: revoked.count } as const;
+    });
+  }
 }

@@ -216,4 +216,52 @@ describe('every model round-trips through the migrated database', () => {
     );
     expect(rows[0].n).toBe(0);
   });
+
+  it('session: keyed by a 32-byte token hash, gone with its user or tenant', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_ses', name: 'Sessions' } });
+    await p.user.create({ data: { id: 'usr_ses', tenantId: 'tnt_ses', email: 'ses@example.com' } });
+    const session = await p.session.create({
+      data: {
+        id: new Uint8Array(32).fill(9),
+        userId: 'usr_ses',
+        tenantId: 'tnt_ses',
+        expiresAt: new Date('2027-01-01T12:00:00.000Z'),
+      },
+    });
+    const back = await p.session.findUniqueOrThrow({ where: { id: session.id } });
+    expect(back).toEqual(session);
+    expect(Buffer.from(back.id)).toEqual(Buffer.alloc(32, 9));
+    expect(back.revokedAt).toBeNull();
+    expect(back.lastSeenAt).toBeInstanceOf(Date);
+    const revokedAt = new Date('2026-12-01T00:00:00.000Z');
+    expect(
+      await p.session.update({ where: { id: session.id }, data: { revokedAt }, select: { revokedAt: true } }),
+    ).toEqual({ revokedAt });
+    // Only a SHA-256 can be a session id: a raw token (43 characters) is refused.
+    await expect(
+      p.session.create({
+        data: {
+          id: new Uint8Array(Buffer.from('A'.repeat(43))),
+          userId: 'usr_ses',
+          tenantId: 'tnt_ses',
+          expiresAt: new Date('2027-01-01T12:00:00.000Z'),
+        },
+      }),
+    ).rejects.toThrow();
+    await expect(
+      db.pool.query(
+        `INSERT INTO sessions (id, user_id, tenant_id, expires_at) VALUES ($1, 'usr_ses', 'tnt_ses', now())`,
+        [Buffer.alloc(16)],
+      ),
+    ).rejects.toThrow(/sessions_id_is_sha256/);
+    await p.user.delete({ where: { id: 'usr_ses' } });
+    expect(await p.session.count({ where: { tenantId: 'tnt_ses' } })).toBe(0);
+    await p.user.create({ data: { id: 'usr_ses2', tenantId: 'tnt_ses', email: 'ses2@example.com' } });
+    await p.session.create({
+      data: { id: new Uint8Array(32).fill(8), userId: 'usr_ses2', tenantId: 'tnt_ses', expiresAt: revokedAt },
+    });
+    await p.tenant.delete({ where: { id: 'tnt_ses' } });
+    expect(await p.session.count()).toBe(0);
+  });
 });

@@ -2,6 +2,8 @@ import type { SlotLock } from '@calgate/locks';
 import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
+import type { WorkBudget } from './budget.ts';
+import type { CpuPool } from './offload/pool.ts';
 
 /**
  * Creating calendars touches Calgate's own records (the new calendar and the creating key's
@@ -97,6 +99,10 @@ export interface ToolContext {
   booking?: BookingServices | undefined;
   /** The gateway's external base URL (PUBLIC_URL, no trailing slash), for links to Calgate pages. */
   publicUrl?: string | undefined;
+  /** What the request may still cost; tools whose cost is known up front spend it before working. */
+  budget: WorkBudget;
+  /** Worker threads for CPU-bound pure work; absent, the work runs in-process. */
+  cpu?: CpuPool | undefined;
 }
 
 /** Which grant a key needs for a tool to be offered at all. */
@@ -121,6 +127,8 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
    */
   exampleResult?: Record<string, unknown>;
   run(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
+  /** Pure CPU work with no I/O (recurrence expansion): runs in its turn, one at a time (CpuTurns). */
+  cpuBound?: boolean;
   /** The text content; JSON of the structured result when absent. */
   text?(result: z.output<Out>, args: z.output<In>): string;
 }

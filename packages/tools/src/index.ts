@@ -16,6 +16,7 @@ export {
   type Principal,
   type ProviderResolver,
 } from './access.ts';
+export { type BudgetLimits, DEFAULT_BUDGET, WorkBudget } from './budget.ts';
 export {
   type BookingLedger,
   type BookingServices,
@@ -31,8 +32,11 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from './catalogue.ts';
+export { CpuTurns } from './cpu-turns.ts';
 export { eventTable, formatText, toonView } from './format.ts';
+export { CpuPool } from './offload/pool.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
+export { asUnavailable, isTransient, retryOnce } from './transient.ts';
 
 export const TOOL_DEFINITIONS = [
   listCalendars,

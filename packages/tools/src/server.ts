@@ -9,10 +9,15 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { z } from 'zod';
 import type { CalendarAccess } from './access.ts';
+import { WorkBudget } from './budget.ts';
 import type { BookingServices, CalendarDirectory, Catalogue, CatalogueEntry } from './catalogue.ts';
+import type { CpuTurns } from './cpu-turns.ts';
 import { modernize } from './legacy.ts';
-import { describeInputError } from './validation.ts';
+import type { CpuPool } from './offload/pool.ts';
+import { asUnavailable, retryOnce } from './transient.ts';
+import { describeInputError, describeParamsError, unsafeTextIn } from './validation.ts';
 
 /** One finished tool call, for the audit log and metrics. Carries no arguments or results. */
 export interface ToolCallRecord {
@@ -34,6 +39,17 @@ export interface SessionOptions {
   booking?: BookingServices;
   /** External base URL of the gateway, passed to tools as `publicUrl`. */
   publicUrl?: string;
+  /** What this request may cost across all its calls; a fresh default budget per call when absent. */
+  budget?: WorkBudget;
+  /**
+   * Waits for one of the key's concurrent-call slots and returns its release; refuses (throws a
+   * CalgateError) when too many of the key's calls are already waiting.
+   */
+  admit?: () => Promise<() => void>;
+  /** Where CPU-bound calls wait for their turn; shared by every request of the process. */
+  cpuTurns?: CpuTurns;
+  /** Worker threads for CPU-bound pure work, shared by every request of the process. */
+  cpu?: CpuPool;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */
   onInternalError?: (error: unknown, tool: string) => void;
 }
@@ -116,6 +132,11 @@ export type ProgressReporter = (done: number, total?: number, message?: string) 
 
 const NO_PROGRESS: ProgressReporter = async () => {};
 
+/** Lets timers, health checks and other keys' requests run between the calls of a batch. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 export async function callTool(
   options: SessionOptions,
   entry: CatalogueEntry,
@@ -127,7 +148,14 @@ export async function callTool(
   const { definition } = entry;
   let outcome: ToolCallRecord['outcome'] = 'ok';
   let errorCode: string | null = null;
+  let release: (() => void) | undefined;
   try {
+    const unsafe = unsafeTextIn(rawArgs);
+    if (unsafe !== undefined) {
+      outcome = 'error';
+      errorCode = 'invalid_argument';
+      return errorResult(`Invalid arguments for ${definition.name}: ${unsafe}`);
+    }
     const parameters = Object.keys(definition.input.shape);
     const { args, notes } = modernize(new Set(parameters), rawArgs ?? {});
     const parsed = definition.input.safeParse(args, { reportInput: true });
@@ -136,6 +164,18 @@ export async function callTool(
       errorCode = 'invalid_argument';
       return errorResult(describeInputError(definition.name, parsed.error, parameters));
     }
+    // A key's calls beyond its concurrency wait here; a batch's calls take turns with other work.
+    release = await options.admit?.();
+    const turn = definition.cpuBound ? await options.cpuTurns?.acquire() : undefined;
+    const previous = release;
+    release = () => {
+      turn?.();
+      previous?.();
+    };
+    if (turn === undefined) {
+      await yieldToEventLoop();
+    }
+    const budget = options.budget ?? new WorkBudget();
     const context = {
       access: options.access,
       requestId: options.requestId,
@@ -145,9 +185,23 @@ export async function callTool(
       directory: options.directory,
       booking: options.booking,
       publicUrl: options.publicUrl,
+      budget,
+      cpu: options.cpu,
     };
-    const result = await definition.run(parsed.data, context);
-    const text = definition.text ? definition.text(result, parsed.data) : JSON.stringify(result);
+    // Reads are safe to repeat: one that met a database or cache restart is retried once.
+    const result = definition.annotations.readOnlyHint
+      ? await retryOnce(() => definition.run(parsed.data, context), { signal })
+      : await definition.run(parsed.data, context);
+    const events = (result as { events?: unknown }).events;
+    if (Array.isArray(events)) {
+      budget.spend('events', events.length);
+    }
+    const json = JSON.stringify(result);
+    const text = definition.text ? definition.text(result, parsed.data) : json;
+    budget.spend(
+      'answerBytes',
+      Buffer.byteLength(json) + (text === json ? json.length : Buffer.byteLength(text)),
+    );
     if (notes.length === 0) {
       return { content: [{ type: 'text', text }], structuredContent: result };
     }
@@ -158,7 +212,8 @@ export async function callTool(
       ],
       structuredContent: { ...result, deprecated: notes },
     };
-  } catch (error) {
+  } catch (thrown) {
+    const error = asUnavailable(thrown, definition.name, options.requestId);
     if (error instanceof CalgateError) {
       outcome = DENIED.has(error.code) ? 'denied' : 'error';
       errorCode = error.code;
@@ -169,6 +224,7 @@ export async function callTool(
     options.onInternalError?.(error, definition.name);
     return errorResult(`Calgate failed to complete ${definition.name} (request ${options.requestId}).`);
   } finally {
+    release?.();
     options.onCall?.({
       tool: definition.name,
       calendarIds: [...options.access.touched],
@@ -180,7 +236,9 @@ export async function callTool(
 }
 
 /** An MCP server for one request of one key, offering only the tools that key can use. */
-export function createMcpServer(options: SessionOptions): Server {
+export function createMcpServer(sessionOptions: SessionOptions): Server {
+  // One budget for every call of the request, batch or not.
+  const options = { ...sessionOptions, budget: sessionOptions.budget ?? new WorkBudget() };
   const server = new Server(
     { name: 'calgate', title: 'Calgate', version: options.version },
     // The tool list follows the key's grants; the gateway's GET stream announces changes.
@@ -226,5 +284,32 @@ export function createMcpServer(options: SessionOptions): Server {
             });
     return callTool(options, entry, request.params.arguments, extra.signal, progress);
   });
+  answerBadParamsByTheBook(server);
   return server;
+}
+
+type RequestHandler = (request: { method: string }, extra: unknown) => Promise<unknown>;
+
+/**
+ * The SDK checks a request's params against its method's schema and answers a mismatch as an
+ * internal error (-32603) carrying the raw schema dump. A request whose params do not fit its
+ * method is invalid params (-32602) by JSON-RPC, with a message a person can act on.
+ */
+function answerBadParamsByTheBook(server: Server): void {
+  const handlers = (server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
+  for (const [method, handler] of handlers) {
+    handlers.set(method, async (request, extra) => {
+      try {
+        return await handler(request, extra);
+      } catch (error) {
+        if (error instanceof z.core.$ZodError) {
+          // Not an McpError: its message would carry an "MCP error -32602:" prefix.
+          throw Object.assign(new Error(describeParamsError(method, error)), {
+            code: RpcErrorCode.InvalidParams,
+          });
+        }
+        throw error;
+      }
+    });
+  }
 }

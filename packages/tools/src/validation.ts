@@ -114,3 +114,62 @@ export function describeInputError(toolName: string, error: z.ZodError, known: r
   const more = error.issues.length > 5 ? ` (${error.issues.length - 5} more problems)` : '';
   return `Invalid arguments for ${toolName}: ${problems.join(' ')}${more} Valid properties: ${known.join(', ')}.`;
 }
+
+/** A NUL or a UTF-16 surrogate without its pair: text no calendar or database can store. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding the NUL character is the point.
+const UNSAFE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Why some string in the arguments (a value, or a property name) cannot be stored, naming where
+ * it is; undefined when every string is clean.
+ */
+export function unsafeTextIn(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') {
+    const match = UNSAFE.exec(value);
+    if (match === null) {
+      return undefined;
+    }
+    const what = match[0] === '\u0000' ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
+    return `'${path || 'arguments'}' contains ${what}, which calendars cannot store; remove it.`;
+  }
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const problem = unsafeTextIn(item, `${path}[${index}]`);
+      if (problem !== undefined) {
+        return problem;
+      }
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      const where = path === '' ? key : `${path}.${key}`;
+      const problem = UNSAFE.test(key)
+        ? `A property name in '${path || 'arguments'}' contains a NUL character or a lone surrogate.`
+        : unsafeTextIn(child, where);
+      if (problem !== undefined) {
+        return problem;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A short JSON-RPC "invalid params" message for a request whose params do not fit its method. */
+export function describeParamsError(method: string, error: z.core.$ZodError): string {
+  const problems = error.issues.slice(0, 3).map((issue) => {
+    const path = issue.path.length === 0 ? 'params' : issue.path.map(String).join('.');
+    if (issue.code === 'invalid_type') {
+      // The SDK parses without reportInput: the received type is only in the message.
+      const received = issue.input === undefined ? /received (\w+)/.exec(issue.message)?.[1] : undefined;
+      if (issue.input !== undefined) {
+        return `${path} must be ${article(issue.expected)}, not ${typeName(issue.input)}`;
+      }
+      return received === undefined || received === 'undefined'
+        ? `${path} is required (${issue.expected})`
+        : `${path} must be ${article(issue.expected)}, not ${article(received)}`;
+    }
+    return `${path}: ${issue.message}`;
+  });
+  return `Invalid params for ${method}: ${problems.join('; ')}.`;
+}

@@ -3,6 +3,7 @@ import { MemorySlotLock } from '@calgate/locks';
 import type { CalendarEvent, CalendarProvider, EventInput, FreeBusyResult } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, type KeyCalendar } from '../src/access.ts';
+import { WorkBudget } from '../src/budget.ts';
 import type { BookingLedger, LedgerBooking, ToolContext } from '../src/catalogue.ts';
 import { bookSlot } from '../src/tools/availability/book-slot.ts';
 import { bookingEventId } from '../src/tools/availability/book-slot-checks.ts';
@@ -178,6 +179,7 @@ function setup() {
     signal: new AbortController().signal,
     now: () => new Date(),
     progress: async () => {},
+    budget: new WorkBudget(),
     directory: undefined,
     booking: { lock, ledger, lockTtlMs: 30_000 },
   };

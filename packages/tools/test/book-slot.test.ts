@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CalendarAccess } from '../src/access.ts';
+import { WorkBudget } from '../src/budget.ts';
 import type { ToolContext } from '../src/catalogue.ts';
 import { bookSlot } from '../src/tools/availability/book-slot.ts';
 import { blocks, bookingEventId, requestHash } from '../src/tools/availability/book-slot-checks.ts';
@@ -65,6 +66,7 @@ describe('book_slot building blocks', () => {
       signal: new AbortController().signal,
       now: () => new Date(),
       progress: async () => {},
+      budget: new WorkBudget(),
       directory: undefined,
       booking: undefined,
     } satisfies ToolContext;

@@ -1,4 +1,5 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
+import { isTransient } from '@calgate/tools';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The one mapping from Calgate error codes to HTTP statuses. */
@@ -35,6 +36,9 @@ function isMcpPath(request: FastifyRequest): boolean {
  * JSON gets a JSON-RPC parse error, as MCP clients expect.
  */
 export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) {
+  if (error instanceof CalgateError && error.code === 'unavailable') {
+    return unavailable(error, request, reply);
+  }
   if (error instanceof CalgateError) {
     return reply.status(HTTP_STATUS[error.code]).send(errorBody(error.code, error.message, request.id));
   }
@@ -55,12 +59,52 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
           : 'invalid_argument';
     return reply.status(status).send(errorBody(code, error.message, request.id));
   }
+  if (isTransient(error)) {
+    // Postgres or Redis away for a moment: the outage is logged once elsewhere; say try again.
+    return unavailable(
+      new CalgateError('unavailable', 'Calgate is briefly unavailable; try again in a few seconds.', {
+        retry: true,
+        retryAfterMs: 2_000,
+      }),
+      request,
+      reply,
+    );
+  }
   request.log.error({ err: error }, 'request failed');
   return reply
     .status(500)
     .send(
       errorBody('internal', `Calgate could not complete the request (request ${request.id}).`, request.id),
     );
+}
+
+/** JSON-RPC's range for server errors; rate-limited answers use the same code. */
+const UNAVAILABLE_RPC_CODE = -32000;
+
+function rpcIdOf(body: unknown): string | number | null {
+  const id = (body as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/**
+ * A dependency is briefly away (Postgres restarting, Redis unreachable): 503 with Retry-After, so
+ * clients and load balancers retry. On /api/mcp the body is a JSON-RPC error that says to try again.
+ */
+function unavailable(error: CalgateError, request: FastifyRequest, reply: FastifyReply) {
+  const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? 2_000) / 1000));
+  reply.status(503).header('retry-after', String(seconds));
+  if (isMcpPath(request)) {
+    return reply.send({
+      jsonrpc: '2.0',
+      error: {
+        code: UNAVAILABLE_RPC_CODE,
+        message: error.message,
+        data: { code: error.code, retryAfterSeconds: seconds, requestId: request.id },
+      },
+      id: rpcIdOf(request.body),
+    });
+  }
+  return reply.send(errorBody(error.code, error.message, request.id));
 }
 
 export function handleNotFound(request: FastifyRequest, reply: FastifyReply) {

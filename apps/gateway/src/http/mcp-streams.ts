@@ -1,3 +1,4 @@
+import { isCalgateError } from '@calgate/core';
 import type { KeyAccess } from '@calgate/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyAuthenticator } from '../auth.ts';
@@ -144,8 +145,11 @@ export class ToolListStreams {
     try {
       auth = await this.#authenticator.authenticate(group.authorization);
     } catch (error) {
-      // The database is unreachable: keep the streams, the next pass tries again.
-      this.#log.warn({ err: error }, 'tool-list stream key lookup failed');
+      // The database is unreachable: keep the streams, the next pass tries again. An outage is
+      // logged once by the key check itself; only something else is worth a line here.
+      if (!isCalgateError(error) || error.code !== 'unavailable') {
+        this.#log.warn({ err: error }, 'tool-list stream key lookup failed');
+      }
       return;
     }
     if (!auth.ok) {

@@ -1,12 +1,17 @@
 import type { RateLimiter } from '@calgate/locks';
 import type { AuditLog, KeyAccess } from '@calgate/store';
 import {
+  type BudgetLimits,
   CalendarAccess,
   type Catalogue,
+  CpuPool,
+  CpuTurns,
   createMcpServer,
+  DEFAULT_BUDGET,
   isVisible,
   type Principal,
   type ProviderResolver,
+  WorkBudget,
 } from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
@@ -15,6 +20,7 @@ import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
 import { errorBody } from './errors.ts';
+import { KeySlots } from './key-slots.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
 
@@ -36,6 +42,19 @@ export interface McpRouteDeps {
   booking?: BookingFactory | undefined;
   /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
   mcpStreams?: Partial<ToolStreamOptions> | undefined;
+  /** What one request may cost and how many calls a key runs at once; defaults when absent. */
+  mcpLimits?:
+    | { budget: BudgetLimits; concurrentPerKey: number; queuedPerKey: number; cpuWorkers: number }
+    | undefined;
+}
+
+/** The JSON-RPC requests (not notifications or responses) in a body, one or a batch. */
+function requestCount(body: unknown): number {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.filter((message) => {
+    const { method, id } = (message ?? {}) as { method?: unknown; id?: unknown };
+    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
+  }).length;
 }
 
 /** Whether a JSON-RPC message (or batch) carries a progress token. */
@@ -84,6 +103,16 @@ function acceptsEventStream(accept: string | undefined): boolean {
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const allowed = new Set(deps.allowedOrigins);
+  const limits = deps.mcpLimits ?? {
+    budget: DEFAULT_BUDGET,
+    concurrentPerKey: 8,
+    queuedPerKey: 200,
+    cpuWorkers: 1,
+  };
+  const slots = new KeySlots(limits);
+  const cpuTurns = new CpuTurns();
+  const cpu = new CpuPool(limits.cpuWorkers);
+  app.addHook('onClose', async () => cpu.close());
 
   async function guard(request: FastifyRequest, reply: FastifyReply) {
     const origin = request.headers.origin;
@@ -103,14 +132,15 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         .header('www-authenticate', challenge)
         .send(errorBody('unauthenticated', AUTH_FAILURE_MESSAGES[auth.reason], request.id));
     }
-    let decision: Awaited<ReturnType<RateLimiter['take']>>;
-    try {
-      decision = await deps.rateLimiter.take(auth.access.keyId);
-    } catch (error) {
-      // Rate limiting fails open: an unreachable Redis must not take every agent offline.
-      request.log.warn({ err: error }, 'rate limiter unavailable; request allowed');
-      decision = { allowed: true, retryAfterMs: 0 };
+    // Every message of a batch costs as much as a request of its own.
+    const cost = request.method === 'POST' ? Math.max(1, requestCount(request.body)) : 1;
+    if (cost > deps.rateLimiter.burst) {
+      const message = `A batch of ${cost} calls is more than this key may send at once (RATE_LIMIT_BURST ${deps.rateLimiter.burst}); nothing was done. Send at most ${deps.rateLimiter.burst} calls per request.`;
+      return reply.status(413).send(errorBody('rate_limited', message, request.id));
     }
+    // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
+    // and logs an outage once, not per request.
+    const decision = await deps.rateLimiter.take(auth.access.keyId, cost);
     if (!decision.allowed) {
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
@@ -146,6 +176,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           at: new Date(),
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
+      budget: new WorkBudget(limits.budget),
+      admit: () => slots.acquire(key.keyId),
+      cpuTurns,
+      cpu,
       ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
       ...(deps.booking === undefined
         ? {}

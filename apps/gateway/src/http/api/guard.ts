@@ -11,9 +11,9 @@ export function isWrite(request: FastifyRequest): boolean {
 }
 
 /**
- * The one gate of the dashboard API: the session cookie, and for writes an allowed Origin plus a
- * CSRF token bound to that very session (an HMAC of its signed token, so a new sign-in gets a new
- * token and a token never outlives its session).
+ * The one gate of the dashboard API: the session cookie (looked up on every request), and for
+ * writes an allowed Origin plus a CSRF token bound to that very session (an HMAC of its token, so
+ * a new sign-in gets a new token and a token never outlives its session).
  */
 export class DashboardGuard {
   readonly #sessions: SessionManager;

@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerMatrixRoutes } from './matrix.ts';
 import { registerOverviewRoutes } from './overview.ts';
+import { registerSessionRoutes } from './sessions.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { DashboardGuard } from './guard.ts';
@@ -12,6 +13,7 @@ export { DashboardGuard } from './guard.ts';
 /** The dashboard's REST API under /api/v1 (besides connections, in dashboard-api.ts). */
 export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerAccountRoutes(app, deps);
+  registerSessionRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerMatrixRoutes(app, deps);

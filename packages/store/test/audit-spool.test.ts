@@ -1,0 +1,271 @@
+import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AuditRecord,
+  type BufferedAuditLogOptions,
+  type Database,
+  openDatabase,
+  PostgresAuditLog,
+} from '../src/index.ts';
+
+type AuditSpoolEvent = Parameters<NonNullable<BufferedAuditLogOptions['onSpool']>>[0];
+
+/**
+ * A TCP relay in front of the test database that can be cut (listener closed, connections
+ * reset: what clients see while Postgres restarts) and restored on the same port.
+ */
+async function cuttableRelay(target: string) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let listenPort = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const next = createServer((client) => {
+        const upstream = connect(Number(port), hostname);
+        for (const [socket, peer] of [
+          [client, upstream],
+          [upstream, client],
+        ] as const) {
+          sockets.add(socket);
+          // One side gone (e.g. the server refused) takes the other with it, as on a real path.
+          socket.on('close', () => {
+            sockets.delete(socket);
+            peer.destroy();
+          });
+          socket.on('error', () => {});
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      next.once('error', reject);
+      next.listen(listenPort, '127.0.0.1', () => {
+        const address = next.address();
+        listenPort = typeof address === 'object' && address !== null ? address.port : 0;
+        server = next;
+        resolve();
+      });
+    });
+  await listen();
+  const cut = async () => {
+    const closing = server;
+    server = undefined;
+    for (const socket of sockets) {
+      socket.resetAndDestroy();
+    }
+    await new Promise<void>((resolve) => (closing ? closing.close(() => resolve()) : resolve()));
+  };
+  return {
+    url: target.replace(`${hostname}:${port}`, `127.0.0.1:${listenPort}`),
+    cut,
+    restore: listen,
+    close: cut,
+  };
+}
+
+function call(tenantId: string, n: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    tenantId,
+    keyId: 'key_audit',
+    requestId: `req_${n}`,
+    tool: 'list_events',
+    calendarIds: ['cal_a'],
+    outcome: 'ok',
+    errorCode: null,
+    latencyMs: n,
+    at: new Date(),
+    ...overrides,
+  };
+}
+
+async function spoolLines(dir: string): Promise<number> {
+  const names = (await readdir(dir).catch(() => [])).filter((name) => name.endsWith('.jsonl'));
+  let lines = 0;
+  for (const name of names) {
+    lines += (await readFile(join(dir, name), 'utf8')).split('\n').filter((line) => line !== '').length;
+  }
+  return lines;
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const FAST = { flushIntervalMs: 10, maxBatch: 50, retryBaseMs: 20, retryMaxMs: 200 };
+
+describe('the audit log keeps every row through a Postgres outage', () => {
+  let db: TestDatabase;
+  let relay: Awaited<ReturnType<typeof cuttableRelay>>;
+  let viaRelay: Database;
+  let spoolDir: string;
+  let tenant = 0;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    relay = await cuttableRelay(db.url);
+    viaRelay = openDatabase({ url: relay.url, max: 4 });
+  });
+  afterAll(async () => {
+    await viaRelay.close();
+    await relay.close();
+    await db.close();
+  });
+
+  async function newTenant(): Promise<string> {
+    tenant += 1;
+    const id = `tnt_audit${tenant}`;
+    await db.pool.query('INSERT INTO tenants (id, name) VALUES ($1, $2)', [id, 'Audit']);
+    spoolDir = await mkdtemp(join(tmpdir(), 'calgate-audit-spool-'));
+    return id;
+  }
+
+  async function stored(tenantId: string): Promise<{ rows: number; ids: number }> {
+    const { rows } = await db.pool.query(
+      'SELECT count(*)::int AS rows, count(DISTINCT entry_id)::int AS ids FROM audit_log WHERE tenant_id = $1',
+      [tenantId],
+    );
+    return rows[0];
+  }
+
+  it('retries a failed batch with backoff until Postgres answers, writing each row once', async () => {
+    const tenantId = await newTenant();
+    const failures: unknown[] = [];
+    let successes = 0;
+    const audit = new PostgresAuditLog(viaRelay, {
+      ...FAST,
+      spoolDir,
+      health: { failed: (error) => failures.push(error), succeeded: () => (successes += 1) },
+    });
+    for (let n = 0; n < 100; n++) {
+      audit.record(call(tenantId, n));
+    }
+    await audit.flush();
+    await relay.cut();
+    for (let n = 100; n < 300; n++) {
+      audit.record(call(tenantId, n));
+    }
+    await until(async () => failures.length >= 3, 'three failed attempts');
+    await relay.restore();
+    await until(async () => (await stored(tenantId)).rows === 300, 'all 300 rows');
+    await audit.close();
+    expect(await stored(tenantId)).toEqual({ rows: 300, ids: 300 });
+    // Retried batches keep their order: ids follow the calls.
+    const { rows } = await db.pool.query(
+      'SELECT latency_ms FROM audit_log WHERE tenant_id = $1 ORDER BY id',
+      [tenantId],
+    );
+    expect(rows.map((row) => row.latency_ms)).toEqual(Array.from({ length: 300 }, (_, n) => n));
+    expect(successes).toBeGreaterThan(0);
+    // Nothing needed the disk: the buffer held every row.
+    expect(await spoolLines(spoolDir)).toBe(0);
+  });
+
+  it('spills rows beyond the buffer to disk and replays them once, also after a crash mid-replay', async () => {
+    const tenantId = await newTenant();
+    const events: AuditSpoolEvent[] = [];
+    const dropped: number[] = [];
+    await relay.cut();
+    const audit = new PostgresAuditLog(viaRelay, {
+      ...FAST,
+      bufferRows: 100,
+      spoolDir,
+      onSpool: (event) => events.push(event),
+      onError: (_error, n) => dropped.push(n),
+    });
+    for (let n = 0; n < 250; n++) {
+      audit.record(call(tenantId, n));
+    }
+    await until(async () => (await spoolLines(spoolDir)) === 150, '150 rows in the spool');
+    expect(events[0]).toMatchObject({ kind: 'spilling', dir: spoolDir });
+    const segments = (await readdir(spoolDir)).filter((name) => name.endsWith('.jsonl'));
+    const text = await readFile(join(spoolDir, segments[0] ?? ''), 'utf8');
+    const row = JSON.parse(text.split('\n')[0] ?? '{}');
+    expect(Object.keys(row).sort()).toEqual(
+      [
+        'at',
+        'calendarIds',
+        'entryId',
+        'errorCode',
+        'keyId',
+        'latencyMs',
+        'outcome',
+        'requestId',
+        'tenantId',
+        'tool',
+      ].sort(),
+    );
+    // Keep copies, as if the process had crashed after the replay's inserts but before deleting.
+    const saved = await mkdtemp(join(tmpdir(), 'calgate-audit-saved-'));
+    for (const name of segments) {
+      await copyFile(join(spoolDir, name), join(saved, name));
+    }
+
+    await relay.restore();
+    await audit.flush();
+    expect(await stored(tenantId)).toEqual({ rows: 250, ids: 250 });
+    expect(events.at(-1)).toMatchObject({ kind: 'replayed', rows: 150, unreadable: 0 });
+    expect(await readdir(spoolDir)).toEqual([]);
+    await audit.close();
+
+    // The next start finds the segments again, plus a line a crash cut short: nothing twice.
+    for (const name of segments) {
+      await copyFile(join(saved, name), join(spoolDir, name));
+    }
+    const torn = join(spoolDir, segments[0] ?? '');
+    await writeFile(torn, `${await readFile(torn, 'utf8')}{"entryId":"cut sh`);
+    const unreadable: number[] = [];
+    const restarted = new PostgresAuditLog(db, { ...FAST, spoolDir, onError: (_e, n) => unreadable.push(n) });
+    await restarted.flush();
+    expect(await stored(tenantId)).toEqual({ rows: 250, ids: 250 });
+    expect(unreadable).toEqual([1]);
+    expect(await readdir(spoolDir)).toEqual([]);
+    await restarted.close();
+    expect(dropped).toEqual([]);
+    await rm(saved, { recursive: true, force: true });
+  });
+
+  it('spools what is unwritten at shutdown; the next start writes it', async () => {
+    const tenantId = await newTenant();
+    await relay.cut();
+    const audit = new PostgresAuditLog(viaRelay, { ...FAST, spoolDir });
+    for (let n = 0; n < 40; n++) {
+      audit.record(call(tenantId, n));
+    }
+    await audit.close();
+    expect(await spoolLines(spoolDir)).toBe(40);
+    expect(await stored(tenantId)).toEqual({ rows: 0, ids: 0 });
+    await relay.restore();
+
+    const next = new PostgresAuditLog(db, { ...FAST, spoolDir });
+    await next.flush();
+    expect(await stored(tenantId)).toEqual({ rows: 40, ids: 40 });
+    await next.close();
+  });
+
+  it('drops and reports only a row Postgres rejects, writing the rest of its batch', async () => {
+    const tenantId = await newTenant();
+    const rejected: { error: unknown; n: number }[] = [];
+    const audit = new PostgresAuditLog(db, {
+      ...FAST,
+      spoolDir,
+      onError: (error, n) => rejected.push({ error, n }),
+    });
+    audit.record(call(tenantId, 1));
+    audit.record(call(tenantId, 2, { latencyMs: 2 ** 31 }));
+    audit.record(call(tenantId, 3));
+    await audit.close();
+    expect(await stored(tenantId)).toEqual({ rows: 2, ids: 2 });
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]?.n).toBe(1);
+    expect(rejected[0]?.error).toMatchObject({ code: '22003' });
+  });
+});

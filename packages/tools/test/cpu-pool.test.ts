@@ -1,0 +1,62 @@
+import { threadId } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { CpuPool } from '../src/index.ts';
+import { expandInstances } from '../src/tools/availability/expansion.ts';
+
+describe('CpuPool: CPU-bound work in worker threads', () => {
+  const request = {
+    rrule: 'FREQ=WEEKLY;BYDAY=MO',
+    dtstart: '2026-03-23T09:00:00',
+    timeZone: 'Europe/Berlin',
+    durationMinutes: 30,
+    count: 3,
+    exdates: [],
+  };
+
+  it('answers exactly what the in-process expansion answers, across the DST change', async () => {
+    const pool = new CpuPool(2);
+    try {
+      const [a, b] = await Promise.all([pool.run('expandRrule', request), pool.run('expandRrule', request)]);
+      expect(a).toEqual(expandInstances(request));
+      expect(b).toEqual(a);
+      expect(a.instances[1]).toEqual({
+        start: '2026-03-30T09:00:00+02:00',
+        end: '2026-03-30T09:30:00+02:00',
+      });
+      expect(threadId).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('carries a CalgateError back with its code and message; the worker stays usable', async () => {
+    const pool = new CpuPool(1);
+    try {
+      await expect(pool.run('expandRrule', { ...request, rrule: 'FREQ=SOMETIMES' })).rejects.toMatchObject({
+        name: 'CalgateError',
+        code: 'invalid_argument',
+      });
+      await expect(pool.run('expandRrule', { ...request, dtstart: '2026-03-23 09:00' })).rejects.toThrow(
+        "dtstart '2026-03-23 09:00' must be a local date-time YYYY-MM-DDTHH:MM:SS",
+      );
+      expect((await pool.run('expandRrule', request)).instances).toHaveLength(3);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('refuses work after close, and queued work is refused, not lost silently', async () => {
+    const pool = new CpuPool(1);
+    const queued = Array.from({ length: 5 }, () => pool.run('expandRrule', { ...request, count: 5_000 }));
+    const outcomes = Promise.allSettled(queued);
+    await pool.close();
+    const settled = await outcomes;
+    expect(settled.filter((outcome) => outcome.status === 'rejected').length).toBeGreaterThanOrEqual(4);
+    for (const outcome of settled) {
+      if (outcome.status === 'rejected') {
+        expect(outcome.reason).toMatchObject({ code: expect.stringMatching(/^(unavailable|internal)$/) });
+      }
+    }
+    await expect(pool.run('expandRrule', request)).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});

@@ -1,7 +1,7 @@
 import { newId } from '@calgate/core';
 import type { RateLimiter } from '@calgate/locks';
 import type { AuditLog } from '@calgate/store';
-import type { Catalogue, ProviderResolver } from '@calgate/tools';
+import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
@@ -9,7 +9,7 @@ import type { DirectoryFactory } from './directory.ts';
 import type { DashboardAccountDeps } from './http/api/deps.ts';
 import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
-import { handleError, handleNotFound } from './http/errors.ts';
+import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
@@ -58,6 +58,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler(handleNotFound);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  // Text no database can store is refused before any route sees it (tool calls refuse it per
+  // call instead, as a tool error naming the argument).
+  app.addHook('preValidation', async (request, reply) => {
+    if (request.url.split('?')[0] === '/api/mcp') {
+      return;
+    }
+    const problem =
+      unsafeTextIn(request.params, 'path') ??
+      unsafeTextIn(request.query, 'query') ??
+      unsafeTextIn(request.body);
+    if (problem !== undefined) {
+      return reply.status(400).send(errorBody('invalid_argument', problem, request.id));
+    }
   });
   registerMetaRoutes(app, deps);
   registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });

@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, sessionFor } from './api-client.ts';
 import { connectClient, rpc, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 interface RpcAnswer {
@@ -239,7 +240,7 @@ describe('bad input gets a clean answer, never an internal error', () => {
       const result = await client.callTool({ name, arguments: { calendarId: calendar, ...args } });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toBe(
-        `Invalid arguments for ${name}: ${problem}, which calendars cannot store; remove it.`,
+        `Invalid arguments for ${name}: ${problem}, which cannot be stored; remove it.`,
       );
       const listed = await client.callTool({
         name: 'list_events',
@@ -285,5 +286,35 @@ describe('bad input gets a clean answer, never an internal error', () => {
       expect(answer.error?.message).toMatch(message);
       expect(answer.error?.message.length).toBeLessThan(200);
     }
+  });
+});
+
+describe('the dashboard API refuses text no database can store', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('answers 400 naming the field for a NUL or a lone surrogate in a body, query or path, and stores nothing', async () => {
+    const tenant = await gw.seedTenant('Dashboard');
+    const as = await sessionFor(gw, tenant.tenantId);
+    const body = await call(gw, 'POST', '/api/v1/keys', { as, body: { name: 'agent\u0000' } });
+    expect(body.status).toBe(400);
+    expect(body.body.error.message).toBe(
+      "'name' contains a NUL character (U+0000), which cannot be stored; remove it.",
+    );
+    const surrogate = await call(gw, 'POST', '/api/v1/keys', { as, body: { name: 'agent \uD800' } });
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body.error.message).toMatch(/^'name' contains a lone UTF-16 surrogate/);
+    const path = await call(gw, 'POST', '/api/v1/keys/key_%00/rotate', { as });
+    expect(path.status).toBe(400);
+    expect(path.body.error.message).toMatch(/^'path\.\w+' contains a NUL character/);
+    const listed = await call(gw, 'GET', '/api/v1/keys', { as });
+    expect(listed.body.keys.map((key: { name: string }) => key.name)).toEqual(['agent']);
   });
 });

@@ -37,6 +37,7 @@ export { eventTable, formatText, toonView } from './format.ts';
 export { CpuPool } from './offload/pool.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';
+export { unsafeTextIn } from './validation.ts';
 
 export const TOOL_DEFINITIONS = [
   listCalendars,

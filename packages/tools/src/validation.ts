@@ -130,7 +130,7 @@ export function unsafeTextIn(value: unknown, path = ''): string | undefined {
       return undefined;
     }
     const what = match[0] === '\u0000' ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
-    return `'${path || 'arguments'}' contains ${what}, which calendars cannot store; remove it.`;
+    return `'${path || 'arguments'}' contains ${what}, which cannot be stored; remove it.`;
   }
   if (Array.isArray(value)) {
     for (const [index, item] of value.entries()) {

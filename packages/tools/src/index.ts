@@ -33,6 +33,7 @@ export {
   type ToolDefinition,
 } from './catalogue.ts';
 export { CpuTurns } from './cpu-turns.ts';
+export { screenText } from './firewall.ts';
 export { eventTable, formatText, toonView } from './format.ts';
 export { CpuPool } from './offload/pool.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';

@@ -16,11 +16,14 @@ Commands:
   migrate                       apply database migrations
   tenant create --name N        create a tenant
   tenant list
-  key create --name N [--expires ISO]   create an API key (the secret is shown once)
-  key list                      keys with their default calendar and time zone
-  key set --key K [--default-calendar C|none] [--time-zone Z|none]
+  key create --name N [--expires ISO] [--toolsets a,b]
+                                create an API key (the secret is shown once)
+  key list                      keys with their default calendar, time zone and toolsets
+  key set --key K [--default-calendar C|none] [--time-zone Z|none] [--toolsets a,b]
                                 what calendarId 'primary' means for the key and its zone
-                                (none: back to the automatic choice)
+                                (none: back to the automatic choice), and which toolsets'
+                                tools its agent sees: calendar, booking, search, rules
+                                (default calendar,booking,search)
   key revoke --key K
   calendar create --name N [--time-zone Z]   create a local calendar
   calendar list

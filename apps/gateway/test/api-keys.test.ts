@@ -73,6 +73,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
           'prefix',
           'revokedAt',
           'timeZone',
+          'toolsets',
         ].sort(),
       );
       const client = await connectClient(gw.mcpUrl, created.body.secret);
@@ -89,7 +90,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       });
       const set = await call(gw, 'PATCH', `/api/v1/keys/${oldId}`, {
         as: ann,
-        body: { defaultCalendarId: calendar, timeZone: 'Asia/Kathmandu' },
+        body: { defaultCalendarId: calendar, timeZone: 'Asia/Kathmandu', toolsets: ['calendar', 'search'] },
       });
       expect(set.status).toBe(200);
       const before = await connectClient(gw.mcpUrl, created.body.secret);
@@ -104,6 +105,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(listed.body.keys.find((key: { id: string }) => key.id === rotated.body.key.id)).toMatchObject({
         defaultCalendarId: calendar,
         timeZone: 'Asia/Kathmandu',
+        toolsets: ['calendar', 'search'],
       });
       expect(rotated.body.key.id).not.toBe(oldId);
       expect(rotated.body.secret).not.toBe(created.body.secret);
@@ -203,6 +205,44 @@ describe('/api/v1/keys and /api/v1/overview', () => {
         body: { name: 'x', expiresAt: 'soon' },
       });
       expect(notADate.body.error.message).toContain('expiresAt: use an RFC 3339 date-time');
+    });
+
+    it('refuses unknown toolsets on create and on change, naming the valid ones; nothing changes', async () => {
+      const valid = 'the toolsets are calendar, booking, search, rules.';
+      const before = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.length;
+      const bad = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'x', toolsets: ['calendar', 'scheduler'] },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toBe(`Unknown toolset 'scheduler': ${valid}`);
+      const listed = await call(gw, 'GET', '/api/v1/keys', { as: ann });
+      expect(listed.body.keys.length).toBe(before);
+      expect(listed.body.toolsets).toEqual(['calendar', 'booking', 'search', 'rules']);
+
+      const created = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'narrow', toolsets: ['search', 'calendar'] },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.key.toolsets).toEqual(['calendar', 'search']);
+      for (const [toolsets, message] of [
+        [[], `Give at least one toolset: ${valid}`],
+        [['booking', 'Calendar'], `Unknown toolset 'Calendar': ${valid}`],
+        ['calendar', 'toolsets: Invalid input: expected array, received string'],
+      ] as const) {
+        const answer = await call(gw, 'PATCH', `/api/v1/keys/${created.body.key.id}`, {
+          as: ann,
+          body: { toolsets },
+        });
+        expect(answer.status, JSON.stringify(toolsets)).toBe(400);
+        expect(answer.body.error.message).toBe(message);
+      }
+      const after = await call(gw, 'GET', '/api/v1/keys', { as: ann });
+      expect(after.body.keys.find((key: { id: string }) => key.id === created.body.key.id).toolsets).toEqual([
+        'calendar',
+        'search',
+      ]);
     });
 
     it('rotating a revoked key is a conflict; unknown ids are 404', async () => {

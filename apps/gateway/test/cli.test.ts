@@ -152,7 +152,12 @@ describe('calgate CLI', () => {
       'Asia/Tokyo',
       ...t,
     );
-    expect(set).toEqual({ id: key.id, defaultCalendarId: home.id, timeZone: 'Asia/Tokyo' });
+    expect(set).toEqual({
+      id: key.id,
+      defaultCalendarId: home.id,
+      timeZone: 'Asia/Tokyo',
+      toolsets: ['calendar', 'booking', 'search'],
+    });
     const listed = await json<{ id: string; defaultCalendarId: string | null; timeZone: string | null }[]>(
       'key',
       'list',
@@ -192,6 +197,51 @@ describe('calgate CLI', () => {
     expect(cleared).toMatchObject({ defaultCalendarId: null, timeZone: 'Asia/Tokyo' });
     const automatic = await cli('key', 'list', ...t);
     expect(automatic.out).toContain('default calendar automatic  time zone Asia/Tokyo');
+  });
+});
+
+describe('calgate key --toolsets', () => {
+  let db: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url, ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+    let out = '';
+    let err = '';
+    const code = await main(args, env, { out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) });
+    return { code, out, err };
+  }
+
+  it('creates a key with toolsets, changes them, lists them; unknown names are a usage error that changes nothing', async () => {
+    expect((await cli('tenant', 'create', '--name', 'Sets')).code).toBe(0);
+    const created = await cli('key', 'create', '--name', 'narrow', '--toolsets', 'search, calendar');
+    expect(created.code).toBe(0);
+    expect(created.out).toMatch(/^Created API key key_\w+ \(toolsets calendar,search\)\./);
+    const keyId = /key_\w+/.exec(created.out)?.[0] ?? '';
+    const valid = 'the toolsets are calendar, booking, search, rules.';
+
+    const refused = await cli('key', 'create', '--name', 'bad', '--toolsets', 'calendar,scheduler');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain(`--toolsets: Unknown toolset 'scheduler': ${valid}`);
+    const setBad = await cli('key', 'set', '--key', keyId, '--toolsets', '');
+    expect(setBad.code).toBe(2);
+    expect(setBad.err).toContain(`--toolsets: Give at least one toolset: ${valid}`);
+
+    const set = await cli('key', 'set', '--key', keyId, '--toolsets', 'booking,calendar', '--json');
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.out)).toMatchObject({ id: keyId, toolsets: ['calendar', 'booking'] });
+    const listed = await cli('key', 'list', '--json');
+    expect(
+      (JSON.parse(listed.out) as { name: string; toolsets: string[] }[]).map((k) => [k.name, k.toolsets]),
+    ).toEqual([['narrow', ['calendar', 'booking']]]);
+    expect((await cli('key', 'list')).out).toContain('  toolsets calendar,booking');
   });
 });
 

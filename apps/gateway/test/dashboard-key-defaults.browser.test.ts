@@ -136,4 +136,38 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
     expect(await defaultOf(client)).toEqual([ANN]);
     expect((await tool(client, 'get_current_time')).timeZone).toBe('Europe/Berlin');
   });
+
+  it('ticks and unticks toolsets; the agent’s tools/list follows at once', async () => {
+    const listed = async () => (await client.listTools()).tools.map((listedTool) => listedTool.name);
+    expect(await listed()).toContain('book_slot');
+    await keysPage();
+    const booking = page.getByLabel('Toolset booking for agent');
+    await expect(booking.isChecked()).resolves.toBe(true);
+    await expect(page.getByLabel('Toolset rules for agent').isChecked()).resolves.toBe(false);
+    await booking.uncheck();
+    await page.getByLabel('Toolset search for agent').uncheck();
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText(/^Saved agent: .*, toolsets calendar\.$/).waitFor();
+    await screenshot(page, '32-key-toolsets');
+    await expect(page.getByLabel('Toolset booking for agent').isChecked()).resolves.toBe(false);
+    const calendarOnly = await listed();
+    expect(calendarOnly).toContain('create_event');
+    expect(calendarOnly).not.toContain('book_slot');
+    expect(calendarOnly).not.toContain('search');
+
+    // No toolset at all is refused with the valid names, and nothing changes.
+    await page.getByLabel('Toolset calendar for agent').uncheck();
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page
+      .getByRole('alert')
+      .getByText('Give at least one toolset: the toolsets are calendar, booking, search, rules.')
+      .waitFor();
+    expect(await listed()).toEqual(calendarOnly);
+
+    await page.getByLabel('Toolset booking for agent').check();
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText(/^Saved agent: .*, toolsets calendar, booking\.$/).waitFor();
+    expect(await listed()).toEqual(expect.arrayContaining(['create_event', 'book_slot']));
+    expect(await listed()).not.toContain('search');
+  });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { CalgateError, newId, validateTimeZone } from '@calgate/core';
+import { CalgateError, err, newId, ok, type Result, validateTimeZone } from '@calgate/core';
 import type { Prisma } from './db.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -30,6 +30,53 @@ export function displayPrefix(secret: string): string {
   return secret.slice(0, API_KEY_PREFIX.length + 4);
 }
 
+/**
+ * The toolsets a key can switch on; a key's agent sees only the tools of its toolsets. The
+ * database's CHECK on api_keys.toolsets holds the same names.
+ */
+export const TOOLSETS = ['calendar', 'booking', 'search', 'rules'] as const;
+export type Toolset = (typeof TOOLSETS)[number];
+/** What a new key has, and what every key had before toolsets existed. */
+export const DEFAULT_TOOLSETS: readonly Toolset[] = ['calendar', 'booking', 'search'];
+
+function isToolset(name: string): name is Toolset {
+  return (TOOLSETS as readonly string[]).includes(name);
+}
+
+/**
+ * Checks a set of toolset names (surrounding space and empty entries ignored) and returns them
+ * once each, in the order of TOOLSETS; unknown names or an empty set are refused with the valid names.
+ */
+export function validateToolsets(names: readonly string[]): Result<Toolset[], CalgateError> {
+  const given = names.map((name) => name.trim()).filter((name) => name !== '');
+  const unknown = [...new Set(given.filter((name) => !isToolset(name)))];
+  const valid = `the toolsets are ${TOOLSETS.join(', ')}`;
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 5).map((name) => `'${name.slice(0, 40)}'`);
+    const quoted =
+      unknown.length > shown.length ? `${shown.join(', ')} and ${unknown.length - 5} more` : shown.join(', ');
+    return err(
+      new CalgateError(
+        'invalid_argument',
+        `Unknown toolset${unknown.length > 1 ? 's' : ''} ${quoted}: ${valid}.`,
+        { context: { toolsets: unknown.slice(0, 5) } },
+      ),
+    );
+  }
+  if (given.length === 0) {
+    return err(new CalgateError('invalid_argument', `Give at least one toolset: ${valid}.`));
+  }
+  return ok(TOOLSETS.filter((toolset) => given.includes(toolset)));
+}
+
+function checkedToolsets(names: readonly string[]): Toolset[] {
+  const checked = validateToolsets(names);
+  if (!checked.ok) {
+    throw checked.error;
+  }
+  return checked.value;
+}
+
 export interface ApiKeySummary {
   id: string;
   tenantId: string;
@@ -41,12 +88,14 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
 }
 
-/** What a person set for a key: its default calendar and time zone. */
+/** What a person set for a key: its default calendar, time zone and toolsets. */
 export interface KeyDefaults {
   /** The calendar set as the key's default (what `primary` means); null: Calgate chooses. */
   defaultCalendarId: string | null;
   /** The key's own IANA time zone; null: its default calendar's. */
   timeZone: string | null;
+  /** The toolsets whose tools the key's agent sees, in the order of TOOLSETS. */
+  toolsets: string[];
 }
 
 /** A key as listed: its summary and its defaults. */
@@ -56,6 +105,8 @@ export type ApiKeyDetails = ApiKeySummary & KeyDefaults;
 export interface KeyDefaultsChange {
   defaultCalendarId?: string | null | undefined;
   timeZone?: string | null | undefined;
+  /** Replaces the key's toolsets (at least one). */
+  toolsets?: readonly string[] | undefined;
 }
 
 const SUMMARY = {
@@ -69,7 +120,7 @@ const SUMMARY = {
   revokedAt: true,
 } as const;
 
-const DETAILS = { ...SUMMARY, defaultCalendarId: true, timeZone: true } as const;
+const DETAILS = { ...SUMMARY, defaultCalendarId: true, timeZone: true, toolsets: true } as const;
 
 export class ApiKeyRepository {
   readonly #prisma: Prisma;
@@ -78,11 +129,15 @@ export class ApiKeyRepository {
     this.#prisma = prisma;
   }
 
-  /** Creates a key and returns its secret, which is stored only as a SHA-256 hash. */
+  /**
+   * Creates a key and returns its secret, which is stored only as a SHA-256 hash. Without
+   * toolsets it gets DEFAULT_TOOLSETS; unknown toolsets are refused before anything is created.
+   */
   async create(
     tenantId: string,
-    input: { name: string; expiresAt?: Date | null },
+    input: { name: string; expiresAt?: Date | null; toolsets?: readonly string[] | undefined },
   ): Promise<{ key: ApiKeyDetails; secret: string }> {
+    const toolsets = checkedToolsets(input.toolsets ?? DEFAULT_TOOLSETS);
     const secret = generateApiKeySecret();
     const key = await this.#prisma.apiKey.create({
       data: {
@@ -92,6 +147,7 @@ export class ApiKeyRepository {
         prefix: displayPrefix(secret),
         hash: hashApiKey(secret),
         expiresAt: input.expiresAt ?? null,
+        toolsets,
       },
       select: DETAILS,
     });
@@ -123,18 +179,19 @@ export class ApiKeyRepository {
   }
 
   /**
-   * Sets or clears a key's default calendar and time zone. The calendar must be one of this
-   * tenant's that the key may read; the zone an IANA name.
+   * Sets or clears a key's default calendar and time zone, and sets its toolsets. The calendar
+   * must be one of this tenant's that the key may read; the zone an IANA name; the toolsets known.
    * Anything invalid is refused before anything changes.
    */
-  setDefaults(tenantId: string, keyId: string, change: KeyDefaultsChange): Promise<ApiKeyDetails> {
+  async setDefaults(tenantId: string, keyId: string, change: KeyDefaultsChange): Promise<ApiKeyDetails> {
     const { defaultCalendarId, timeZone } = change;
-    if (defaultCalendarId === undefined && timeZone === undefined) {
+    if (defaultCalendarId === undefined && timeZone === undefined && change.toolsets === undefined) {
       throw new CalgateError(
         'invalid_argument',
-        'Nothing to change: give a default calendar and/or a time zone.',
+        'Nothing to change: give a default calendar, a time zone and/or toolsets.',
       );
     }
+    const toolsets = change.toolsets === undefined ? undefined : checkedToolsets(change.toolsets);
     let zone: string | null | undefined = timeZone;
     if (typeof timeZone === 'string') {
       const checked = validateTimeZone(timeZone.trim());
@@ -171,6 +228,7 @@ export class ApiKeyRepository {
         data: {
           ...(defaultCalendarId === undefined ? {} : { defaultCalendarId }),
           ...(zone === undefined ? {} : { timeZone: zone }),
+          ...(toolsets === undefined ? {} : { toolsets }),
         },
         select: DETAILS,
       });

@@ -14,7 +14,7 @@ const KEY_SUMMARY = {
 } as const;
 
 /**
- * Replaces a live key by a new one with the same name, expiry, grants and defaults, and revokes the old one,
+ * Replaces a live key by a new one with the same name, expiry, grants, defaults and toolsets, and revokes the old one,
  * in one transaction. Null when the key is not this tenant's; a conflict when it is already revoked.
  */
 export function rotateApiKey(
@@ -26,7 +26,7 @@ export function rotateApiKey(
   return prisma.$transaction(async (tx) => {
     const old = await tx.apiKey.findFirst({
       where: { id: keyId, tenantId },
-      select: { ...KEY_SUMMARY, defaultCalendarId: true, timeZone: true },
+      select: { ...KEY_SUMMARY, defaultCalendarId: true, timeZone: true, toolsets: true },
     });
     if (old === null) {
       return null;
@@ -49,6 +49,7 @@ export function rotateApiKey(
         expiresAt: old.expiresAt,
         defaultCalendarId: old.defaultCalendarId,
         timeZone: old.timeZone,
+        toolsets: old.toolsets,
       },
       select: KEY_SUMMARY,
     });

@@ -9,11 +9,15 @@ export {
   type ApiKeyDetails,
   ApiKeyRepository,
   type ApiKeySummary,
+  DEFAULT_TOOLSETS,
   displayPrefix,
   generateApiKeySecret,
   hashApiKey,
   type KeyDefaults,
   type KeyDefaultsChange,
+  TOOLSETS,
+  type Toolset,
+  validateToolsets,
 } from './api-keys.ts';
 export {
   type AuditLog,
@@ -45,6 +49,36 @@ export {
   migrate,
 } from './migrate.ts';
 export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
+export {
+  type ClassificationChange,
+  type ClassificationDecision,
+  type ClassificationFilter,
+  type ClassificationRecord,
+  ClassificationRepository,
+  type ClassificationSource,
+  EVENT_ID_MAX,
+  MAX_PROJECTS_PER_TENANT,
+  MAX_RULES_PER_TENANT,
+  type ManualDecision,
+  type NewProject,
+  type NewRule,
+  type Occurrence,
+  PROJECT_CLIENT_MAX,
+  PROJECT_COLOURS,
+  PROJECT_NAME_MAX,
+  type ProjectChanges,
+  type ProjectRecord,
+  ProjectRepository,
+  RULE_QUERY_MAX,
+  RULE_WEIGHT_MAX,
+  type RuleApplication,
+  type RuleAuthor,
+  type RuleChanges,
+  type RuleRecord,
+  RuleRepository,
+  RulesRepository,
+  type RuleVerdict,
+} from './rules.ts';
 export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
 export {
   generateSessionToken,

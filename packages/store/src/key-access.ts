@@ -35,6 +35,8 @@ export interface KeyAccess {
   defaultCalendarId: string | null;
   /** The key's own IANA time zone, when set. */
   timeZone: string | null;
+  /** The toolsets whose tools the key's agent sees. */
+  toolsets: string[];
 }
 
 interface Row {
@@ -44,13 +46,14 @@ interface Row {
   expires_at: Date | null;
   revoked_at: Date | null;
   time_zone: string | null;
+  toolsets: string[];
   default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
 }
 
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup.
 const QUERY = `
-SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone,
+SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone, k.toolsets,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -89,5 +92,6 @@ export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<Key
     calendars: row.calendars ?? [],
     defaultCalendarId: row.default_calendar_id,
     timeZone: row.time_zone,
+    toolsets: row.toolsets,
   };
 }

@@ -1,3 +1,4 @@
+import { ApiKeyRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -263,5 +264,203 @@ describe('every model round-trips through the migrated database', () => {
     });
     await p.tenant.delete({ where: { id: 'tnt_ses' } });
     expect(await p.session.count()).toBe(0);
+  });
+
+  it('api key toolsets: the default set, only known names, at least one; the repository checks first', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_ts', name: 'Toolsets' } });
+    const key = await p.apiKey.create({
+      data: {
+        id: 'key_ts',
+        tenantId: 'tnt_ts',
+        name: 'x',
+        prefix: 'cg_live_tsts',
+        hash: new Uint8Array(32).fill(3),
+      },
+    });
+    expect(key.toolsets).toEqual(['calendar', 'booking', 'search']);
+    const changed = await p.apiKey.update({
+      where: { id: key.id },
+      data: { toolsets: ['calendar', 'rules'] },
+    });
+    expect(await p.apiKey.findUniqueOrThrow({ where: { id: key.id } })).toEqual(changed);
+    for (const bad of ["'{calendar,nope}'", "'{}'", 'ARRAY[NULL]::text[]']) {
+      await expect(
+        db.pool.query(`UPDATE api_keys SET toolsets = ${bad} WHERE id = 'key_ts'`),
+      ).rejects.toThrow(/api_keys_toolsets_check/);
+    }
+
+    const keys = new ApiKeyRepository(p);
+    const { key: created } = await keys.create('tnt_ts', {
+      name: 'search only',
+      toolsets: [' search', 'search'],
+    });
+    expect(created.toolsets).toEqual(['search']);
+    expect((await keys.create('tnt_ts', { name: 'default' })).key.toolsets).toEqual([
+      'calendar',
+      'booking',
+      'search',
+    ]);
+    const valid = 'the toolsets are calendar, booking, search, rules.';
+    await expect(
+      keys.create('tnt_ts', { name: 'bad', toolsets: ['calendar', 'Booking'] }),
+    ).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: `Unknown toolset 'Booking': ${valid}`,
+    });
+    expect(await p.apiKey.count({ where: { tenantId: 'tnt_ts' } })).toBe(3);
+
+    const set = await keys.setDefaults('tnt_ts', created.id, { toolsets: ['rules', 'booking', 'calendar'] });
+    expect(set.toolsets).toEqual(['calendar', 'booking', 'rules']);
+    await expect(keys.setDefaults('tnt_ts', created.id, { toolsets: ['x', 'y', 'x'] })).rejects.toThrow(
+      `Unknown toolsets 'x', 'y': ${valid}`,
+    );
+    await expect(keys.setDefaults('tnt_ts', created.id, { toolsets: [' '] })).rejects.toThrow(
+      `Give at least one toolset: ${valid}`,
+    );
+    const listed = await keys.list('tnt_ts');
+    expect(listed.map((k) => k.toolsets)).toEqual([
+      ['calendar', 'rules'],
+      ['calendar', 'booking', 'rules'],
+      ['calendar', 'booking', 'search'],
+    ]);
+    await p.tenant.delete({ where: { id: 'tnt_ts' } });
+  });
+
+  it('project, rule and classification: composite keys inside one tenant, gone with it', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_cls', name: 'Classify' } });
+    await p.connection.create({
+      data: { id: 'con_cls', tenantId: 'tnt_cls', provider: 'local', accountEmail: 'local', auth: 'none' },
+    });
+    const calendar = await p.calendar.create({
+      data: {
+        id: 'cal_cls',
+        tenantId: 'tnt_cls',
+        connectionId: 'con_cls',
+        externalId: 'cal_cls',
+        summary: 'Work',
+        timeZone: 'UTC',
+      },
+    });
+    await p.apiKey.create({
+      data: {
+        id: 'key_cls',
+        tenantId: 'tnt_cls',
+        name: 'agent',
+        prefix: 'cg_live_clss',
+        hash: new Uint8Array(32).fill(3),
+      },
+    });
+    await p.user.create({ data: { id: 'usr_cls', tenantId: 'tnt_cls', email: 'cls@example.com' } });
+
+    const project = await p.project.create({
+      data: { id: 'prj_rt', tenantId: 'tnt_cls', name: 'Acme', client: 'Acme Corp', colour: '#4f46e5' },
+    });
+    expect(await p.project.findUniqueOrThrow({ where: { id: project.id } })).toEqual(project);
+    expect(project.archivedAt).toBeNull();
+
+    const byKey = await p.rule.create({
+      data: {
+        id: 'rul_rt1',
+        tenantId: 'tnt_cls',
+        projectId: project.id,
+        query: 'domain:acme.com',
+        createdByKeyId: 'key_cls',
+      },
+    });
+    expect(byKey).toMatchObject({ weight: 1, enabled: true, createdByUserId: null });
+    const byUser = await p.rule.create({
+      data: {
+        id: 'rul_rt2',
+        tenantId: 'tnt_cls',
+        projectId: project.id,
+        query: 'title:"weekly sync"',
+        weight: 3,
+        enabled: false,
+        createdByUserId: 'usr_cls',
+      },
+    });
+    expect(await p.rule.findUniqueOrThrow({ where: { id: byUser.id } })).toEqual(byUser);
+    expect(
+      await p.rule.findUniqueOrThrow({
+        where: { id: byKey.id },
+        select: { project: { select: { name: true } }, createdByKey: { select: { id: true } } },
+      }),
+    ).toEqual({ project: { name: 'Acme' }, createdByKey: { id: 'key_cls' } });
+
+    const classification = await p.classification.create({
+      data: {
+        tenantId: 'tnt_cls',
+        calendarId: calendar.id,
+        eventId: 'abc_20261201T090000Z',
+        projectId: project.id,
+        source: 'rule',
+        confidence: 0.75,
+        needsReview: true,
+        startAt: new Date('2026-12-01T09:00:00.000Z'),
+        endAt: new Date('2026-12-01T10:00:00.000Z'),
+        ruleIds: [byKey.id, byUser.id],
+      },
+    });
+    expect(
+      await p.classification.findUniqueOrThrow({
+        where: {
+          tenantId_calendarId_eventId: {
+            tenantId: 'tnt_cls',
+            calendarId: calendar.id,
+            eventId: 'abc_20261201T090000Z',
+          },
+        },
+      }),
+    ).toEqual(classification);
+    const skipped = await p.classification.create({
+      data: {
+        tenantId: 'tnt_cls',
+        calendarId: calendar.id,
+        eventId: 'lunch',
+        skip: true,
+        source: 'manual',
+        confidence: 1,
+        startAt: new Date('2026-12-01T12:00:00.000Z'),
+        endAt: new Date('2026-12-01T13:00:00.000Z'),
+      },
+    });
+    expect(skipped).toMatchObject({ projectId: null, skip: true, ruleIds: [], needsReview: false });
+    expect(
+      await p.project.findUniqueOrThrow({
+        where: { id: project.id },
+        select: { _count: { select: { rules: true, classifications: true } } },
+      }),
+    ).toEqual({ _count: { rules: 2, classifications: 1 } });
+
+    // Another tenant's rule cannot point at this project, nor its classification at this calendar.
+    await p.tenant.create({ data: { id: 'tnt_cls2', name: 'Other' } });
+    await expect(
+      p.rule.create({ data: { id: 'rul_x', tenantId: 'tnt_cls2', projectId: project.id, query: 'x' } }),
+    ).rejects.toThrow();
+    await expect(
+      p.classification.create({
+        data: {
+          tenantId: 'tnt_cls2',
+          calendarId: calendar.id,
+          eventId: 'x',
+          skip: true,
+          source: 'manual',
+          confidence: 1,
+          startAt: new Date(),
+          endAt: new Date(),
+        },
+      }),
+    ).rejects.toThrow();
+    // The project cannot go while rules file into it.
+    await expect(p.project.delete({ where: { id: project.id } })).rejects.toThrow();
+
+    await p.tenant.delete({ where: { id: 'tnt_cls' } });
+    const { rows } = await db.pool.query(
+      `SELECT (SELECT count(*) FROM projects)::int + (SELECT count(*) FROM rules)::int
+            + (SELECT count(*) FROM classifications)::int AS n`,
+    );
+    expect(rows[0].n).toBe(0);
   });
 });

@@ -29,6 +29,8 @@ export interface Principal {
   defaultCalendarId?: string | null | undefined;
   /** The key's own time zone (IANA), when set; else its default calendar's. */
   timeZone?: string | null | undefined;
+  /** The toolsets the key has switched on; absent, every toolset (in-process servers and tests). */
+  toolsets?: readonly string[] | undefined;
 }
 
 /** Finds the provider behind a calendar's connection (of the given tenant). */

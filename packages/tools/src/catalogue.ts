@@ -108,8 +108,15 @@ export interface ToolContext {
 /** Which grant a key needs for a tool to be offered at all. */
 export type ToolAccess = 'none' | 'read' | 'write';
 
+/**
+ * The group a tool is switched on by: a key sees only the tools of the toolsets it has, so the
+ * catalogue can grow without every agent paying for every tool in its context.
+ */
+export type Toolset = 'calendar' | 'booking' | 'search' | 'rules';
+
 export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extends z.ZodObject = z.ZodObject> {
   name: string;
+  toolset: Toolset;
   title: string;
   description: string;
   access: ToolAccess;
@@ -225,6 +232,7 @@ export function compileCatalogue(definitions: readonly ToolDefinition[]): Catalo
 export function catalogueDocs(catalogue: Catalogue) {
   return catalogue.entries.map(({ definition, inputSchema, outputSchema }) => ({
     name: definition.name,
+    toolset: definition.toolset,
     title: definition.title,
     description: definition.description,
     requires: definition.access,

@@ -62,8 +62,18 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const DENIED: ReadonlySet<ErrorCode> = new Set(['permission_denied', 'not_found']);
 
-/** Whether a key with these grants is offered the tool at all. */
+/** Whether the key has switched on the toolset the tool belongs to. */
+function inToolsets(entry: CatalogueEntry, access: CalendarAccess): boolean {
+  const { toolsets } = access.principal;
+  return toolsets === undefined || toolsets.includes(entry.definition.toolset);
+}
+
+/** Whether a key with these toolsets and grants is offered the tool at all. */
 export function isVisible(entry: CatalogueEntry, access: CalendarAccess): boolean {
+  return inToolsets(entry, access) && hasGrantFor(entry, access);
+}
+
+function hasGrantFor(entry: CatalogueEntry, access: CalendarAccess): boolean {
   switch (entry.definition.access) {
     case 'none':
       return true;
@@ -104,6 +114,21 @@ function missingGrantMessage(entry: CatalogueEntry, access: CalendarAccess): str
       .join('; ');
   }
   return `${name} needs ${need} on at least one calendar; ${has}. Ask the owner to tick ${need} in the dashboard.`;
+}
+
+/**
+ * Why a catalogued tool is hidden from this key: a toolset it has not switched on (named, with the
+ * ways to switch it on), else a missing grant.
+ */
+function hiddenMessage(entry: CatalogueEntry, access: CalendarAccess): string {
+  if (inToolsets(entry, access)) {
+    return missingGrantMessage(entry, access);
+  }
+  const { name, toolset } = entry.definition;
+  const { keyId, toolsets = [] } = access.principal;
+  const wanted = [...toolsets, toolset].join(',');
+  const has = toolsets.length === 0 ? 'none' : toolsets.join(', ');
+  return `${name} is in the '${toolset}' toolset, which this API key has not switched on (its toolsets: ${has}). Ask the owner to tick '${toolset}' for this key on the dashboard's API keys page, or run \`calgate key set --key ${keyId} --toolsets ${wanted}\`.`;
 }
 
 function toolOf(entry: CatalogueEntry): Tool {
@@ -253,7 +278,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
         (candidate) => candidate.definition.name === request.params.name,
       );
       if (hidden !== undefined) {
-        // A tool this key's grants hide is a fixable permission problem, not a protocol error.
+        // A tool this key's toolsets or grants hide is a fixable permission problem, not a protocol error.
         options.onCall?.({
           tool: hidden.definition.name,
           calendarIds: [],
@@ -261,7 +286,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
           errorCode: 'permission_denied',
           latencyMs: 0,
         });
-        return errorResult(missingGrantMessage(hidden, options.access));
+        return errorResult(hiddenMessage(hidden, options.access));
       }
       throw new McpError(
         RpcErrorCode.InvalidParams,

@@ -8,7 +8,16 @@ export interface KeyDefaultsRow {
   name: string;
   defaultCalendarId: string | null;
   timeZone: string | null;
+  toolsets: string[];
 }
+
+/** What each toolset offers an agent, for the explanation above the table. */
+const TOOLSET_HINTS: Record<string, string> = {
+  calendar: 'events and calendars',
+  booking: 'free slots, availability and bookings',
+  search: 'search and fetch, for ChatGPT connectors and deep research',
+  rules: 'projects and the rules that file time',
+};
 
 interface Matrix {
   accounts: {
@@ -51,12 +60,20 @@ function readableByKey(matrix: Matrix): Map<string, Choice[]> {
   return byKey;
 }
 
+function describeToolset(toolset: string): string {
+  const hint = TOOLSET_HINTS[toolset];
+  return hint === undefined ? toolset : `${toolset} (${hint})`;
+}
+
 /**
  * Per key: the default calendar (what `primary` means to its agent) among the calendars it can
- * read, and its time zone. Only what was changed is sent; an empty field goes back to automatic.
+ * read, its time zone and its toolsets. Only what was changed is sent; an empty field goes back
+ * to automatic.
  */
 export async function renderKeyDefaults(
   keys: readonly KeyDefaultsRow[],
+  /** Every toolset a key can have, in the server's order. */
+  toolsets: readonly string[],
   /** A live region that outlives the redraw after a save (moved into each new drawing). */
   status: HTMLElement,
   reload: () => Promise<void>,
@@ -89,13 +106,25 @@ export async function renderKeyDefaults(
       value: key.timeZone ?? '',
       autocomplete: 'off',
     });
+    const boxes = toolsets.map((toolset) =>
+      h('input', {
+        type: 'checkbox',
+        value: toolset,
+        checked: key.toolsets.includes(toolset),
+        'aria-label': `Toolset ${toolset} for ${key.name}`,
+      }),
+    );
+    const ticked = () => boxes.filter((box) => box.checked).map((box) => box.value);
     async function save(): Promise<void> {
-      const body: { defaultCalendarId?: string | null; timeZone?: string | null } = {};
+      const body: { defaultCalendarId?: string | null; timeZone?: string | null; toolsets?: string[] } = {};
       if (select.value !== (key.defaultCalendarId ?? '')) {
         body.defaultCalendarId = select.value === '' ? null : select.value;
       }
       if (zone.value.trim() !== (key.timeZone ?? '')) {
         body.timeZone = zone.value.trim() === '' ? null : zone.value.trim();
+      }
+      if (ticked().join(',') !== key.toolsets.join(',')) {
+        body.toolsets = ticked();
       }
       if (Object.keys(body).length === 0) {
         status.replaceChildren(notice(`Nothing to save for ${key.name}.`));
@@ -109,8 +138,9 @@ export async function renderKeyDefaults(
             ? 'automatic'
             : (choices.find((choice) => choice.id === saved.defaultCalendarId)?.label ??
               saved.defaultCalendarId);
+        const sets = body.toolsets === undefined ? '' : `, toolsets ${saved.toolsets.join(', ')}`;
         result = notice(
-          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? 'the default calendar’s'}.`,
+          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? 'the default calendar’s'}${sets}.`,
         );
       } catch (error) {
         result = notice(error instanceof Error ? error.message : String(error), 'error');
@@ -134,6 +164,11 @@ export async function renderKeyDefaults(
       h(
         'td',
         {},
+        boxes.map((box) => h('label', { class: 'toggle' }, box, ` ${box.value}`)),
+      ),
+      h(
+        'td',
+        {},
         h('button', { type: 'button', class: 'secondary', onclick: () => void save() }, `Save ${key.name}`),
       ),
     );
@@ -142,11 +177,16 @@ export async function renderKeyDefaults(
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'defaults-title' },
-    h('h2', { id: 'defaults-title' }, 'Default calendar and time zone'),
+    h('h2', { id: 'defaults-title' }, 'Default calendar, time zone and toolsets'),
     h(
       'p',
       {},
       'The default calendar is what calendarId “primary” means for the key’s agent. Automatic: the primary calendar of the first connected Google account the key can read, else the first calendar it can read. The time zone is used where a request names none; empty means the default calendar’s.',
+    ),
+    h(
+      'p',
+      {},
+      `Toolsets choose which tools the key’s agent sees (fewer tools leave more of its context for the work): ${toolsets.map(describeToolset).join(', ')}.`,
     ),
     status,
     zoneList(),
@@ -165,7 +205,9 @@ export async function renderKeyDefaults(
               h(
                 'tr',
                 {},
-                ['Key', 'Default calendar', 'Time zone', 'Save'].map((t) => h('th', { scope: 'col' }, t)),
+                ['Key', 'Default calendar', 'Time zone', 'Toolsets', 'Save'].map((t) =>
+                  h('th', { scope: 'col' }, t),
+                ),
               ),
             ),
             h('tbody', {}, keys.map(row)),

@@ -12,6 +12,7 @@ interface Key {
   revokedAt: string | null;
   defaultCalendarId: string | null;
   timeZone: string | null;
+  toolsets: string[];
 }
 
 function secretPanel(title: string, secret: string): HTMLElement {
@@ -24,7 +25,7 @@ function secretPanel(title: string, secret: string): HTMLElement {
   );
 }
 
-/** API keys: create (secret shown once), list, rotate, revoke, default calendar and time zone. */
+/** API keys: create (secret shown once), list, rotate, revoke, default calendar, time zone, toolsets. */
 export async function renderKeys(root: HTMLElement): Promise<void> {
   const shown = h('div', {});
   const table = h('div', {});
@@ -89,10 +90,11 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
     );
   }
   async function load(): Promise<void> {
-    const { keys } = await api<{ keys: Key[] }>('GET', '/keys');
+    const { keys, toolsets } = await api<{ keys: Key[]; toolsets: string[] }>('GET', '/keys');
     settings.replaceChildren(
       await renderKeyDefaults(
         keys.filter((key) => key.revokedAt === null),
+        toolsets,
         settingsStatus,
         load,
       ),

@@ -9,7 +9,16 @@ import {
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { connectDatabase, loadSecretBox } from '../runtime.ts';
-import { type Io, print, required, resolveTenant, UsageError, type Values, validTimeZone } from './common.ts';
+import {
+  type Io,
+  print,
+  required,
+  resolveTenant,
+  toolsetsOption,
+  UsageError,
+  type Values,
+  validTimeZone,
+} from './common.ts';
 import { connectCommand } from './connect.ts';
 
 export async function adminCommand(
@@ -76,15 +85,17 @@ async function runAdmin(
           throw new UsageError('--expires must be a future date-time, e.g. 2027-01-01T00:00:00Z.');
         }
       }
+      const toolsets = toolsetsOption(values);
       const { key, secret } = await keys.create(tenantId, {
         name: required(values, 'name'),
         expiresAt: expiresAt ?? null,
+        toolsets,
       });
       print(
         io,
         values.json,
         { id: key.id, secret },
-        `Created API key ${key.id}.\nSecret (shown only now): ${secret}\nGrant it calendars with: calgate grant --key ${key.id} --calendar <id> --read [--write]`,
+        `Created API key ${key.id} (toolsets ${key.toolsets.join(',')}).\nSecret (shown only now): ${secret}\nGrant it calendars with: calgate grant --key ${key.id} --calendar <id> --read [--write]`,
       );
       return;
     }
@@ -98,7 +109,7 @@ async function runAdmin(
         list
           .map(
             (k) =>
-              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "default calendar's"}`,
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "default calendar's"}  toolsets ${k.toolsets.join(',')}`,
           )
           .join('\n') || 'No API keys.',
       );
@@ -109,8 +120,11 @@ async function runAdmin(
       const keyId = required(values, 'key');
       const calendar = values['default-calendar']?.trim();
       const zone = values['time-zone']?.trim();
-      if (calendar === undefined && zone === undefined) {
-        throw new UsageError('Pass --default-calendar and/or --time-zone (none clears one).');
+      const toolsets = toolsetsOption(values);
+      if (calendar === undefined && zone === undefined && toolsets === undefined) {
+        throw new UsageError(
+          'Pass --default-calendar and/or --time-zone (none clears one), and/or --toolsets.',
+        );
       }
       if (calendar === '' || zone === '') {
         throw new UsageError(
@@ -124,12 +138,18 @@ async function runAdmin(
       const key = await keys.setDefaults(tenantId, keyId, {
         defaultCalendarId: clearable(calendar),
         timeZone: clearable(zone),
+        toolsets,
       });
       print(
         io,
         values.json,
-        { id: key.id, defaultCalendarId: key.defaultCalendarId, timeZone: key.timeZone },
-        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}.`,
+        {
+          id: key.id,
+          defaultCalendarId: key.defaultCalendarId,
+          timeZone: key.timeZone,
+          toolsets: key.toolsets,
+        },
+        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}, toolsets ${key.toolsets.join(',')}.`,
       );
       return;
     }

@@ -1,6 +1,6 @@
 import type { parseArgs } from 'node:util';
 import { CalgateError } from '@calgate/core';
-import type { TenancyRepository } from '@calgate/store';
+import { type TenancyRepository, type Toolset, validateToolsets } from '@calgate/store';
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -22,6 +22,7 @@ export const OPTIONS = {
   write: { type: 'boolean' },
   expires: { type: 'string' },
   'time-zone': { type: 'string' },
+  toolsets: { type: 'string' },
   'refresh-token': { type: 'string' },
   email: { type: 'string' },
   access: { type: 'string' },
@@ -62,6 +63,18 @@ export async function resolveTenant(tenancy: TenancyRepository, values: Values):
     );
   }
   return only.id;
+}
+
+/** `--toolsets a,b` checked: a usage error naming the valid toolsets; undefined when not given. */
+export function toolsetsOption(values: Values): Toolset[] | undefined {
+  if (values.toolsets === undefined) {
+    return undefined;
+  }
+  const checked = validateToolsets(values.toolsets.split(','));
+  if (!checked.ok) {
+    throw new UsageError(`--toolsets: ${checked.error.message}`);
+  }
+  return checked.value;
 }
 
 export function validTimeZone(zone: string): boolean {

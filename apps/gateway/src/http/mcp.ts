@@ -88,6 +88,7 @@ function principalOf(key: KeyAccess): Principal {
     calendars: key.calendars,
     defaultCalendarId: key.defaultCalendarId,
     timeZone: key.timeZone,
+    toolsets: key.toolsets,
   };
 }
 

@@ -22,6 +22,7 @@ function noGrantsMessage(keyId: string): string {
 
 export const listCalendars = defineTool({
   name: 'list_calendars',
+  toolset: 'calendar',
   title: 'List calendars',
   description:
     'Every calendar this API key holds a grant on, across all connected accounts, with its Read/Write permission, whether it is enabled and which kind of connection backs it. Call it first to learn which calendarId values you can use.',

@@ -1,8 +1,11 @@
 import { CalgateError } from '@calgate/core';
-import { type ApiKeySummary, type KeyDefaults, rotateApiKey } from '@calgate/store';
+import { type ApiKeySummary, type KeyDefaults, rotateApiKey, TOOLSETS } from '@calgate/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
+
+/** Names are checked by the store, whose message lists the valid toolsets. */
+const Toolsets = z.array(z.string().max(64)).max(TOOLSETS.length * 2);
 
 const CreateKeyBody = z.strictObject({
   name: z.string().trim().min(1, { message: 'give the key a name' }).max(100),
@@ -10,6 +13,7 @@ const CreateKeyBody = z.strictObject({
     .datetime({ offset: true, message: 'use an RFC 3339 date-time, e.g. 2027-01-01T00:00:00Z' })
     .refine((value) => Date.parse(value) > Date.now(), { message: 'must be in the future' })
     .optional(),
+  toolsets: Toolsets.optional(),
 });
 
 const KeyParams = z.strictObject({ id: z.string().min(1).max(64) });
@@ -31,10 +35,13 @@ const DefaultsBody = z
       .max(64)
       .nullable()
       .optional(),
+    toolsets: Toolsets.optional(),
   })
-  .refine((body) => body.defaultCalendarId !== undefined || body.timeZone !== undefined, {
-    message: 'give defaultCalendarId and/or timeZone (null clears one)',
-  });
+  .refine(
+    (body) =>
+      body.defaultCalendarId !== undefined || body.timeZone !== undefined || body.toolsets !== undefined,
+    { message: 'give defaultCalendarId and/or timeZone (null clears one) and/or toolsets' },
+  );
 
 function view(key: ApiKeySummary & Partial<KeyDefaults>) {
   const { id, name, prefix, createdAt, lastUsedAt, expiresAt, revokedAt } = key;
@@ -48,6 +55,7 @@ function view(key: ApiKeySummary & Partial<KeyDefaults>) {
     revokedAt,
     defaultCalendarId: key.defaultCalendarId ?? null,
     timeZone: key.timeZone ?? null,
+    ...(key.toolsets === undefined ? {} : { toolsets: key.toolsets }),
   };
 }
 
@@ -55,11 +63,11 @@ function noSuchKey(id: string): CalgateError {
   return new CalgateError('not_found', `No API key ${id} in this tenant.`);
 }
 
-/** API keys: list, create (secret shown once), set defaults, revoke, rotate. */
+/** API keys: list, create (secret shown once), set defaults and toolsets, revoke, rotate. */
 export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/keys', async (request) => {
     const { tenantId } = await deps.guard.session(request);
-    return { keys: (await deps.keys.list(tenantId)).map(view) };
+    return { keys: (await deps.keys.list(tenantId)).map(view), toolsets: TOOLSETS };
   });
 
   app.post('/api/v1/keys', async (request, reply) => {
@@ -68,6 +76,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const { key, secret } = await deps.keys.create(tenantId, {
       name: body.name,
       expiresAt: body.expiresAt === undefined ? null : new Date(body.expiresAt),
+      toolsets: body.toolsets,
     });
     deps.invalidateKeys();
     reply.status(201).header('cache-control', 'no-store');

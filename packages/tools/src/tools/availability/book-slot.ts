@@ -85,6 +85,7 @@ function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string, zo
 
 export const bookSlot = defineTool({
   name: 'book_slot',
+  toolset: 'booking',
   title: 'Book slot',
   description:
     'Book [start, end) without double-booking: lock, check free/busy and bookings, write, re-check, record; any failure rolls back. idempotencyKey makes retries safe.',

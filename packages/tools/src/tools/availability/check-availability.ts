@@ -8,6 +8,7 @@ import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, window
 
 export const checkAvailability = defineTool({
   name: 'check_availability',
+  toolset: 'booking',
   title: 'Check availability',
   description:
     "Whether [timeMin, timeMax) is free on all calendarIds: no opaque non-declined events, bookings or holds. Fails if free/busy can't be read.",

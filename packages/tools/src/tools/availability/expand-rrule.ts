@@ -9,6 +9,7 @@ const localDateTime = z.string().max(40);
 
 export const expandRrule = defineTool({
   name: 'expand_rrule',
+  toolset: 'calendar',
   title: 'Expand recurrence rule',
   description:
     'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first. DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',

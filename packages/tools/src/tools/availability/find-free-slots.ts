@@ -20,6 +20,7 @@ const workingHours = z
 
 export const findFreeSlots = defineTool({
   name: 'find_free_slots',
+  toolset: 'booking',
   title: 'Find free slots',
   description:
     "Slots free on all calendarIds, ≤ 92 days, outside opaque non-declined events, bookings and holds (padded by bufferMinutes). Zone default: workingHours'. Fails if free/busy can't be read.",

@@ -11,6 +11,7 @@ const MINUTE = 60_000;
 
 export const getAvailability = defineTool({
   name: 'get_availability',
+  toolset: 'booking',
   title: 'Get availability',
   description:
     'Busy blocks and free slots merged across calendars (default all readable), ≤ 92 days. sourceCount: calendars busy in the block (full), always 0 (opaque). If a calendar is unavailable, free is empty: unknown is never free.',

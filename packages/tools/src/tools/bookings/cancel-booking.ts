@@ -5,6 +5,7 @@ import { bookingOut, ledgerOf, requestZone, toBookingOut, visibleBooking, zoneIn
 
 export const cancelBooking = defineTool({
   name: 'cancel_booking',
+  toolset: 'booking',
   title: 'Cancel booking',
   description:
     "Cancel a book_slot booking (bookingId or this key's idempotencyKey): deletes its event, frees its time.",

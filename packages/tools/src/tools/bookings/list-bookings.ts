@@ -51,6 +51,7 @@ async function reconcileListed(
 
 export const listBookings = defineTool({
   name: 'list_bookings',
+  toolset: 'booking',
   title: 'List bookings',
   description: 'book_slot bookings of readable calendars, by start.',
   access: 'read',

@@ -21,6 +21,7 @@ export function formatOffset(minutes: number): string {
 
 export const getCurrentTime = defineTool({
   name: 'get_current_time',
+  toolset: 'calendar',
   title: 'Current time',
   description:
     "Now in an IANA zone or a calendar's zone (default: the key's time zone, else its default calendar's, else UTC): date-time with offset, UTC offset, weekday.",

@@ -13,6 +13,7 @@ import { availability, clipped, type Span } from './free-slots.ts';
 
 export const findFreeTime = defineTool({
   name: 'find_free_time',
+  toolset: 'calendar',
   title: 'Find free time',
   description:
     'Busy blocks per calendar and free slots common to all, within at most 92 days. A calendar whose free/busy cannot be read is unknown, never free: its open ranges are listed as unknown, not free.',

@@ -41,6 +41,7 @@ function entries(palette: ColorPalette['event'], names: Record<string, string>) 
 
 export const listColors = defineTool({
   name: 'list_colors',
+  toolset: 'calendar',
   title: 'List colors',
   description:
     "Colour ids for colorId on events (with Google's names) and calendars, from a calendar's provider.",

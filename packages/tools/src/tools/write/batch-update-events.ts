@@ -22,6 +22,7 @@ type ItemOut = z.infer<typeof itemOut>;
 
 export const batchUpdateEvents = defineTool({
   name: 'batch_update_events',
+  toolset: 'calendar',
   title: 'Update several events',
   description: `Apply up to ${MAX_BATCH} update_event patches concurrently. Each item succeeds or fails on its own; the result lists every item. Sends progress notifications when the request has a progressToken.`,
   access: 'write',

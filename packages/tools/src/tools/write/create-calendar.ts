@@ -6,6 +6,7 @@ import { sanitizedOut, timeZoneIn, writeCalendarId } from '../../write-schemas.t
 
 export const createCalendar = defineTool({
   name: 'create_calendar',
+  toolset: 'calendar',
   title: 'Create calendar',
   description:
     "Create a calendar on a local or Google OAuth account (not service-account ones: Google doesn't allow it) and give this key read and write on it. onAccountOf picks the account by one of its calendars.",

@@ -95,6 +95,7 @@ function replay(stored: CalendarEvent, wanted: EventInput, requestId: string, ti
 
 export const createEvent = defineTool({
   name: 'create_event',
+  toolset: 'calendar',
   title: 'Create event',
   description:
     "Create an event. Pass requestId to make retries safe (the same requestId returns the first event). Warns about overlapping busy events; refuses a near-duplicate (similar title within 1 h) unless allowDuplicates. Service-account calendars can't take attendees.",

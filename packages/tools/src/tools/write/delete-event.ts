@@ -7,6 +7,7 @@ import { deleteScoped } from './scoped.ts';
 
 export const deleteEvent = defineTool({
   name: 'delete_event',
+  toolset: 'calendar',
   title: 'Delete event',
   description:
     'Delete an event, one occurrence, or a recurring series from an occurrence on (scope). An event that was already deleted is reported with alreadyDeleted: true and nothing is changed.',

@@ -47,6 +47,7 @@ export function changeAttendees(
 
 export const manageAttendees = defineTool({
   name: 'manage_attendees',
+  toolset: 'calendar',
   title: 'Add or remove attendees',
   description:
     'Add or remove attendees by email without replacing the rest of the list. Emails compare case-insensitively; duplicates are ignored.',

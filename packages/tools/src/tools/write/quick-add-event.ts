@@ -14,6 +14,7 @@ import { conflictWarnings, inspectNeighbourhood } from './conflicts.ts';
 
 export const quickAddEvent = defineTool({
   name: 'quick_add_event',
+  toolset: 'calendar',
   title: 'Quick add event',
   description:
     "Create an event from a sentence such as 'Lunch with Ann tomorrow at noon at Cafe Rio', read in the calendar's time zone. Check the returned start and end.",

@@ -31,6 +31,7 @@ export function selfAttendee(
 
 export const respondToEvent = defineTool({
   name: 'respond_to_event',
+  toolset: 'calendar',
   title: 'Respond to invitation',
   description:
     "Accept, decline or tentatively accept an event as the calendar's own account, with an optional comment to the organizer.",

@@ -139,6 +139,7 @@ export async function runUpdate(
 
 export const updateEvent = defineTool({
   name: 'update_event',
+  toolset: 'calendar',
   title: 'Update event',
   description:
     'Change some fields of an event (PATCH: omitted fields stay). Safe against concurrent edits: if someone else changed the same fields meanwhile, nothing is overwritten and the result says so. attendees replaces the list (use manage_attendees to add/remove).',

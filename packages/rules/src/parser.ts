@@ -1,0 +1,501 @@
+/**
+ * Recursive descent over the grammar
+ *
+ *   query   := or
+ *   or      := and ( OR and )*
+ *   and     := unary+
+ *   unary   := '-' unary | primary
+ *   primary := '(' or ')' | term
+ *
+ * Recursion is bounded: parentheses nest at most MAX_DEPTH deep and runs of '-' are read in a
+ * loop, so no query can exhaust the stack. Every condition's value is checked while parsing.
+ */
+import { err, ok, type Result } from '@calgate/core';
+import { andInto, type Bitset, complement, orInto } from './bitset.ts';
+import { RuleError } from './errors.ts';
+import { isSpace, Lexer, type Token } from './lexer.ts';
+import { compileValue } from './matchers.ts';
+import {
+  PROPERTY_NAMES,
+  type Predicate,
+  type PropertyName,
+  propertyInfo,
+  type Selector,
+  suggestProperty,
+} from './properties.ts';
+
+/** The longest query accepted, in UTF-16 code units. */
+export const MAX_QUERY_LENGTH = 2000;
+/** How deeply parentheses may nest. */
+export const MAX_DEPTH = 32;
+
+/** A parsed query. Positions are 0-based indexes into the query text. */
+export type RuleNode =
+  | {
+      type: 'condition';
+      property: PropertyName;
+      /** The value as meant: quotes removed, escapes resolved. */
+      value: string;
+      /** Whether the property was written out (false for a bare value, which means text:value). */
+      explicit: boolean;
+      quoted: boolean;
+      position: number;
+      valuePosition: number;
+    }
+  | { type: 'not'; position: number; operand: RuleNode }
+  | { type: 'and'; operands: RuleNode[] }
+  | { type: 'or'; operands: RuleNode[] };
+
+/** A node with its compiled predicate attached, so the tree is checked and compiled in one pass. */
+export interface ParsedQuery {
+  ast: RuleNode;
+  predicate: Predicate;
+  select: Selector;
+}
+
+type Parsed = Result<ParsedQuery, RuleError>;
+
+const describe = (token: Token): string => {
+  switch (token.type) {
+    case 'end':
+      return 'the end of the query';
+    case 'rparen':
+      return `')' at position ${token.position}`;
+    case 'or':
+      return `'${token.text}' at position ${token.position}`;
+    default:
+      return `position ${token.position}`;
+  }
+};
+
+function checkCharacters(query: string): RuleError | undefined {
+  for (let i = 0; i < query.length; i++) {
+    const code = query.charCodeAt(i);
+    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || (code >= 0x7f && code <= 0x9f)) {
+      const hex = code.toString(16).toUpperCase().padStart(4, '0');
+      return new RuleError(
+        'control_character',
+        `Control character U+${hex} at position ${i}: a query may contain printable characters, spaces, tabs and line breaks only.`,
+        { position: i },
+      );
+    }
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const pair = code <= 0xdbff && i + 1 < query.length && (query.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+      if (!pair) {
+        return new RuleError(
+          'invalid_unicode',
+          `Invalid Unicode at position ${i}: a lone surrogate U+${code.toString(16).toUpperCase()} is not a character.`,
+          { position: i },
+        );
+      }
+      i += 1;
+    }
+  }
+  return undefined;
+}
+
+const emptyQuery = () =>
+  new RuleError(
+    'empty_query',
+    'Empty query at position 0: expected a condition such as title:standup or domain:acme.com.',
+    { position: 0 },
+  );
+
+const and = (operands: RuleNode[]): RuleNode => ({ type: 'and', operands });
+const or = (operands: RuleNode[]): RuleNode => ({ type: 'or', operands });
+
+class Parser {
+  readonly #lexer: Lexer;
+  #peeked: Token | undefined;
+
+  constructor(query: string) {
+    this.#lexer = new Lexer(query);
+  }
+
+  #peek(): Result<Token, RuleError> {
+    if (this.#peeked === undefined) {
+      const token = this.#lexer.next();
+      if (!token.ok) {
+        return token;
+      }
+      this.#peeked = token.value;
+    }
+    return ok(this.#peeked);
+  }
+
+  #take(): void {
+    this.#peeked = undefined;
+  }
+
+  query(): Parsed {
+    const first = this.#peek();
+    if (!first.ok) {
+      return first;
+    }
+    if (first.value.type === 'end') {
+      return err(emptyQuery());
+    }
+    const parsed = this.#or(null, 0);
+    if (!parsed.ok) {
+      return parsed;
+    }
+    const next = this.#peek();
+    if (!next.ok) {
+      return next;
+    }
+    if (next.value.type === 'rparen') {
+      return err(this.#strayParen(next.value.position));
+    }
+    return parsed;
+  }
+
+  #strayParen(position: number): RuleError {
+    return new RuleError(
+      'unexpected_close_paren',
+      `Unexpected ')' at position ${position}: there is no '(' open to close.`,
+      { position },
+    );
+  }
+
+  /** or := and ( OR and )*; `open` is the position of the enclosing '(' or null at top level. */
+  #or(open: number | null, depth: number): Parsed {
+    const branches: ParsedQuery[] = [];
+    for (;;) {
+      const token = this.#peek();
+      if (!token.ok) {
+        return token;
+      }
+      const t = token.value;
+      if (t.type === 'or') {
+        return err(
+          new RuleError(
+            'dangling_or',
+            `'${t.text}' at position ${t.position} has no condition before it: expected a condition on both sides of OR.`,
+            { position: t.position },
+          ),
+        );
+      }
+      if (t.type === 'rparen') {
+        if (open === null) {
+          return err(this.#strayParen(t.position));
+        }
+        return err(
+          new RuleError(
+            'empty_group',
+            `Empty group at position ${open}: expected a condition between '(' and ')'.`,
+            { position: open },
+          ),
+        );
+      }
+      if (t.type === 'end') {
+        return err(open === null ? emptyQuery() : this.#missingParen(open));
+      }
+      const branch = this.#and(depth);
+      if (!branch.ok) {
+        return branch;
+      }
+      branches.push(branch.value);
+      const after = this.#peek();
+      if (!after.ok) {
+        return after;
+      }
+      if (after.value.type !== 'or') {
+        break;
+      }
+      const orToken = after.value;
+      this.#take();
+      const following = this.#peek();
+      if (!following.ok) {
+        return following;
+      }
+      const f = following.value;
+      if (f.type === 'end' || f.type === 'rparen') {
+        return err(
+          new RuleError(
+            'dangling_or',
+            `'${orToken.text}' at position ${orToken.position} has no condition after it: expected a condition after OR, found ${describe(f)}.`,
+            { position: orToken.position },
+          ),
+        );
+      }
+      if (f.type === 'or') {
+        return err(
+          new RuleError(
+            'dangling_or',
+            `'${f.text}' at position ${f.position} follows another OR: expected a condition between them.`,
+            { position: f.position },
+          ),
+        );
+      }
+    }
+    if (branches.length === 1) {
+      return ok(branches[0] as ParsedQuery);
+    }
+    return ok({
+      ast: or(flatten('or', branches)),
+      predicate: anyOf(branches.map((branch) => branch.predicate)),
+      select: combine(
+        branches.map((branch) => branch.select),
+        orInto,
+      ),
+    });
+  }
+
+  #missingParen(open: number): RuleError {
+    const end = this.#lexer.query.length;
+    return new RuleError(
+      'missing_close_paren',
+      `Missing ')' at position ${end} (the end of the query): the '(' at position ${open} is never closed.`,
+      { position: end },
+    );
+  }
+
+  /** and := unary+ */
+  #and(depth: number): Parsed {
+    const items: ParsedQuery[] = [];
+    for (;;) {
+      const token = this.#peek();
+      if (!token.ok) {
+        return token;
+      }
+      const type = token.value.type;
+      if (type !== 'term' && type !== 'lparen' && type !== 'minus') {
+        break;
+      }
+      const item = this.#unary(depth);
+      if (!item.ok) {
+        return item;
+      }
+      items.push(item.value);
+    }
+    if (items.length === 1) {
+      return ok(items[0] as ParsedQuery);
+    }
+    return ok({
+      ast: and(flatten('and', items)),
+      predicate: allOf(items.map((item) => item.predicate)),
+      select: combine(
+        items.map((item) => item.select),
+        andInto,
+      ),
+    });
+  }
+
+  /** unary := '-' unary | primary, read as a loop over the '-' signs. */
+  #unary(depth: number): Parsed {
+    const signs: number[] = [];
+    for (;;) {
+      const token = this.#peek();
+      if (!token.ok) {
+        return token;
+      }
+      const t = token.value;
+      if (t.type !== 'minus') {
+        break;
+      }
+      this.#take();
+      const next = this.#peek();
+      if (!next.ok) {
+        return next;
+      }
+      const n = next.value;
+      if (!t.attached || n.type === 'end' || n.type === 'rparen' || n.type === 'or') {
+        return err(
+          new RuleError(
+            'dangling_negation',
+            `'-' at position ${t.position} has nothing to negate: expected a condition or '(' right after it (no space), found ${n.type === 'term' || n.type === 'lparen' || n.type === 'minus' ? 'a space' : describe(n)}.`,
+            { position: t.position },
+          ),
+        );
+      }
+      signs.push(t.position);
+    }
+    const primary = this.#primary(depth);
+    if (!primary.ok || signs.length === 0) {
+      return primary;
+    }
+    let result = primary.value;
+    for (let k = signs.length - 1; k >= 0; k--) {
+      const { predicate, select } = result;
+      result = {
+        ast: { type: 'not', position: signs[k] as number, operand: result.ast },
+        predicate: (o) => !predicate(o),
+        select: (set) => complement(select(set), set.size),
+      };
+    }
+    return ok(result);
+  }
+
+  /** primary := '(' or ')' | term */
+  #primary(depth: number): Parsed {
+    const token = this.#peek();
+    if (!token.ok) {
+      return token;
+    }
+    const t = token.value;
+    this.#take();
+    if (t.type === 'lparen') {
+      if (depth >= MAX_DEPTH) {
+        return err(
+          new RuleError(
+            'too_deeply_nested',
+            `Too many nested parentheses at position ${t.position}: at most ${MAX_DEPTH} levels are allowed.`,
+            { position: t.position },
+          ),
+        );
+      }
+      const inner = this.#or(t.position, depth + 1);
+      if (!inner.ok) {
+        return inner;
+      }
+      const close = this.#peek();
+      if (!close.ok) {
+        return close;
+      }
+      if (close.value.type !== 'rparen') {
+        return err(this.#missingParen(t.position));
+      }
+      this.#take();
+      return inner;
+    }
+    if (t.type !== 'term') {
+      // #and and #unary only call here on a term or '('.
+      return err(this.#strayParen(t.position));
+    }
+    return condition(this.#lexer.query, t);
+  }
+}
+
+function flatten(type: 'and' | 'or', parts: ParsedQuery[]): RuleNode[] {
+  const nodes: RuleNode[] = [];
+  for (const part of parts) {
+    if (part.ast.type === type) {
+      nodes.push(...part.ast.operands);
+    } else {
+      nodes.push(part.ast);
+    }
+  }
+  return nodes;
+}
+
+function combine(selectors: Selector[], into: (a: Bitset, b: Bitset) => Bitset): Selector {
+  return (set) => {
+    const bits = (selectors[0] as Selector)(set);
+    for (let i = 1; i < selectors.length; i++) {
+      into(bits, (selectors[i] as Selector)(set));
+    }
+    return bits;
+  };
+}
+
+function allOf(predicates: Predicate[]): Predicate {
+  if (predicates.length === 2) {
+    const [a, b] = predicates as [Predicate, Predicate];
+    return (o) => a(o) && b(o);
+  }
+  return (o) => {
+    for (const predicate of predicates) {
+      if (!predicate(o)) {
+        return false;
+      }
+    }
+    return true;
+  };
+}
+
+function anyOf(predicates: Predicate[]): Predicate {
+  if (predicates.length === 2) {
+    const [a, b] = predicates as [Predicate, Predicate];
+    return (o) => a(o) || b(o);
+  }
+  return (o) => {
+    for (const predicate of predicates) {
+      if (predicate(o)) {
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
+const shown = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
+
+/** A condition's error-free form, or the error for its property name or value. */
+function condition(query: string, t: Extract<Token, { type: 'term' }>): Parsed {
+  let property: PropertyName = 'text';
+  if (t.name !== null) {
+    const info = propertyInfo(t.name);
+    if (info === undefined) {
+      const suggestion = suggestProperty(t.name);
+      const hint = suggestion === undefined ? '' : ` Did you mean '${suggestion}'?`;
+      return err(
+        new RuleError(
+          'unknown_property',
+          `Unknown property '${shown(t.name)}' at position ${t.position}.${hint} Valid properties: ${PROPERTY_NAMES.join(', ')}. To search for text containing ':', quote it.`,
+          { position: t.position, validProperties: PROPERTY_NAMES, ...(suggestion ? { suggestion } : {}) },
+        ),
+      );
+    }
+    property = info.name;
+  }
+  if (t.value === '' && !t.quoted) {
+    const next = query[t.valuePosition];
+    const found = next === undefined ? 'the end of the query' : isSpace(next) ? 'a space' : `'${next}'`;
+    return err(
+      new RuleError(
+        'missing_value',
+        `Missing value for '${property}' at position ${t.valuePosition}: expected a value right after '${t.name}:', found ${found} (quote values that contain spaces, e.g. ${property}:"team meeting").`,
+        { position: t.valuePosition },
+      ),
+    );
+  }
+  const compiled = compileValue(property, t.value);
+  if (!compiled.ok) {
+    const { reason, suggestion } = compiled.error;
+    const hint = suggestion === undefined ? '' : ` Did you mean '${suggestion}'?`;
+    const label = t.name === null ? "the search text (a bare value means 'text')" : `'${property}'`;
+    return err(
+      new RuleError(
+        'invalid_value',
+        `Invalid value '${shown(t.value)}' for ${label} at position ${t.valuePosition}: ${reason}.${hint}`,
+        { position: t.valuePosition, ...(suggestion ? { suggestion } : {}) },
+      ),
+    );
+  }
+  return ok({
+    ast: {
+      type: 'condition',
+      property,
+      value: t.value,
+      explicit: t.name !== null,
+      quoted: t.quoted,
+      position: t.position,
+      valuePosition: t.valuePosition,
+    },
+    predicate: compiled.value.test,
+    select: compiled.value.select,
+  });
+}
+
+/** Parses, checks and compiles a query; the error says where and what was expected. */
+export function parseQuery(query: string): Parsed {
+  if (typeof query !== 'string') {
+    return err(
+      new RuleError('empty_query', 'Empty query at position 0: expected a query string.', { position: 0 }),
+    );
+  }
+  if (query.length > MAX_QUERY_LENGTH) {
+    return err(
+      new RuleError(
+        'query_too_long',
+        `Query too long at position ${MAX_QUERY_LENGTH}: at most ${MAX_QUERY_LENGTH} characters are allowed, this one has ${query.length}.`,
+        { position: MAX_QUERY_LENGTH },
+      ),
+    );
+  }
+  const bad = checkCharacters(query);
+  if (bad !== undefined) {
+    return err(bad);
+  }
+  return new Parser(query).query();
+}

@@ -35,7 +35,10 @@ RUN node scripts/prisma-generate.ts \
 
 FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
+# A bounded young generation: under the heaviest tool traffic the gateway stays near 500 MB of
+# RSS instead of ~630 MB (bench/results/abuse.md), at no cost in latency.
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=8 \
     HOST=0.0.0.0 \
     PORT=8787 \
     DATA_DIR=/data

@@ -48,7 +48,8 @@ export async function startBenchStack(options: {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...(options.nodeArgs ?? []), 'apps/gateway/src/bin/calgate.ts', 'serve'],
+    // As the Dockerfile runs it (NODE_OPTIONS there).
+    ['--max-semi-space-size=8', ...(options.nodeArgs ?? []), 'apps/gateway/src/bin/calgate.ts', 'serve'],
     {
       cwd: root,
       env: {

@@ -15,6 +15,7 @@ import { type McpRouteDeps, registerMcpRoutes } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { registerDashboardStatic } from './http/static.ts';
+import type { RulesFactory } from './rules.ts';
 
 export interface AppDeps {
   publicUrl: string;
@@ -31,6 +32,8 @@ export interface AppDeps {
   directory?: DirectoryFactory;
   /** Locks and the ledger for book_slot. */
   booking?: BookingFactory;
+  /** Projects, rules and classifications for the rules tools. */
+  rules?: RulesFactory;
   /** Keep-alive and re-check intervals of GET /api/mcp streams. */
   mcpStreams?: { keepAliveMs: number; recheckMs: number };
   /** Per-request work budget and per-key concurrency of /api/mcp. */

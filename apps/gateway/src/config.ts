@@ -57,10 +57,10 @@ const Env = z.object({
     .int()
     .min(1024)
     .default(5 * 1024 * 1024),
-  MCP_MAX_CONCURRENT_PER_KEY: z.coerce.number().int().min(1).default(8),
+  MCP_MAX_CONCURRENT_PER_KEY: z.coerce.number().int().min(1).default(4),
   MCP_MAX_QUEUED_PER_KEY: z.coerce.number().int().min(0).default(200),
   /** Worker threads for CPU-bound tool work (recurrence expansion). */
-  CPU_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  CPU_WORKERS: z.coerce.number().int().min(0).max(64).default(1),
   MIGRATE_ON_START: flag.default(true),
   WORKER_IN_PROCESS: flag.optional(),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).default(90),

@@ -22,6 +22,7 @@ import {
   OAuthStateRepository,
   openDatabase,
   PostgresAuditLog,
+  RulesRepository,
   SecretBox,
   SessionRepository,
   TenancyRepository,
@@ -40,6 +41,7 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgre
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
+import { rulesServices } from './rules.ts';
 import { SessionManager } from './session.ts';
 import { VERSION } from './version.ts';
 
@@ -296,6 +298,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         lock: slotLock,
         lockTtlMs: config.lockTtlMs,
       }),
+      rules: rulesServices(new RulesRepository(db)),
       logger: log,
       version: VERSION,
       dashboard: {

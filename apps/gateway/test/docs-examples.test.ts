@@ -33,7 +33,8 @@ function contains(actual: unknown, expected: unknown): boolean {
 
 /**
  * The order the examples run in: the availability examples first, on empty calendars; then the
- * writes; delete_event last, as it removes the event the others use.
+ * writes; the rules examples on the events the writes use; delete_event last, as it removes the
+ * event the others use.
  */
 const ORDER = [
   'list_calendars',
@@ -55,6 +56,17 @@ const ORDER = [
   'search',
   'fetch',
   'get_event',
+  'create_project',
+  'list_projects',
+  'preview_rule',
+  'create_rule',
+  'create_classification_rule',
+  'update_rule',
+  'list_rules',
+  'apply_rules',
+  'classify_event',
+  'get_time_summary',
+  'delete_rule',
   'update_event',
   'batch_update_events',
   'manage_attendees',
@@ -73,6 +85,9 @@ describe('every example in /api/docs runs as documented and returns what it says
   beforeAll(async () => {
     gw = await startTestGateway(HIGH_RATE_LIMITS);
     const owner = await gw.seedTenant('Docs');
+    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, {
+      toolsets: ['calendar', 'booking', 'search', 'rules'],
+    });
     primary = await gw.localCalendar(owner.tenantId, 'Calgate', 'America/New_York');
     const team = await gw.localCalendar(owner.tenantId, 'Team Berlin', 'Europe/Berlin');
     for (const calendarId of [primary, team]) {
@@ -123,6 +138,17 @@ describe('every example in /api/docs runs as documented and returns what it says
       expect(contains(out, tool.example.result), `${name} returned ${JSON.stringify(out)}`).toBe(true);
       if (name === 'book_slot') {
         runtimeIds.cancel_booking = { bookingId: out.bookingId };
+      }
+      if (name === 'create_project') {
+        const projectId = (out.project as { id: string }).id;
+        runtimeIds.create_rule = { projectId };
+        runtimeIds.create_classification_rule = { projectId };
+      }
+      if (name === 'create_rule') {
+        runtimeIds.update_rule = { ruleId: (out.rule as { id: string }).id };
+      }
+      if (name === 'create_classification_rule') {
+        runtimeIds.delete_rule = { ruleId: (out.rule as { id: string }).id };
       }
       if (name === 'search') {
         const [first] = JSON.parse(textOf(result)).results as { id: string }[];

@@ -2,7 +2,8 @@
  * Two tenants, three probing keys and three seeded local calendars for the no-leak matrix:
  * tenant A has a1 and a2, tenant B has b1. Every calendar holds a single event, a weekly series
  * and a book_slot booking, each marked with the calendar's code word so any leak of its data is
- * a string search away.
+ * a string search away. Each tenant has one project and one rule, marked with the tenant's word;
+ * its rule files every calendar's single event and a manual filing its series' first occurrence.
  */
 import { newEventId, newId } from '@calgate/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -25,6 +26,9 @@ export interface Ids {
   guest: string;
   /** The word in every summary, title, description and attendee of the calendar. */
   code: string;
+  /** The project and the rule of the calendar's tenant (shared by all the tenant's keys). */
+  projectId: string;
+  ruleId: string;
 }
 
 export interface SeededCalendar extends Ids {
@@ -36,6 +40,14 @@ export interface SeededCalendar extends Ids {
 }
 
 export type KeyName = 'A1' | 'A2' | 'B1';
+
+/** A tenant's project and rule; `word` is in the project's name and client and in the rule's query. */
+export interface TenantRules {
+  tenantId: string;
+  projectId: string;
+  ruleId: string;
+  word: string;
+}
 
 export interface ProbingKey {
   name: KeyName;
@@ -57,6 +69,7 @@ export interface World {
   keys: Record<KeyName, ProbingKey>;
   /** Every id, secret-free, that must never reach a key beyond its own tenant. */
   tenantIds: string[];
+  rules: TenantRules[];
   keyIds: string[];
   clients: Client[];
 }
@@ -83,7 +96,7 @@ async function seedCalendar(
   calendarId: string,
   code: string,
   day: string,
-  tenantId: string,
+  rules: TenantRules,
 ): Promise<SeededCalendar> {
   const guest = `${code.toLowerCase()}.guest@example.com`;
   const single = await call(writer, 'create_event', {
@@ -123,7 +136,7 @@ async function seedCalendar(
     throw new Error(`no occurrence of ${seriesId} listed`);
   }
   return {
-    tenantId,
+    tenantId: rules.tenantId,
     calendarId,
     calendarName: `${code} Ledger`,
     eventId: String(single.eventId),
@@ -136,7 +149,46 @@ async function seedCalendar(
     code,
     day,
     bookedBy: booker.keyId,
+    projectId: rules.projectId,
+    ruleId: rules.ruleId,
   };
+}
+
+/** A tenant's project and a rule filing every standup into it, written with `writer`. */
+async function seedRules(writer: Client, tenantId: string, word: string): Promise<TenantRules> {
+  const { project } = (await call(writer, 'create_project', {
+    name: `${word} Retainer`,
+    client: `${word} Holdings`,
+  })) as { project: { id: string } };
+  const { rule } = (await call(writer, 'create_rule', {
+    query: `title:standup OR domain:${word.toLowerCase()}.example`,
+    projectId: project.id,
+  })) as { rule: { id: string } };
+  return { tenantId, projectId: project.id, ruleId: rule.id, word };
+}
+
+/**
+ * Files the calendars' occurrences by the tenant's rule (each single event into its project, the
+ * rest pending), then by hand the series' first occurrence into the project and the booking's
+ * event as skip.
+ */
+async function fileCalendars(writer: Client, range: World['range'], calendars: SeededCalendar[]) {
+  await call(writer, 'apply_rules', {
+    ...range,
+    calendarIds: calendars.map((calendar) => calendar.calendarId),
+  });
+  for (const calendar of calendars) {
+    await call(writer, 'classify_event', {
+      calendarId: calendar.calendarId,
+      eventId: calendar.instanceId,
+      projectId: calendar.projectId,
+    });
+    await call(writer, 'classify_event', {
+      calendarId: calendar.calendarId,
+      eventId: calendar.bookingEventId,
+      skip: true,
+    });
+  }
 }
 
 /** The busy intervals a seeded calendar holds, in epoch ms. */
@@ -164,6 +216,8 @@ export function fakeIds(like: Ids): Ids {
     idempotencyKey: `idem-pangolin-${like.idempotencyKey.slice(-6)}`,
     guest: 'pangolin.guest@example.com',
     code: 'Pangolin',
+    projectId: newId('prj'),
+    ruleId: newId('rul'),
   };
 }
 
@@ -173,10 +227,12 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
   const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
+  const toolsets = ['calendar', 'booking', 'search', 'rules'];
   const made = async (tenantId: string, name: KeyName) => {
-    const { key, secret } = await gw.runtime.keys.create(tenantId, { name });
+    const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
     return { id: key.id, secret };
   };
+  await gw.runtime.keys.setDefaults(a.tenantId, a.keyId, { toolsets });
   const keyA1 = await made(a.tenantId, 'A1');
   const keyA2 = await made(a.tenantId, 'A2');
   const keyB1 = await made(b.tenantId, 'B1');
@@ -194,19 +250,17 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   const clientB1 = await connectClient(gw.mcpUrl, keyB1.secret);
   const start = Date.now() + 7 * DAY_MS;
   const day = (offset: number) => new Date(start + offset * DAY_MS).toISOString().slice(0, 10);
+  const range = { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` };
+  const rulesA = await seedRules(adminA, a.tenantId, 'Aardvark');
+  const rulesB = await seedRules(clientB1, b.tenantId, 'Bison');
   // A day of its own per calendar, so busy time reveals which calendars an answer read.
   const calendars = {
-    a1: await seedCalendar(adminA, { client: adminA, keyId: a.keyId }, a1, 'Quokka', day(0), a.tenantId),
-    a2: await seedCalendar(adminA, { client: clientA1, keyId: keyA1.id }, a2, 'Wombat', day(1), a.tenantId),
-    b1: await seedCalendar(
-      clientB1,
-      { client: clientB1, keyId: keyB1.id },
-      b1,
-      'Narwhal',
-      day(2),
-      b.tenantId,
-    ),
+    a1: await seedCalendar(adminA, { client: adminA, keyId: a.keyId }, a1, 'Quokka', day(0), rulesA),
+    a2: await seedCalendar(adminA, { client: clientA1, keyId: keyA1.id }, a2, 'Wombat', day(1), rulesA),
+    b1: await seedCalendar(clientB1, { client: clientB1, keyId: keyB1.id }, b1, 'Narwhal', day(2), rulesB),
   };
+  await fileCalendars(adminA, range, [calendars.a1, calendars.a2]);
+  await fileCalendars(clientB1, range, [calendars.b1]);
   const key = (
     name: KeyName,
     id: string,
@@ -225,7 +279,7 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   });
   return {
     day: day(0),
-    range: { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` },
+    range,
     calendars,
     keys: {
       A1: key('A1', keyA1.id, a.tenantId, clientA1, [a1, a2], a2),
@@ -233,15 +287,25 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
       B1: key('B1', keyB1.id, b.tenantId, clientB1, [b1], b1),
     },
     tenantIds: [a.tenantId, b.tenantId],
+    rules: [rulesA, rulesB],
     keyIds: [a.keyId, b.keyId, keyA1.id, keyA2.id, keyB1.id],
     clients: [adminA, clientA1, clientA2, clientB1],
   };
 }
 
+/** The project and rule of a tenant. */
+export function rulesOf(world: World, tenantId: string): TenantRules {
+  const found = world.rules.find((rules) => rules.tenantId === tenantId);
+  if (found === undefined) {
+    throw new Error(`no rules seeded for ${tenantId}`);
+  }
+  return found;
+}
+
 /**
  * Strings that must never appear in an answer to `key`: everything of calendars it cannot read
  * (ids, code word, hence names, titles, notes, attendees), other keys' idempotency keys and ids,
- * and other tenants' ids.
+ * and other tenants' ids, projects and rules (their ids and word, hence names, clients, queries).
  */
 export function foreignStrings(world: World, key: ProbingKey): string[] {
   const out: string[] = [];
@@ -261,6 +325,9 @@ export function foreignStrings(world: World, key: ProbingKey): string[] {
     }
   }
   out.push(...world.tenantIds.filter((id) => id !== key.tenantId));
+  for (const rules of world.rules.filter((rules) => rules.tenantId !== key.tenantId)) {
+    out.push(rules.projectId, rules.ruleId, rules.word);
+  }
   out.push(...world.keyIds.filter((id) => id !== key.id));
   return out;
 }
@@ -273,7 +340,7 @@ export function leaked(text: string, foreign: readonly string[]): string[] {
 
 /**
  * Everything a tool call could change, as rows: calendars, grants, local events, bookings,
- * connections and keys (without their last use).
+ * connections, keys (without their last use), projects, rules and classifications.
  */
 export async function snapshot(gw: TestGateway): Promise<unknown> {
   const { rows } = await gw.db.pool.query<{ state: unknown }>(`
@@ -283,7 +350,11 @@ export async function snapshot(gw: TestGateway): Promise<unknown> {
       'events', (SELECT json_agg(e ORDER BY e.calendar_id, e.id) FROM local_events e),
       'bookings', (SELECT json_agg(b ORDER BY b.id) FROM bookings b),
       'connections', (SELECT json_agg(n ORDER BY n.id) FROM connections n),
-      'keys', (SELECT json_agg(to_jsonb(k) - 'last_used_at' ORDER BY k.id) FROM api_keys k)
+      'keys', (SELECT json_agg(to_jsonb(k) - 'last_used_at' ORDER BY k.id) FROM api_keys k),
+      'projects', (SELECT json_agg(p ORDER BY p.id) FROM projects p),
+      'rules', (SELECT json_agg(r ORDER BY r.id) FROM rules r),
+      'classifications', (SELECT json_agg(f ORDER BY f.tenant_id, f.calendar_id, f.event_id)
+        FROM classifications f)
     ) AS state`);
   return rows[0]?.state;
 }
@@ -299,6 +370,8 @@ const SLOTS = [
   'idempotencyKey',
   'guest',
   'code',
+  'projectId',
+  'ruleId',
 ] as const;
 
 /** The strings of a call's arguments, a search document id (`cal_…:event`) split in its parts. */

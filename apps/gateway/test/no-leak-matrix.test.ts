@@ -13,6 +13,7 @@ import {
   masked,
   type ProbingKey,
   refused,
+  rulesOf,
   seeded,
   seedWorld,
   snapshot,
@@ -21,14 +22,23 @@ import {
 
 type Args = Record<string, unknown>;
 
+/**
+ * Whom a probe must be refused to. 'calendar': every target. 'unreadable': targets the key cannot
+ * read (filing an occurrence needs Write on some calendar and Read on its own, so filing one of a
+ * calendar the key reads but cannot write is allowed). 'tenant': targets of another tenant
+ * (projects and rules belong to the tenant and are shared by its keys).
+ */
+type Reach = 'calendar' | 'unreadable' | 'tenant';
+
 /** One call shape; `t` is the target's ids, or fakes of the same shape. */
 interface Probe {
   label: string;
   args(t: Ids, key: ProbingKey, world: World): Args;
+  reach: Reach;
 }
 
 interface ToolRow {
-  /** Calls naming a calendar, event, booking or document the key must not reach. */
+  /** Calls naming a calendar, event, booking, document, project or rule the key must not reach. */
   probes: Probe[];
   /** Calls looking for the target's words: answered exactly as for words nothing holds. */
   lookups?: Probe[];
@@ -36,7 +46,13 @@ interface ToolRow {
   scan?: (key: ProbingKey, world: World) => Args;
 }
 
-const probe = (label: string, args: Probe['args']): Probe => ({ label, args });
+const probe = (label: string, args: Probe['args'], reach: Reach = 'calendar'): Probe => ({
+  label,
+  args,
+  reach,
+});
+/** The project and rule of the key's own tenant. */
+const own = (key: ProbingKey, world: World) => rulesOf(world, key.tenantId);
 const later = (world: World, hour: string) => {
   const day = new Date(Date.parse(`${world.day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
   return `${day}T${hour}:00Z`;
@@ -44,10 +60,14 @@ const later = (world: World, hour: string) => {
 const intrusion = { summary: 'Intruder' };
 
 /** A read over calendarIds: the target alone, and the target beside a calendar the key can read. */
-const overCalendars = (extra: (world: World) => Args): Probe[] => [
-  probe('calendarIds [target]', (t, _k, w) => ({ calendarIds: [t.calendarId], ...extra(w) })),
-  probe('calendarIds [own, target]', (t, k, w) => ({ calendarIds: [k.home, t.calendarId], ...extra(w) })),
-  probe('calendarIds [target name]', (t, _k, w) => ({ calendarIds: [t.calendarName], ...extra(w) })),
+const overCalendars = (extra: (world: World) => Args, reach: Reach = 'calendar'): Probe[] => [
+  probe('calendarIds [target]', (t, _k, w) => ({ calendarIds: [t.calendarId], ...extra(w) }), reach),
+  probe(
+    'calendarIds [own, target]',
+    (t, k, w) => ({ calendarIds: [k.home, t.calendarId], ...extra(w) }),
+    reach,
+  ),
+  probe('calendarIds [target name]', (t, _k, w) => ({ calendarIds: [t.calendarName], ...extra(w) }), reach),
 ];
 const range = (world: World) => world.range;
 
@@ -248,25 +268,126 @@ const MATRIX: Record<string, ToolRow> = {
     probes: [],
     scan: () => ({ rrule: 'FREQ=WEEKLY;COUNT=3', dtstart: '2026-12-01T09:00:00', timeZone: 'UTC' }),
   },
+  preview_rule: {
+    probes: [
+      ...overCalendars((w) => ({ query: 'standup', ...w.range })),
+      probe('projectId', (t, _k, w) => ({ query: 'standup', projectId: t.projectId, ...w.range }), 'tenant'),
+    ],
+    lookups: [probe('query for its title word', (t, _k, w) => ({ query: t.code, ...w.range }))],
+    scan: (k, w) => ({
+      query: 'is-all-day:no',
+      projectId: own(k, w).projectId,
+      ...w.range,
+      maxResults: 2500,
+    }),
+  },
+  create_project: {
+    // Takes only a name, client and colour: nothing to probe (names are unique per tenant, so
+    // another tenant's project name is free to use).
+    probes: [],
+  },
+  list_projects: { probes: [], scan: () => ({ includeArchived: true }) },
+  create_rule: {
+    probes: [probe('projectId', (t) => ({ query: 'title:Intruder', projectId: t.projectId }), 'tenant')],
+  },
+  create_classification_rule: {
+    probes: [
+      probe(
+        'projectId',
+        (t) => ({ projectId: t.projectId, conditions: [{ property: 'title', value: 'Intruder' }] }),
+        'tenant',
+      ),
+    ],
+  },
+  update_rule: {
+    probes: [
+      probe('ruleId, weight', (t) => ({ ruleId: t.ruleId, weight: 7 }), 'tenant'),
+      probe(
+        'ruleId, query',
+        (t) => ({ ruleId: t.ruleId, query: 'title:Intruder', enabled: false }),
+        'tenant',
+      ),
+      probe(
+        'own rule into its project',
+        (t, k, w) => ({ ruleId: own(k, w).ruleId, projectId: t.projectId }),
+        'tenant',
+      ),
+    ],
+  },
+  delete_rule: { probes: [probe('ruleId', (t) => ({ ruleId: t.ruleId }), 'tenant')] },
+  list_rules: {
+    probes: [],
+    lookups: [probe('projectId', (t) => ({ projectId: t.projectId }), 'tenant')],
+    scan: () => ({}),
+  },
+  classify_event: {
+    probes: [
+      probe(
+        'calendarId + eventId, own project',
+        (t, k, w) => ({ calendarId: t.calendarId, eventId: t.eventId, projectId: own(k, w).projectId }),
+        'unreadable',
+      ),
+      probe(
+        'calendarId + occurrence id, skip',
+        (t) => ({ calendarId: t.calendarId, eventId: t.instanceId, skip: true }),
+        'unreadable',
+      ),
+      probe(
+        'calendar name + booking event, skip',
+        (t) => ({ calendarId: t.calendarName, eventId: t.bookingEventId, skip: true }),
+        'unreadable',
+      ),
+      probe('eventId in own calendar', (t, k) => ({ calendarId: k.home, eventId: t.eventId, skip: true })),
+      probe(
+        'own event into its project',
+        (t, k, w) => ({ calendarId: k.home, eventId: seeded(w, k.home).eventId, projectId: t.projectId }),
+        'tenant',
+      ),
+    ],
+  },
+  apply_rules: { probes: overCalendars(range, 'unreadable') },
+  get_time_summary: {
+    probes: overCalendars(range),
+    scan: (_k, w) => ({ ...w.range, groupBy: 'project', includeDeclined: true, roundingMinutes: 0 }),
+  },
 };
 
 type CalendarKey = keyof World['calendars'];
 
+interface Target {
+  calendar: CalendarKey;
+  why: string;
+  readable: boolean;
+  otherTenant: boolean;
+}
+
 /** What each key must not reach: another tenant's calendar, an ungranted one, or Write on a read-only one. */
-const TARGETS: Record<KeyName, { calendar: CalendarKey; why: string; readable: boolean }[]> = {
+const TARGETS: Record<KeyName, Target[]> = {
   A1: [
-    { calendar: 'b1', why: "tenant B's b1", readable: false },
-    { calendar: 'a1', why: 'a1, Read only', readable: true },
+    { calendar: 'b1', why: "tenant B's b1", readable: false, otherTenant: true },
+    { calendar: 'a1', why: 'a1, Read only', readable: true, otherTenant: false },
   ],
   A2: [
-    { calendar: 'a1', why: 'a1 of its own tenant, no grant', readable: false },
-    { calendar: 'b1', why: "tenant B's b1", readable: false },
+    { calendar: 'a1', why: 'a1 of its own tenant, no grant', readable: false, otherTenant: false },
+    { calendar: 'b1', why: "tenant B's b1", readable: false, otherTenant: true },
   ],
   B1: [
-    { calendar: 'a1', why: "tenant A's a1", readable: false },
-    { calendar: 'a2', why: "tenant A's a2", readable: false },
+    { calendar: 'a1', why: "tenant A's a1", readable: false, otherTenant: true },
+    { calendar: 'a2', why: "tenant A's a2", readable: false, otherTenant: true },
   ],
 };
+
+/** Whether `target` is out of the probe's reach for the key, so the call must be refused. */
+function outOfReach(p: Probe, target: Target): boolean {
+  switch (p.reach) {
+    case 'calendar':
+      return true;
+    case 'unreadable':
+      return !target.readable;
+    case 'tenant':
+      return target.otherTenant;
+  }
+}
 
 const KEYS: KeyName[] = ['A1', 'A2', 'B1'];
 
@@ -318,7 +439,9 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
       Object.entries(MATRIX).flatMap(([tool, row]) =>
         target.readable && !isWrite(tool)
           ? []
-          : row.probes.map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
+          : row.probes
+              .filter((p) => outOfReach(p, target))
+              .map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
       ),
     ),
   );
@@ -374,7 +497,9 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
       .filter((target) => !target.readable)
       .flatMap((target) =>
         Object.entries(MATRIX).flatMap(([tool, row]) =>
-          (row.lookups ?? []).map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
+          (row.lookups ?? [])
+            .filter((p) => outOfReach(p, target))
+            .map((p) => ({ key, target: target.calendar, why: target.why, tool, probe: p })),
         ),
       ),
   );
@@ -431,6 +556,49 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
       expect(bookings.includes(calendar.idempotencyKey)).toBe(calendar.bookedBy === key.id);
     }
   });
+
+  it.each(KEYS)(
+    "%s's rules tools show its tenant's project and rule, and time filed on its calendars only",
+    async (keyName) => {
+      const key = world.keys[keyName];
+      const mine = Object.values(world.calendars).filter((calendar) => key.readable.has(calendar.calendarId));
+      const { projectId, ruleId, word } = rulesOf(world, key.tenantId);
+      const read = async (tool: string, args: Args) => {
+        const result = await key.client.callTool({ name: tool, arguments: args });
+        expect(result.isError, `${tool}: ${brief(result as CallToolResult)}`).toBeFalsy();
+        return result.structuredContent as Record<string, unknown>;
+      };
+      expect((await read('list_projects', {})).projects).toEqual([
+        expect.objectContaining({ id: projectId, name: `${word} Retainer`, client: `${word} Holdings` }),
+      ]);
+      expect((await read('list_rules', {})).rules).toEqual([
+        expect.objectContaining({ id: ruleId, projectId, project: `${word} Retainer` }),
+      ]);
+      // Per calendar: the single event filed by the rule and the series' first occurrence by hand
+      // (2 h), three occurrences pending (3 h), the booking skipped.
+      const summary = await read('get_time_summary', {
+        ...world.range,
+        groupBy: 'project',
+        roundingMinutes: 0,
+      });
+      expect(summary.totals).toEqual([
+        { projectId, project: `${word} Retainer`, hours: 2 * mine.length },
+        { projectId: null, project: 'Unclassified', hours: 3 * mine.length },
+      ]);
+      expect(summary.excluded).toEqual({ declined: 0, allDay: 0, skipped: mine.length });
+      const preview = (await read('preview_rule', {
+        query: 'is-all-day:no',
+        projectId,
+        ...world.range,
+        maxResults: 2500,
+      })) as { matches: { calendarId: string }[]; matchCount: number; conflicts: { eventId: string }[] };
+      expect(preview.matchCount).toBe(6 * mine.length);
+      expect(new Set(preview.matches.map((match) => match.calendarId))).toEqual(key.readable);
+      expect(preview.conflicts.map((conflict) => conflict.eventId).sort()).toEqual(
+        mine.map((calendar) => calendar.bookingEventId).sort(),
+      );
+    },
+  );
 
   it.each(KEYS)('%s is busy exactly when the calendars it can read are', async (keyName) => {
     const key = world.keys[keyName];

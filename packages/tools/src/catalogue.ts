@@ -86,6 +86,96 @@ export interface BookingServices {
   lockTtlMs: number;
 }
 
+/** A project time is filed into, as the rules tools see it. */
+export interface RulesProject {
+  id: string;
+  name: string;
+  client: string | null;
+  colour: string;
+  archived: boolean;
+}
+
+/** A stored classification rule. */
+export interface StoredRule {
+  id: string;
+  projectId: string;
+  query: string;
+  weight: number;
+  enabled: boolean;
+}
+
+/** How one occurrence is filed: a project, `skip`, or pending (neither); by a rule or a person. */
+export interface OccurrenceFiling {
+  projectId: string | null;
+  skip: boolean;
+  source: 'rule' | 'manual';
+  confidence: number;
+  needsReview: boolean;
+}
+
+/** One occurrence with what scoring the rules decided for it (`projectId` null: pending). */
+export interface RulesVerdict {
+  calendarId: string;
+  eventId: string;
+  start: Date;
+  end: Date;
+  projectId: string | null;
+  confidence: number;
+  needsReview: boolean;
+  ruleIds: readonly string[];
+}
+
+/** What storing a batch of verdicts did; manual filings are never changed. */
+export interface RulesApplication {
+  created: number;
+  changed: number;
+  unchanged: number;
+  keptManual: number;
+  changes: {
+    calendarId: string;
+    eventId: string;
+    before: { projectId: string | null; skip: boolean; needsReview: boolean } | null;
+    after: { projectId: string | null; skip: boolean; needsReview: boolean };
+  }[];
+}
+
+/**
+ * Projects, rules and classifications of the key's tenant, as the gateway supplies them: shared
+ * by the tenant's keys, rules written in the calling key's name. Which occurrences a key may see
+ * or file is the tools' check (CalendarAccess); errors are CalgateErrors (`not_found`,
+ * `already_exists`, `precondition_failed`, `invalid_argument`).
+ */
+export interface RulesServices {
+  createProject(input: {
+    name: string;
+    client?: string | undefined;
+    colour?: string | undefined;
+  }): Promise<RulesProject>;
+  listProjects(includeArchived: boolean): Promise<RulesProject[]>;
+  createRule(input: { projectId: string; query: string; weight?: number | undefined }): Promise<StoredRule>;
+  updateRule(
+    ruleId: string,
+    changes: {
+      projectId?: string | undefined;
+      query?: string | undefined;
+      weight?: number | undefined;
+      enabled?: boolean | undefined;
+    },
+  ): Promise<StoredRule>;
+  deleteRule(ruleId: string): Promise<StoredRule>;
+  listRules(projectId?: string): Promise<StoredRule[]>;
+  /** Enabled rules of projects that are not archived. */
+  votingRules(): Promise<StoredRule[]>;
+  /** The filings of these occurrences of one calendar, by event id; absent ones were never filed. */
+  filings(calendarId: string, eventIds: readonly string[]): Promise<Map<string, OccurrenceFiling>>;
+  applyVerdicts(verdicts: readonly RulesVerdict[]): Promise<RulesApplication>;
+  /** Files one occurrence by hand; no later application of the rules changes it. */
+  fileManually(
+    occurrence: { calendarId: string; eventId: string; start: Date; end: Date },
+    choice: { projectId: string } | { skip: true },
+  ): Promise<OccurrenceFiling>;
+}
+
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
   access: CalendarAccess;
@@ -97,6 +187,8 @@ export interface ToolContext {
   directory: CalendarDirectory | undefined;
   /** Locks and the ledger for book_slot; absent where the gateway has none (the tool answers 'unavailable'). */
   booking?: BookingServices | undefined;
+  /** Projects, rules and classifications; absent where the gateway has none (the tools answer 'unavailable'). */
+  rules?: RulesServices | undefined;
   /** The gateway's external base URL (PUBLIC_URL, no trailing slash), for links to Calgate pages. */
   publicUrl?: string | undefined;
   /** What the request may still cost; tools whose cost is known up front spend it before working. */

@@ -166,8 +166,23 @@ function carriesEvents(result: unknown): boolean {
  * (the structured content keeps the full nested shape). Results with events start with
  * DATA_NOTICE on a line of its own.
  */
+const serialized = new WeakMap<object, string>();
+
+/** JSON of a tool result, computed once per result (the answer's text and its size both need it). */
+export function jsonOf(result: unknown): string {
+  if (result === null || typeof result !== 'object') {
+    return JSON.stringify(result);
+  }
+  let json = serialized.get(result);
+  if (json === undefined) {
+    json = JSON.stringify(result);
+    serialized.set(result, json);
+  }
+  return json;
+}
+
 export function formatText(result: unknown, as: Format | undefined): string {
-  const json = JSON.stringify(result);
+  const json = jsonOf(result);
   const body = as === 'toon' ? encode(toonView(JSON.parse(json)) as Parameters<typeof encode>[0]) : json;
   return carriesEvents(result) ? `${DATA_NOTICE}\n${body}` : body;
 }

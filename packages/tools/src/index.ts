@@ -7,6 +7,7 @@ import { AVAILABILITY_TOOLS } from './tools/availability/index.ts';
 import { listCalendars } from './tools/list-calendars.ts';
 import { listEvents } from './tools/list-events.ts';
 import { READ_TOOLS } from './tools/read/index.ts';
+import { RULES_TOOLS } from './tools/rules/index.ts';
 import { WRITE_TOOLS } from './tools/write/index.ts';
 
 export {
@@ -28,6 +29,12 @@ export {
   defineTool,
   type LedgerBooking,
   type LedgerFilter,
+  type OccurrenceFiling,
+  type RulesApplication,
+  type RulesProject,
+  type RulesServices,
+  type RulesVerdict,
+  type StoredRule,
   type ToolAccess,
   type ToolContext,
   type ToolDefinition,
@@ -37,6 +44,7 @@ export { screenText } from './firewall.ts';
 export { eventTable, formatText, toonView } from './format.ts';
 export { CpuPool } from './offload/pool.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
+export { RULES_SYNTAX_URI } from './tools/rules/resources.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';
 export { unsafeTextIn } from './validation.ts';
 
@@ -46,6 +54,7 @@ export const TOOL_DEFINITIONS = [
   ...READ_TOOLS,
   ...WRITE_TOOLS,
   ...AVAILABILITY_TOOLS,
+  ...RULES_TOOLS,
 ];
 
 let compiled: Catalogue | undefined;

@@ -3,8 +3,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ReadResourceRequestSchema,
   ErrorCode as RpcErrorCode,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -12,10 +15,18 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { z } from 'zod';
 import type { CalendarAccess } from './access.ts';
 import { WorkBudget } from './budget.ts';
-import type { BookingServices, CalendarDirectory, Catalogue, CatalogueEntry } from './catalogue.ts';
+import type {
+  BookingServices,
+  CalendarDirectory,
+  Catalogue,
+  CatalogueEntry,
+  RulesServices,
+} from './catalogue.ts';
 import type { CpuTurns } from './cpu-turns.ts';
+import { jsonOf } from './format.ts';
 import { modernize } from './legacy.ts';
 import type { CpuPool } from './offload/pool.ts';
+import { readRulesResource, rulesResources } from './tools/rules/resources.ts';
 import { asUnavailable, retryOnce } from './transient.ts';
 import { describeInputError, describeParamsError, unsafeTextIn } from './validation.ts';
 
@@ -37,6 +48,8 @@ export interface SessionOptions {
   onCall?: (record: ToolCallRecord) => void;
   directory?: CalendarDirectory;
   booking?: BookingServices;
+  /** Projects, rules and classifications of the key's tenant. */
+  rules?: RulesServices;
   /** External base URL of the gateway, passed to tools as `publicUrl`. */
   publicUrl?: string;
   /** What this request may cost across all its calls; a fresh default budget per call when absent. */
@@ -209,6 +222,7 @@ export async function callTool(
       progress,
       directory: options.directory,
       booking: options.booking,
+      rules: options.rules,
       publicUrl: options.publicUrl,
       budget,
       cpu: options.cpu,
@@ -221,7 +235,7 @@ export async function callTool(
     if (Array.isArray(events)) {
       budget.spend('events', events.length);
     }
-    const json = JSON.stringify(result);
+    const json = jsonOf(result);
     const text = definition.text ? definition.text(result, parsed.data) : json;
     budget.spend(
       'answerBytes',
@@ -267,7 +281,11 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
   const server = new Server(
     { name: 'calgate', title: 'Calgate', version: options.version },
     // The tool list follows the key's grants; the gateway's GET stream announces changes.
-    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
+    {
+      capabilities: { tools: { listChanged: true }, resources: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator,
+    },
   );
   const visible = options.catalogue.entries.filter((entry) => isVisible(entry, options.access));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: visible.map(toolOf) }));
@@ -309,6 +327,19 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
             });
     return callTool(options, entry, request.params.arguments, extra.signal, progress);
   });
+  const resources = rulesResources(options.access);
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.resources }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: resources.resourceTemplates,
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
+    readRulesResource(request.params.uri, {
+      access: options.access,
+      rules: options.rules,
+      now: options.now ?? (() => new Date()),
+      signal: extra.signal,
+    }),
+  );
   answerBadParamsByTheBook(server);
   return server;
 }

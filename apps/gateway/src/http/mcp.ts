@@ -19,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
+import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
@@ -40,6 +41,8 @@ export interface McpRouteDeps {
   directory?: DirectoryFactory | undefined;
   /** Locks and ledger for book_slot; the tool answers 'unavailable' without them. */
   booking?: BookingFactory | undefined;
+  /** Projects, rules and classifications for the rules tools; they answer 'unavailable' without them. */
+  rules?: RulesFactory | undefined;
   /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
   mcpStreams?: Partial<ToolStreamOptions> | undefined;
   /** What one request may cost and how many calls a key runs at once; defaults when absent. */
@@ -112,8 +115,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   };
   const slots = new KeySlots(limits);
   const cpuTurns = new CpuTurns();
-  const cpu = new CpuPool(limits.cpuWorkers);
-  app.addHook('onClose', async () => cpu.close());
+  // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
+  const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
+  app.addHook('onClose', async () => cpu?.close());
 
   async function guard(request: FastifyRequest, reply: FastifyReply) {
     const origin = request.headers.origin;
@@ -180,11 +184,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       budget: new WorkBudget(limits.budget),
       admit: () => slots.acquire(key.keyId),
       cpuTurns,
-      cpu,
+      ...(cpu === undefined ? {} : { cpu }),
       ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
       ...(deps.booking === undefined
         ? {}
         : { booking: deps.booking({ tenantId: key.tenantId, keyId: key.keyId }) }),
+      ...(deps.rules === undefined
+        ? {}
+        : { rules: deps.rules({ tenantId: key.tenantId, keyId: key.keyId }) }),
     });
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -75,7 +75,7 @@ export class CpuPool {
   #spawn(): Slot {
     // A task is bounded (10,000 instances); a small heap keeps the gateway's memory bounded too.
     const worker = new Worker(new URL('./worker.ts', import.meta.url), {
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
+      resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
     });
     const slot: Slot = { worker, current: undefined };
     worker.unref();

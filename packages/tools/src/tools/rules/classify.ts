@@ -1,0 +1,176 @@
+import { CalgateError } from '@calgate/core';
+import { classify, prepareOccurrence } from '@calgate/rules';
+import { z } from 'zod';
+import type { RulesVerdict } from '../../catalogue.ts';
+import { defineTool } from '../../catalogue.ts';
+import { instantOut, rangeBound, windowIn } from '../../range.ts';
+import { calendarErrors, calendarId } from '../../schemas.ts';
+import { callZone } from '../availability/window.ts';
+import { calendarIds } from '../read/common.ts';
+import {
+  filedAs,
+  MAX_RULES_DAYS,
+  occurrenceOf,
+  readOccurrences,
+  rulesCalendars,
+  rulesOf,
+  scoringRules,
+} from './common.ts';
+
+/** Changes listed in one answer; the counts cover them all. */
+const MAX_CHANGES = 100;
+
+export const classifyEvent = defineTool({
+  name: 'classify_event',
+  toolset: 'rules',
+  title: 'Classify an event',
+  description:
+    'Files one event occurrence into a project by hand, or skip: it is not time worked. Rules never change it. Needs Read on its calendar.',
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarId,
+    eventId: z.string().min(1).max(1024).describe('An instance id for one occurrence of a series.'),
+    projectId: z.string().min(1).max(64).optional(),
+    skip: z.literal(true).optional(),
+  }),
+  output: z.object({
+    calendarId: z.string(),
+    eventId: z.string(),
+    projectId: z.string().nullable(),
+    skip: z.boolean(),
+    source: z.literal('manual'),
+  }),
+  example: { calendarId: 'primary', eventId: 'event1', skip: true },
+  exampleResult: { eventId: 'event1', skip: true, source: 'manual' },
+  async run(args, context) {
+    if ((args.projectId === undefined) === (args.skip === undefined)) {
+      throw new CalgateError('invalid_argument', 'Give either projectId or skip: true.');
+    }
+    const rules = rulesOf(context);
+    const { calendar, ref, provider } = context.access.readable(args.calendarId);
+    const event = await provider.getEvent(ref, args.eventId, context.signal);
+    const occurrence = occurrenceOf(calendar, event);
+    if (occurrence === undefined || event.status === 'cancelled') {
+      throw new CalgateError(
+        'not_found',
+        `Event '${args.eventId}' has no time to file (cancelled or without a start).`,
+      );
+    }
+    const filing = await rules.fileManually(
+      {
+        calendarId: calendar.id,
+        eventId: event.id,
+        start: new Date(occurrence.start),
+        end: new Date(occurrence.end),
+      },
+      args.projectId === undefined ? { skip: true } : { projectId: args.projectId },
+    );
+    return {
+      calendarId: calendar.id,
+      eventId: event.id,
+      projectId: filing.projectId,
+      skip: filing.skip,
+      source: 'manual' as const,
+    };
+  },
+});
+
+const filed = z.string().nullable().describe('Project id, skip, or null: pending.');
+
+export const applyRules = defineTool({
+  name: 'apply_rules',
+  toolset: 'rules',
+  title: 'Apply rules',
+  description:
+    'Files every occurrence in the range on readable calendars by the enabled rules (weighted votes; below 50 % or a tie: pending; below 80 %: needsReview). Manual filings are kept.',
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    timeMin: rangeBound,
+    timeMax: rangeBound,
+    timeZone: z.string().min(1).max(64).optional(),
+    calendarIds,
+  }),
+  output: z.object({
+    occurrences: z.number(),
+    classified: z.number(),
+    needsReview: z.number(),
+    pending: z.number(),
+    created: z.number(),
+    changed: z.number(),
+    unchanged: z.number(),
+    keptManual: z.number(),
+    changes: z.array(
+      z.object({
+        calendarId: z.string(),
+        eventId: z.string(),
+        summary: z.string().optional(),
+        before: filed,
+        after: filed,
+        needsReview: z.boolean(),
+      }),
+    ),
+    changesTruncated: z.boolean(),
+    timeMin: z.string(),
+    timeMax: z.string(),
+    errors: calendarErrors,
+  }),
+  example: { timeMin: '2026-04-01', timeMax: '2026-04-30' },
+  exampleResult: { keptManual: 0, changes: [{ eventId: 'abc123def456', before: null }] },
+  async run(args, context) {
+    const rules = rulesOf(context);
+    const { handles, unavailable } = rulesCalendars(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone, handles);
+    const window = windowIn(args, zone, { now: context.now(), maxDays: MAX_RULES_DAYS });
+    const [voting, { occurrences, errors }] = await Promise.all([
+      rules.votingRules().then(scoringRules),
+      readOccurrences(handles, window, context.signal),
+    ]);
+    const counts = { classified: 0, needsReview: 0, pending: 0 };
+    const summaries = new Map<string, string | undefined>();
+    const verdicts: RulesVerdict[] = [];
+    for (const occurrence of occurrences) {
+      const result = classify(prepareOccurrence(occurrence.rule), voting);
+      counts[result.projectId === null ? 'pending' : result.needsReview ? 'needsReview' : 'classified'] += 1;
+      summaries.set(`${occurrence.calendar.id}\u0000${occurrence.event.id}`, occurrence.event.summary);
+      verdicts.push({
+        calendarId: occurrence.calendar.id,
+        eventId: occurrence.event.id,
+        start: new Date(occurrence.start),
+        end: new Date(occurrence.end),
+        projectId: result.projectId,
+        confidence: result.confidence,
+        needsReview: result.needsReview,
+        ruleIds: result.votes.flatMap((vote) => vote.ruleIds),
+      });
+    }
+    const applied = await rules.applyVerdicts(verdicts);
+    const failed = [...unavailable, ...errors];
+    return {
+      occurrences: occurrences.length,
+      classified: counts.classified + counts.needsReview,
+      needsReview: counts.needsReview,
+      pending: counts.pending,
+      created: applied.created,
+      changed: applied.changed,
+      unchanged: applied.unchanged,
+      keptManual: applied.keptManual,
+      changes: applied.changes.slice(0, MAX_CHANGES).map((change) => {
+        const summary = summaries.get(`${change.calendarId}\u0000${change.eventId}`);
+        return {
+          calendarId: change.calendarId,
+          eventId: change.eventId,
+          ...(summary === undefined ? {} : { summary }),
+          before: filedAs(change.before),
+          after: filedAs(change.after),
+          needsReview: change.after.needsReview,
+        };
+      }),
+      changesTruncated: applied.changes.length > MAX_CHANGES,
+      timeMin: instantOut(window.start, zone),
+      timeMax: instantOut(window.end, zone),
+      ...(failed.length === 0 ? {} : { errors: failed }),
+    };
+  },
+});

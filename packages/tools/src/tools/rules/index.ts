@@ -1,0 +1,20 @@
+import { applyRules, classifyEvent } from './classify.ts';
+import { previewRule } from './preview-rule.ts';
+import { createProject, listProjects } from './projects.ts';
+import { createClassificationRule, createRule, deleteRule, listRules, updateRule } from './rule-tools.ts';
+import { getTimeSummary } from './time-summary.ts';
+
+/** The 'rules' toolset: projects, classification rules, filing and timesheets. */
+export const RULES_TOOLS = [
+  previewRule,
+  createRule,
+  createClassificationRule,
+  updateRule,
+  deleteRule,
+  listRules,
+  createProject,
+  listProjects,
+  classifyEvent,
+  applyRules,
+  getTimeSummary,
+];

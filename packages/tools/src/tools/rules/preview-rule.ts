@@ -1,0 +1,150 @@
+import { CalgateError } from '@calgate/core';
+import { classify, prepareOccurrence } from '@calgate/rules';
+import { z } from 'zod';
+import { defineTool } from '../../catalogue.ts';
+import { instantOut, rangeBound, windowIn } from '../../range.ts';
+import { calendarErrors } from '../../schemas.ts';
+import { callZone } from '../availability/window.ts';
+import { calendarIds } from '../read/common.ts';
+import {
+  CALENDAR_READS,
+  compiled,
+  filedAs,
+  filingsOf,
+  MAX_RULES_DAYS,
+  occurrenceKey,
+  projectNames,
+  readOccurrences,
+  rulesCalendars,
+  rulesOf,
+  SYNTAX_POINTER,
+  scoringRules,
+  timeOut,
+} from './common.ts';
+
+const time = z.object({ dateTime: z.string().optional(), date: z.string().optional() });
+
+export const previewRule = defineTool({
+  name: 'preview_rule',
+  toolset: 'rules',
+  title: 'Preview a rule',
+  description: `Events a rule query matches (occurrences of readable calendars), before saving it, and the matches already filed into another project (conflicts). Default range: the last 30 days. ${SYNTAX_POINTER}`,
+  access: 'read',
+  annotations: CALENDAR_READS,
+  input: z.strictObject({
+    query: z.string().min(1).max(100_000),
+    projectId: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("The rule's project: conflicts then show what rules would decide."),
+    timeMin: rangeBound.optional(),
+    timeMax: rangeBound.optional(),
+    timeZone: z.string().min(1).max(64).optional(),
+    calendarIds,
+    maxResults: z.number().int().min(1).max(2500).default(25),
+  }),
+  output: z.object({
+    matches: z.array(
+      z.object({
+        calendarId: z.string(),
+        eventId: z.string(),
+        summary: z.string().optional(),
+        start: time,
+        end: time,
+      }),
+    ),
+    matchCount: z.number(),
+    truncated: z.boolean(),
+    conflicts: z.array(
+      z.object({
+        calendarId: z.string(),
+        eventId: z.string(),
+        currentProject: z.string().describe('Project id or skip.'),
+        currentSource: z.enum(['rule', 'manual']),
+        proposedProject: z
+          .string()
+          .nullable()
+          .optional()
+          .describe('After applying rules with this one; null: pending.'),
+      }),
+    ),
+    conflictCount: z.number(),
+    timeMin: z.string(),
+    timeMax: z.string(),
+    errors: calendarErrors,
+  }),
+  example: {
+    query: 'title:"quarterly review" OR domain:example.com',
+    timeMin: '2026-04-01',
+    timeMax: '2026-04-30',
+  },
+  exampleResult: {
+    matches: [{ summary: 'Team Standup' }, { eventId: 'abc123def456', summary: 'Quarterly review' }],
+    matchCount: 2,
+    truncated: false,
+  },
+  async run(args, context) {
+    const query = compiled(args.query);
+    const rules = rulesOf(context);
+    if (args.projectId !== undefined && !(await projectNames(rules)).has(args.projectId)) {
+      throw new CalgateError('not_found', `No project ${args.projectId} in this tenant; see list_projects.`);
+    }
+    const { handles, unavailable } = rulesCalendars(context.access, args.calendarIds);
+    const zone = callZone(context.access, args.timeZone, handles);
+    const window = windowIn(args, zone, { now: context.now(), beforeDays: 30, maxDays: MAX_RULES_DAYS });
+    const { occurrences, errors } = await readOccurrences(handles, window, context.signal);
+    const matched = occurrences
+      .map((occurrence) => ({ occurrence, prepared: prepareOccurrence(occurrence.rule) }))
+      .filter(({ prepared }) => query.matches(prepared));
+    const filings = await filingsOf(
+      rules,
+      matched.map(({ occurrence }) => occurrence),
+    );
+    const voting =
+      args.projectId === undefined
+        ? []
+        : [
+            ...scoringRules(await rules.votingRules()),
+            { id: 'preview', projectId: args.projectId, weight: 1, query },
+          ];
+    const conflicts = matched.flatMap(({ occurrence, prepared }) => {
+      const filing = filings.get(occurrenceKey(occurrence.calendar.id, occurrence.event.id));
+      const current = filedAs(filing);
+      if (filing === undefined || current === null || current === args.projectId) {
+        return [];
+      }
+      const proposed =
+        args.projectId === undefined
+          ? {}
+          : { proposedProject: filing.source === 'manual' ? current : classify(prepared, voting).projectId };
+      return [
+        {
+          calendarId: occurrence.calendar.id,
+          eventId: occurrence.event.id,
+          currentProject: current,
+          currentSource: filing.source,
+          ...proposed,
+        },
+      ];
+    });
+    const failed = [...unavailable, ...errors];
+    return {
+      matches: matched.slice(0, args.maxResults).map(({ occurrence: { calendar, event, start, end } }) => ({
+        calendarId: calendar.id,
+        eventId: event.id,
+        ...(event.summary === undefined ? {} : { summary: event.summary }),
+        start: timeOut(event.start, start, zone),
+        end: timeOut(event.end, end, zone),
+      })),
+      matchCount: matched.length,
+      truncated: matched.length > args.maxResults,
+      conflicts: conflicts.slice(0, args.maxResults),
+      conflictCount: conflicts.length,
+      timeMin: instantOut(window.start, zone),
+      timeMax: instantOut(window.end, zone),
+      ...(failed.length === 0 ? {} : { errors: failed }),
+    };
+  },
+});

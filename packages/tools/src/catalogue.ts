@@ -254,8 +254,10 @@ export interface Catalogue {
 }
 
 /**
- * Output schemas say what Calgate returns; `additionalProperties: false` on every nested object
- * adds nothing a client needs and costs agents tokens on every tools/list, so it is dropped there.
+ * Output schemas say what Calgate returns, by name and type. `additionalProperties: false` and
+ * `required` on every object add nothing an agent acts on (an absent optional field is absent
+ * either way) yet cost ~750 tokens on every tools/list, so both are dropped; a client validating
+ * structuredContent against the schema still checks every field's type.
  */
 function withoutClosedObjects(value: unknown): unknown {
   if (Array.isArray(value)) {
@@ -266,7 +268,9 @@ function withoutClosedObjects(value: unknown): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
-    if (!(key === 'additionalProperties' && child === false)) {
+    const noise =
+      (key === 'additionalProperties' && child === false) || (key === 'required' && Array.isArray(child));
+    if (!noise) {
       out[key] = withoutClosedObjects(child);
     }
   }

@@ -3,6 +3,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapFirstRun } from '../src/bootstrap.ts';
 import { type Browser, call, sessionFor } from './api-client.ts';
+import { consent } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'defaults.apps.googleusercontent.com', clientSecret: 'defaults-secret' };
@@ -16,24 +17,6 @@ interface Listed {
   primary: boolean;
   default: boolean;
   timeZone: string;
-}
-
-/** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */
-async function consent(emulator: GoogleEmulator, authUrl: string, account: string): Promise<URL> {
-  const html = await (await fetch(authUrl)).text();
-  const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
-    form.set(m[1] as string, (m[2] as string).replace(/&amp;/g, '&').replace(/&quot;/g, '"'));
-  }
-  form.set('account', account);
-  form.set('decision', 'approve');
-  const action = /<form method="post" action="([^"]+)">/.exec(html)?.[1] as string;
-  const response = await fetch(new URL(action, emulator.url), {
-    method: 'POST',
-    body: form,
-    redirect: 'manual',
-  });
-  return new URL(response.headers.get('location') as string);
 }
 
 async function listCalendars(client: Client): Promise<{ calendars: Listed[]; message?: string }> {

@@ -1,6 +1,6 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore, migrate, openDatabase } from '@calgate/store';
-import type { TestDatabase } from '@calgate/testkit';
+import { cuttableRelay, type Relay, type TestDatabase } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,12 +11,7 @@ import {
   type TestGateway,
   textOf,
 } from './harness.ts';
-import {
-  cuttableRelay,
-  type Relay,
-  type RestartableServer,
-  restartablePostgres,
-} from './restartable-servers.ts';
+import { type RestartableServer, restartablePostgres } from './restartable-servers.ts';
 
 interface LogLine {
   level: number;

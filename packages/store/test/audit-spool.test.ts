@@ -1,8 +1,7 @@
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, cuttableRelay, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AuditRecord,
@@ -13,58 +12,6 @@ import {
 } from '../src/index.ts';
 
 type AuditSpoolEvent = Parameters<NonNullable<BufferedAuditLogOptions['onSpool']>>[0];
-
-/**
- * A TCP relay in front of the test database that can be cut (listener closed, connections
- * reset: what clients see while Postgres restarts) and restored on the same port.
- */
-async function cuttableRelay(target: string) {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let listenPort = 0;
-  const listen = () =>
-    new Promise<void>((resolve, reject) => {
-      const next = createServer((client) => {
-        const upstream = connect(Number(port), hostname);
-        for (const [socket, peer] of [
-          [client, upstream],
-          [upstream, client],
-        ] as const) {
-          sockets.add(socket);
-          // One side gone (e.g. the server refused) takes the other with it, as on a real path.
-          socket.on('close', () => {
-            sockets.delete(socket);
-            peer.destroy();
-          });
-          socket.on('error', () => {});
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      next.once('error', reject);
-      next.listen(listenPort, '127.0.0.1', () => {
-        const address = next.address();
-        listenPort = typeof address === 'object' && address !== null ? address.port : 0;
-        server = next;
-        resolve();
-      });
-    });
-  await listen();
-  const cut = async () => {
-    const closing = server;
-    server = undefined;
-    for (const socket of sockets) {
-      socket.resetAndDestroy();
-    }
-    await new Promise<void>((resolve) => (closing ? closing.close(() => resolve()) : resolve()));
-  };
-  return {
-    url: target.replace(`${hostname}:${port}`, `127.0.0.1:${listenPort}`),
-    cut,
-    restore: listen,
-    close: cut,
-  };
-}
 
 function call(tenantId: string, n: number, overrides: Partial<AuditRecord> = {}): AuditRecord {
   return {
@@ -116,7 +63,7 @@ describe('the audit log keeps every row through a Postgres outage', () => {
   });
   afterAll(async () => {
     await viaRelay.close();
-    await relay.close();
+    await relay.cut();
     await db.close();
   });
 

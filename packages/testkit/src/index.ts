@@ -3,4 +3,5 @@
  * Redis on free loopback ports; each test file clones a migrated database from a template.
  */
 export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
+export { cuttableRelay, type Relay } from './relay.ts';
 export { freePort, type RunningServer, startPostgres, startRedis } from './servers.ts';

@@ -8,6 +8,7 @@ import { renderDocs } from './pages/docs.ts';
 import { renderKeys } from './pages/keys.ts';
 import { renderMatrix } from './pages/matrix.ts';
 import { renderOverview } from './pages/overview.ts';
+import { renderRules } from './pages/rules.ts';
 
 type Page = (root: HTMLElement) => Promise<void>;
 
@@ -17,6 +18,7 @@ const PAGES: { path: string; title: string; render: Page; nav?: false }[] = [
   { path: '/accounts', title: 'Accounts', render: renderAccounts },
   { path: '/keys', title: 'API keys', render: renderKeys },
   { path: '/matrix', title: 'Permissions', render: renderMatrix },
+  { path: '/rules', title: 'Projects & rules', render: renderRules },
   { path: '/audit', title: 'Audit log', render: renderAudit },
   { path: '/docs', title: 'Docs', render: renderDocs },
   { path: '/account', title: 'Your account', render: renderAccount, nav: false },

@@ -268,6 +268,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       () => authenticator.invalidate(),
       keys,
     );
+    const rulesRepository = new RulesRepository(db);
     const providers: ProviderResolver = (calendar, tenantId) =>
       calendar.provider === 'local'
         ? local
@@ -298,7 +299,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         lock: slotLock,
         lockTtlMs: config.lockTtlMs,
       }),
-      rules: rulesServices(new RulesRepository(db)),
+      rules: rulesServices(rulesRepository),
       logger: log,
       version: VERSION,
       dashboard: {
@@ -315,6 +316,8 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         db,
         users: new UserRepository(db.prisma),
         keys,
+        rulesRepository,
+        providers,
         signInLimiter:
           redis === undefined
             ? new MemoryRateLimiter(SIGN_IN_POLICY)

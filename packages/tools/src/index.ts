@@ -44,6 +44,17 @@ export { screenText } from './firewall.ts';
 export { eventTable, formatText, toonView } from './format.ts';
 export { CpuPool } from './offload/pool.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
+export {
+  type ApplyRequest,
+  applyRulesFor,
+  checkRuleQuery,
+  localDays,
+  type PreviewRequest,
+  previewRuleFor,
+  type TimesheetRequest,
+  timesheetCsv,
+  timesheetFor,
+} from './tools/rules/index.ts';
 export { RULES_SYNTAX_URI } from './tools/rules/resources.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';
 export { unsafeTextIn } from './validation.ts';

@@ -4,9 +4,11 @@ import type {
   ApiKeyRepository,
   ConnectionRepository,
   Database,
+  RulesRepository,
   TenancyRepository,
   UserRepository,
 } from '@calgate/store';
+import type { ProviderResolver } from '@calgate/tools';
 import type { z } from 'zod';
 import type { DashboardGuard } from './guard.ts';
 
@@ -19,6 +21,10 @@ export interface DashboardAccountDeps {
   keys: ApiKeyRepository;
   /** Sign-in attempts per email and client address. */
   signInLimiter: RateLimiter;
+  /** Projects, rules and classifications for the Projects & rules page. */
+  rulesRepository: RulesRepository;
+  /** Reaches the tenant's calendars for rule previews, filing and timesheets. */
+  providers: ProviderResolver;
 }
 
 /** What the dashboard REST routes under /api/v1 need. */
@@ -30,6 +36,8 @@ export interface ApiDeps {
   tenancy: TenancyRepository;
   connections: ConnectionRepository;
   signInLimiter: RateLimiter;
+  rulesRepository: RulesRepository;
+  providers: ProviderResolver;
   /** Forgets cached key lookups so the next MCP call sees a change. */
   invalidateKeys(): void;
   publicUrl: string;

@@ -5,6 +5,7 @@ import type { ApiDeps } from './deps.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerMatrixRoutes } from './matrix.ts';
 import { registerOverviewRoutes } from './overview.ts';
+import { registerRulesRoutes } from './rules.ts';
 import { registerSessionRoutes } from './sessions.ts';
 
 export type { ApiDeps } from './deps.ts';
@@ -18,4 +19,5 @@ export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerKeyRoutes(app, deps);
   registerMatrixRoutes(app, deps);
   registerAuditRoutes(app, deps);
+  registerRulesRoutes(app, deps);
 }

@@ -1,7 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import { classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
-import type { RulesVerdict } from '../../catalogue.ts';
+import type { RulesVerdict, ToolContext } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors, calendarId } from '../../schemas.ts';
@@ -76,6 +76,76 @@ export const classifyEvent = defineTool({
   },
 });
 
+export interface ApplyRequest {
+  timeMin: string;
+  timeMax: string;
+  timeZone?: string | undefined;
+  calendarIds?: readonly string[] | undefined;
+}
+
+/**
+ * Files every occurrence in the range on the readable calendars (the named ones, or all) by the
+ * enabled rules, keeping manual filings; apply_rules and the dashboard both answer with it.
+ */
+export async function applyRulesFor(
+  args: ApplyRequest,
+  context: Pick<ToolContext, 'access' | 'rules' | 'now' | 'signal'>,
+) {
+  const rules = rulesOf(context);
+  const { handles, unavailable } = rulesCalendars(context.access, args.calendarIds);
+  const zone = callZone(context.access, args.timeZone, handles);
+  const window = windowIn(args, zone, { now: context.now(), maxDays: MAX_RULES_DAYS });
+  const [voting, { occurrences, errors }] = await Promise.all([
+    rules.votingRules().then(scoringRules),
+    readOccurrences(handles, window, context.signal),
+  ]);
+  const counts = { classified: 0, needsReview: 0, pending: 0 };
+  const summaries = new Map<string, string | undefined>();
+  const verdicts: RulesVerdict[] = [];
+  for (const occurrence of occurrences) {
+    const result = classify(prepareOccurrence(occurrence.rule), voting);
+    counts[result.projectId === null ? 'pending' : result.needsReview ? 'needsReview' : 'classified'] += 1;
+    summaries.set(`${occurrence.calendar.id}\u0000${occurrence.event.id}`, occurrence.event.summary);
+    verdicts.push({
+      calendarId: occurrence.calendar.id,
+      eventId: occurrence.event.id,
+      start: new Date(occurrence.start),
+      end: new Date(occurrence.end),
+      projectId: result.projectId,
+      confidence: result.confidence,
+      needsReview: result.needsReview,
+      ruleIds: result.votes.flatMap((vote) => vote.ruleIds),
+    });
+  }
+  const applied = await rules.applyVerdicts(verdicts);
+  const failed = [...unavailable, ...errors];
+  return {
+    occurrences: occurrences.length,
+    classified: counts.classified + counts.needsReview,
+    needsReview: counts.needsReview,
+    pending: counts.pending,
+    created: applied.created,
+    changed: applied.changed,
+    unchanged: applied.unchanged,
+    keptManual: applied.keptManual,
+    changes: applied.changes.slice(0, MAX_CHANGES).map((change) => {
+      const summary = summaries.get(`${change.calendarId}\u0000${change.eventId}`);
+      return {
+        calendarId: change.calendarId,
+        eventId: change.eventId,
+        ...(summary === undefined ? {} : { summary }),
+        before: filedAs(change.before),
+        after: filedAs(change.after),
+        needsReview: change.after.needsReview,
+      };
+    }),
+    changesTruncated: applied.changes.length > MAX_CHANGES,
+    timeMin: instantOut(window.start, zone),
+    timeMax: instantOut(window.end, zone),
+    ...(failed.length === 0 ? {} : { errors: failed }),
+  };
+}
+
 const filed = z.string().nullable().describe('Project id, skip, or null: pending.');
 
 export const applyRules = defineTool({
@@ -118,59 +188,5 @@ export const applyRules = defineTool({
   }),
   example: { timeMin: '2026-04-01', timeMax: '2026-04-30' },
   exampleResult: { keptManual: 0, changes: [{ eventId: 'abc123def456', before: null }] },
-  async run(args, context) {
-    const rules = rulesOf(context);
-    const { handles, unavailable } = rulesCalendars(context.access, args.calendarIds);
-    const zone = callZone(context.access, args.timeZone, handles);
-    const window = windowIn(args, zone, { now: context.now(), maxDays: MAX_RULES_DAYS });
-    const [voting, { occurrences, errors }] = await Promise.all([
-      rules.votingRules().then(scoringRules),
-      readOccurrences(handles, window, context.signal),
-    ]);
-    const counts = { classified: 0, needsReview: 0, pending: 0 };
-    const summaries = new Map<string, string | undefined>();
-    const verdicts: RulesVerdict[] = [];
-    for (const occurrence of occurrences) {
-      const result = classify(prepareOccurrence(occurrence.rule), voting);
-      counts[result.projectId === null ? 'pending' : result.needsReview ? 'needsReview' : 'classified'] += 1;
-      summaries.set(`${occurrence.calendar.id}\u0000${occurrence.event.id}`, occurrence.event.summary);
-      verdicts.push({
-        calendarId: occurrence.calendar.id,
-        eventId: occurrence.event.id,
-        start: new Date(occurrence.start),
-        end: new Date(occurrence.end),
-        projectId: result.projectId,
-        confidence: result.confidence,
-        needsReview: result.needsReview,
-        ruleIds: result.votes.flatMap((vote) => vote.ruleIds),
-      });
-    }
-    const applied = await rules.applyVerdicts(verdicts);
-    const failed = [...unavailable, ...errors];
-    return {
-      occurrences: occurrences.length,
-      classified: counts.classified + counts.needsReview,
-      needsReview: counts.needsReview,
-      pending: counts.pending,
-      created: applied.created,
-      changed: applied.changed,
-      unchanged: applied.unchanged,
-      keptManual: applied.keptManual,
-      changes: applied.changes.slice(0, MAX_CHANGES).map((change) => {
-        const summary = summaries.get(`${change.calendarId}\u0000${change.eventId}`);
-        return {
-          calendarId: change.calendarId,
-          eventId: change.eventId,
-          ...(summary === undefined ? {} : { summary }),
-          before: filedAs(change.before),
-          after: filedAs(change.after),
-          needsReview: change.after.needsReview,
-        };
-      }),
-      changesTruncated: applied.changes.length > MAX_CHANGES,
-      timeMin: instantOut(window.start, zone),
-      timeMax: instantOut(window.end, zone),
-      ...(failed.length === 0 ? {} : { errors: failed }),
-    };
-  },
+  run: (args, context) => applyRulesFor(args, context),
 });

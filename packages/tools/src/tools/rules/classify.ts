@@ -3,6 +3,7 @@ import { classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import type { RulesVerdict, ToolContext } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
+import { mapInSlices } from '../../cpu-turns.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors, calendarId } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -102,8 +103,11 @@ export async function applyRulesFor(
   const counts = { classified: 0, needsReview: 0, pending: 0 };
   const summaries = new Map<string, string | undefined>();
   const verdicts: RulesVerdict[] = [];
-  for (const occurrence of occurrences) {
-    const result = classify(prepareOccurrence(occurrence.rule), voting);
+  const results = await mapInSlices(occurrences, (occurrence) =>
+    classify(prepareOccurrence(occurrence.rule), voting),
+  );
+  for (const [index, occurrence] of occurrences.entries()) {
+    const result = results[index] as (typeof results)[number];
     counts[result.projectId === null ? 'pending' : result.needsReview ? 'needsReview' : 'classified'] += 1;
     summaries.set(`${occurrence.calendar.id}\u0000${occurrence.event.id}`, occurrence.event.summary);
     verdicts.push({

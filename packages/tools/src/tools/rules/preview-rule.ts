@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import { classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../catalogue.ts';
+import { mapInSlices } from '../../cpu-turns.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -54,9 +55,11 @@ export async function previewRuleFor(
   const zone = callZone(context.access, args.timeZone, handles);
   const window = windowIn(args, zone, { now: context.now(), beforeDays: 30, maxDays: MAX_RULES_DAYS });
   const { occurrences, errors } = await readOccurrences(handles, window, context.signal);
-  const matched = occurrences
-    .map((occurrence) => ({ occurrence, prepared: prepareOccurrence(occurrence.rule) }))
-    .filter(({ prepared }) => query.matches(prepared));
+  const evaluated = await mapInSlices(occurrences, (occurrence) => {
+    const prepared = prepareOccurrence(occurrence.rule);
+    return { occurrence, prepared, matches: query.matches(prepared) };
+  });
+  const matched = evaluated.filter((entry) => entry.matches);
   const filings = await filingsOf(
     rules,
     matched.map(({ occurrence }) => occurrence),

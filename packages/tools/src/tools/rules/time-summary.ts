@@ -1,6 +1,7 @@
 import { prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../catalogue.ts';
+import { mapInSlices } from '../../cpu-turns.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -45,7 +46,7 @@ export async function timesheetFor(
   const window = windowIn(request, zone, { now: context.now(), maxDays: MAX_RULES_DAYS });
   const { occurrences, errors } = await readOccurrences(handles, window, context.signal);
   const [filings, projects] = await Promise.all([filingsOf(rules, occurrences), projectNames(rules)]);
-  const items: TimesheetItem[] = occurrences.map((occurrence) => {
+  const items: TimesheetItem[] = await mapInSlices(occurrences, (occurrence) => {
     const filing = filings.get(occurrenceKey(occurrence.calendar.id, occurrence.event.id));
     return {
       calendarId: occurrence.calendar.id,

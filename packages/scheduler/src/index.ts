@@ -1,0 +1,5 @@
+/**
+ * @calgate/scheduler — scheduled prompts: parsing schedules and computing their next runs (pure,
+ * on `core`'s zone code), and delivering due prompts to webhooks and Letta agents.
+ */
+export {};

@@ -1,0 +1,6 @@
+export * from './address.ts';
+export * from './backoff.ts';
+export * from './payload.ts';
+export * from './signing.ts';
+export * from './ssrf.ts';
+export * from './webhook.ts';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 /** Prefixes of Calgate's own ids, so a log line says what it names. */
-export type IdPrefix = 'tnt' | 'usr' | 'key' | 'con' | 'cal' | 'bkg' | 'req' | 'prj' | 'rul';
+export type IdPrefix = 'tnt' | 'usr' | 'key' | 'con' | 'cal' | 'bkg' | 'req' | 'prj' | 'rul' | 'tgt' | 'sch';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 

@@ -79,6 +79,32 @@ export {
   RulesRepository,
   type RuleVerdict,
 } from './rules.ts';
+export {
+  AGENT_ID_MAX,
+  type CancelOutcome,
+  type CreatedTarget,
+  DELIVERY_ERROR_MAX,
+  type DeliveryAttempt,
+  type DeliveryRecord,
+  DeliveryRepository,
+  type DeliveryStatus,
+  DeliveryTargetRepository,
+  type NewSchedule,
+  type NewTarget,
+  occurrenceId,
+  SCHEDULE_PROMPT_MAX,
+  type ScheduleRecord,
+  ScheduleRepository,
+  SchedulerRepository,
+  type ScheduleScope,
+  type ScheduleStatus,
+  type StoredSpec,
+  TARGET_NAME_MAX,
+  TARGET_URL_MAX,
+  type TargetKind,
+  type TargetRecord,
+  TargetSecret,
+} from './scheduler.ts';
 export { keyIdOf, type SealedSecret, type SecretBinding, SecretBox } from './secret-box.ts';
 export {
   generateSessionToken,

@@ -463,4 +463,107 @@ describe('every model round-trips through the migrated database', () => {
     );
     expect(rows[0].n).toBe(0);
   });
+
+  it('delivery target, schedule and delivery: composite keys inside one tenant, gone with it', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_sch', name: 'Schedules' } });
+    await p.apiKey.create({
+      data: {
+        id: 'key_sch',
+        tenantId: 'tnt_sch',
+        name: 'agent',
+        prefix: 'cg_live_schd',
+        hash: new Uint8Array(32).fill(9),
+      },
+    });
+    const target = await p.deliveryTarget.create({
+      data: {
+        id: 'tgt_rt',
+        tenantId: 'tnt_sch',
+        kind: 'letta',
+        name: 'Letta',
+        url: 'https://letta.example',
+        secretKeyId: 'k_1',
+        sealedSecret: new Uint8Array([4, 5, 6]),
+        defaultAgentId: 'agent-1',
+      },
+    });
+    expect(await p.deliveryTarget.findUniqueOrThrow({ where: { id: target.id } })).toEqual(target);
+    expect(target).toMatchObject({ disabledAt: null, disabledReason: null });
+
+    const spec = { kind: 'cron', cron: '0 9 * * MON-FRI', timeZone: 'Europe/Berlin', maxRepetitions: 3 };
+    const schedule = await p.schedule.create({
+      data: {
+        id: 'sch_rt',
+        tenantId: 'tnt_sch',
+        keyId: 'key_sch',
+        targetId: target.id,
+        agentId: 'agent-2',
+        prompt: 'Review the day',
+        spec,
+        nextRunAt: new Date('2026-11-23T08:00:00.000Z'),
+      },
+    });
+    expect(await p.schedule.findUniqueOrThrow({ where: { id: schedule.id } })).toEqual(schedule);
+    expect(schedule).toMatchObject({ spec, status: 'active', repetitionsDone: 0, cancelledAt: null });
+
+    const delivery = await p.delivery.create({
+      data: {
+        tenantId: 'tnt_sch',
+        scheduleId: schedule.id,
+        occurrenceAt: new Date('2026-11-23T08:00:00.000Z'),
+        occurrenceId: 'sch_rt:2026-11-23T08:00:00Z',
+        status: 'delivered',
+        statusCode: 200,
+        deliveredAt: new Date('2026-11-23T08:00:00.400Z'),
+      },
+    });
+    expect(
+      await p.delivery.findUniqueOrThrow({ where: { occurrenceId: 'sch_rt:2026-11-23T08:00:00Z' } }),
+    ).toEqual(delivery);
+    expect(delivery.attempt).toBe(1);
+    expect(
+      await p.schedule.findUniqueOrThrow({
+        where: { id: schedule.id },
+        select: {
+          target: { select: { name: true } },
+          key: { select: { id: true } },
+          _count: { select: { deliveries: true } },
+        },
+      }),
+    ).toEqual({ target: { name: 'Letta' }, key: { id: 'key_sch' }, _count: { deliveries: 1 } });
+
+    // Another tenant's schedule cannot use this target or key, nor its delivery this schedule.
+    await p.tenant.create({ data: { id: 'tnt_sch2', name: 'Other' } });
+    const foreign = { tenantId: 'tnt_sch2', prompt: 'x', spec, nextRunAt: new Date() };
+    await expect(
+      p.schedule.create({ data: { id: 'sch_x1', keyId: 'key_sch', ...foreign } }),
+    ).rejects.toThrow();
+    await expect(
+      p.delivery.create({
+        data: {
+          tenantId: 'tnt_sch2',
+          scheduleId: schedule.id,
+          occurrenceAt: new Date(),
+          occurrenceId: 'x',
+          status: 'pending',
+        },
+      }),
+    ).rejects.toThrow();
+    // The database refuses an active schedule without a next run and an unknown status.
+    await expect(
+      p.schedule.create({ data: { id: 'sch_x2', tenantId: 'tnt_sch', keyId: 'key_sch', prompt: 'x', spec } }),
+    ).rejects.toThrow();
+    await expect(
+      p.delivery.update({ where: { id: delivery.id }, data: { status: 'lost' } }),
+    ).rejects.toThrow();
+
+    await p.tenant.delete({ where: { id: 'tnt_sch' } });
+    await p.tenant.delete({ where: { id: 'tnt_sch2' } });
+    const { rows } = await db.pool.query(
+      `SELECT (SELECT count(*) FROM delivery_targets)::int + (SELECT count(*) FROM schedules)::int
+            + (SELECT count(*) FROM deliveries)::int AS n`,
+    );
+    expect(rows[0].n).toBe(0);
+  });
 });

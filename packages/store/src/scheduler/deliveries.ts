@@ -1,0 +1,141 @@
+import { CalgateError } from '@calgate/core';
+import type pg from 'pg';
+import type { Database } from '../db.ts';
+import { FOREIGN_KEY_VIOLATION, ms, pgCode } from '../rules/validation.ts';
+import {
+  DELIVERY_ERROR_MAX,
+  type DeliveryAttempt,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  occurrenceId,
+} from './model.ts';
+import { scheduleNotFound } from './schedules.ts';
+
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'missed', 'retrying'];
+
+interface DeliveryRow {
+  id: string;
+  tenant_id: string;
+  schedule_id: string;
+  occurrence_at: number;
+  occurrence_id: string;
+  attempt: number;
+  status: DeliveryStatus;
+  status_code: number | null;
+  error: string | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
+const DELIVERY_COLUMNS = `id::text AS id, tenant_id, schedule_id, ${ms('occurrence_at')}, occurrence_id, attempt,
+  status, status_code, error, ${ms('delivered_at')}, ${ms('created_at')}`;
+
+function delivery(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    scheduleId: row.schedule_id,
+    occurrenceAt: new Date(row.occurrence_at),
+    occurrenceId: row.occurrence_id,
+    attempt: row.attempt,
+    status: row.status,
+    statusCode: row.status_code,
+    error: row.error,
+    deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
+    createdAt: new Date(row.created_at),
+  };
+}
+
+/** One row per occurrence of a schedule, keyed by its occurrence id and updated by each attempt. */
+export class DeliveryRepository {
+  readonly #pool: pg.Pool;
+
+  constructor(db: Database) {
+    this.#pool = db.pool;
+  }
+
+  /**
+   * Records an attempt at an occurrence. Idempotent: the same attempt recorded twice (a replay
+   * after a crash) leaves one row; an older attempt never overwrites a newer one, and nothing
+   * overwrites `delivered`. Returns the occurrence's row as it stands.
+   */
+  async record(tenantId: string, input: DeliveryAttempt): Promise<DeliveryRecord> {
+    const at = input.occurrenceAt;
+    if (!(at instanceof Date) || Number.isNaN(at.getTime())) {
+      throw new CalgateError('invalid_argument', 'The occurrence must be a valid instant.');
+    }
+    if (!Number.isInteger(input.attempt) || input.attempt < 1) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Attempt must be a whole number ≥ 1, got ${String(input.attempt)}.`,
+      );
+    }
+    if (!STATUSES.includes(input.status)) {
+      throw new CalgateError('invalid_argument', `Delivery status must be one of ${STATUSES.join(', ')}.`);
+    }
+    const code = input.statusCode ?? null;
+    if (code !== null && (!Number.isInteger(code) || code < 100 || code > 599)) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Status code must be an HTTP status 100–599, got ${String(code)}.`,
+      );
+    }
+    const error = input.error == null ? null : input.error.slice(0, DELIVERY_ERROR_MAX);
+    const id = occurrenceId(input.scheduleId, at);
+    try {
+      const { rows } = await this.#pool.query<DeliveryRow>(
+        `INSERT INTO deliveries AS d (tenant_id, schedule_id, occurrence_at, occurrence_id, attempt, status, status_code, error, delivered_at)
+         VALUES ($1, $2, to_timestamp($3::float8 / 1000), $4, $5, $6, $7, $8, CASE WHEN $6 = 'delivered' THEN now() END)
+         ON CONFLICT (occurrence_id) DO UPDATE SET
+             attempt = excluded.attempt,
+             status = excluded.status,
+             status_code = excluded.status_code,
+             error = excluded.error,
+             delivered_at = excluded.delivered_at
+           WHERE d.tenant_id = excluded.tenant_id AND d.status <> 'delivered' AND excluded.attempt >= d.attempt
+         RETURNING ${DELIVERY_COLUMNS}`,
+        [tenantId, input.scheduleId, at.getTime(), id, input.attempt, input.status, code, error],
+      );
+      const [row] = rows;
+      if (row !== undefined) {
+        return delivery(row);
+      }
+    } catch (failure) {
+      const { code: pg, constraint } = pgCode(failure);
+      if (pg === FOREIGN_KEY_VIOLATION && constraint === 'deliveries_schedule_id_tenant_id_fkey') {
+        throw scheduleNotFound(input.scheduleId);
+      }
+      throw failure;
+    }
+    const kept = await this.get(tenantId, id);
+    if (kept === null) {
+      throw scheduleNotFound(input.scheduleId);
+    }
+    return kept;
+  }
+
+  async get(tenantId: string, occurrence: string): Promise<DeliveryRecord | null> {
+    const { rows } = await this.#pool.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE tenant_id = $1 AND occurrence_id = $2`,
+      [tenantId, occurrence],
+    );
+    const [row] = rows;
+    return row === undefined ? null : delivery(row);
+  }
+
+  /** The schedule's occurrences, latest first (at most `limit`, default 100). */
+  async listBySchedule(
+    tenantId: string,
+    scheduleId: string,
+    options: { limit?: number } = {},
+  ): Promise<DeliveryRecord[]> {
+    const limit = Math.max(1, Math.min(Math.trunc(options.limit ?? 100), 1000));
+    const { rows } = await this.#pool.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
+        WHERE tenant_id = $1 AND schedule_id = $2
+        ORDER BY occurrence_at DESC, id DESC LIMIT $3`,
+      [tenantId, scheduleId, limit],
+    );
+    return rows.map(delivery);
+  }
+}

@@ -1,9 +1,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@calgate/testkit';
+import { freePort, postgresBinDir, runAs, waitForLine } from '@calgate/testkit';
 
 /**
  * Servers of a test's own that it can stop and start again on the same port and data: the run's
@@ -17,53 +16,6 @@ export interface RestartableServer {
   start(): Promise<void>;
   /** Stops it for good and removes its data. */
   destroy(): Promise<void>;
-}
-
-function postgresBinDir(): string {
-  if (process.env.PG_BIN) {
-    return process.env.PG_BIN;
-  }
-  const base = '/usr/lib/postgresql';
-  const [newest] = existsSync(base)
-    ? readdirSync(base)
-        .filter((name) => existsSync(join(base, name, 'bin', 'initdb')))
-        .sort((a, b) => Number(b) - Number(a))
-    : [];
-  if (newest === undefined) {
-    throw new Error('No PostgreSQL server found: install Debian postgresql or set PG_BIN.');
-  }
-  return join(base, newest, 'bin');
-}
-
-/** Postgres refuses to run as root; as root it runs as the `postgres` system user. */
-function runAs(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) {
-    return undefined;
-  }
-  return {
-    uid: Number(execFileSync('id', ['-u', 'postgres']).toString().trim()),
-    gid: Number(execFileSync('id', ['-g', 'postgres']).toString().trim()),
-  };
-}
-
-function started(child: ChildProcess, needle: string, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in time:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes(needle)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}:\n${output}`));
-    });
-  });
 }
 
 function exited(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
@@ -95,7 +47,7 @@ export async function restartablePostgres(): Promise<RestartableServer> {
       ['-D', dir, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
       { stdio: ['ignore', 'pipe', 'pipe'], ...user },
     );
-    await started(child, 'ready to accept connections', 'PostgreSQL');
+    await waitForLine(child, 'ready to accept connections', 'PostgreSQL');
   };
   await start();
   return {
@@ -120,7 +72,7 @@ export async function restartableRedis(): Promise<RestartableServer> {
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    await started(child, 'Ready to accept connections', 'redis-server');
+    await waitForLine(child, 'Ready to accept connections', 'redis-server');
   };
   await start();
   return {

@@ -1,5 +1,6 @@
 import { CalgateError, newId } from '@calgate/core';
 import type { Database } from './db.ts';
+import { UNIQUE_VIOLATION } from './sql.ts';
 
 export interface BookingRecord {
   id: string;
@@ -51,7 +52,6 @@ function fromRow(row: Row): BookingRecord {
 }
 
 const EXCLUSION_VIOLATION = '23P01';
-const UNIQUE_VIOLATION = '23505';
 
 /** The ledger of confirmed bookings; Postgres itself refuses two that overlap on one calendar. */
 export class BookingRepository {

@@ -1,4 +1,3 @@
-import { CalgateError } from '@calgate/core';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +7,7 @@ import {
   RulesRepository,
   type RuleVerdict,
 } from '../src/index.ts';
+import { count, failure } from './support.ts';
 
 // Tenant A has calendars cal_a1, cal_a2, key key_a and user usr_a; tenant B has cal_b, key_b, usr_b.
 const A = 'tnt_a';
@@ -57,25 +57,6 @@ afterAll(async () => {
   await db.close();
 });
 
-/** The CalgateError a promise rejects with, so code and message can both be checked. */
-async function failure(promise: Promise<unknown>): Promise<CalgateError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(CalgateError);
-    return error as CalgateError;
-  }
-  throw new Error('expected a CalgateError, got success');
-}
-
-async function count(table: string, tenantId: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`,
-    [tenantId],
-  );
-  return rows[0]?.n ?? 0;
-}
-
 const at = (iso: string) => new Date(iso);
 
 function verdict(eventId: string, projectId: string | null, extra: Partial<RuleVerdict> = {}): RuleVerdict {
@@ -120,7 +101,7 @@ describe('projects', () => {
     );
     const other = await repo.projects.create(B, { name: 'acme' });
     expect(other.tenantId).toBe(B);
-    expect(await count('projects', A)).toBe(3);
+    expect(await count(db, 'projects', A)).toBe(3);
   });
 
   it('refuses bad names, clients and colours with specific messages, creating nothing', async () => {
@@ -148,7 +129,7 @@ describe('projects', () => {
       expect(error.code).toBe('invalid_argument');
       expect(error.message).toBe(message);
     }
-    expect(await count('projects', A)).toBe(3);
+    expect(await count(db, 'projects', A)).toBe(3);
   });
 
   it('lists by name, archived ones only on request', async () => {
@@ -274,7 +255,7 @@ describe('rules', () => {
   });
 
   it('refuses bad weights, queries, authors and projects with specific errors, saving nothing', async () => {
-    const before = await count('rules', A);
+    const before = await count(db, 'rules', A);
     const base = { projectId: acme, query: 'title:x', createdBy: { keyId: 'key_a' } } as const;
     const cases: [Parameters<typeof repo.rules.create>[1], string, string][] = [
       [
@@ -324,7 +305,7 @@ describe('rules', () => {
     expect(refused.message).toBe(
       `Project 'Rules Archived' (${archived.id}) is archived; unarchive it before filing time into it.`,
     );
-    expect(await count('rules', A)).toBe(before);
+    expect(await count(db, 'rules', A)).toBe(before);
   });
 
   it('lists with filters; only enabled rules of live projects vote', async () => {
@@ -552,7 +533,7 @@ describe('classifications', () => {
   });
 
   it('refuses another tenant’s calendars and projects, and bad input, writing nothing', async () => {
-    const before = await count('classifications', A);
+    const before = await count(db, 'classifications', A);
     const occurrence = {
       calendarId: 'cal_a2',
       eventId: 'evx',
@@ -625,7 +606,7 @@ describe('classifications', () => {
     await repo.projects.archive(A, archived.id);
     const refused = await failure(repo.classifications.setManual(A, occurrence, { projectId: archived.id }));
     expect(refused.code).toBe('precondition_failed');
-    expect(await count('classifications', A)).toBe(before);
+    expect(await count(db, 'classifications', A)).toBe(before);
     expect(await repo.classifications.getMany(A, 'cal_a1', ['ok'])).toEqual(new Map());
   });
 

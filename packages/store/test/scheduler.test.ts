@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
-import { CalgateError } from '@calgate/core';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { occurrenceId, SchedulerRepository, SecretBox, type StoredSpec } from '../src/index.ts';
+import { count, failure } from './support.ts';
 
 // Tenant A has keys key_a1 and key_a2; tenant B has key_b.
 const A = 'tnt_a';
@@ -34,24 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<CalgateError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(CalgateError);
-    return error as CalgateError;
-  }
-  throw new Error('expected a CalgateError, got success');
-}
-
-async function count(table: string, tenantId: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM ${table} WHERE tenant_id = $1`,
-    [tenantId],
-  );
-  return rows[0]?.n ?? 0;
-}
 
 describe('delivery targets', () => {
   it('creates a webhook target, shows its whsec_ secret once and seals it at rest', async () => {
@@ -114,7 +96,7 @@ describe('delivery targets', () => {
   });
 
   it('refuses bad input clearly, without repeating a secret or a URL, and stores nothing', async () => {
-    const before = await count('delivery_targets', A);
+    const before = await count(db, 'delivery_targets', A);
     const apiKey = 'sk secret with spaces';
     const cases: [() => Promise<unknown>, RegExp][] = [
       [
@@ -154,7 +136,7 @@ describe('delivery targets', () => {
       expect(error.message).not.toContain('pw@');
       expect(error.message).not.toContain(apiKey);
     }
-    expect(await count('delivery_targets', A)).toBe(before);
+    expect(await count(db, 'delivery_targets', A)).toBe(before);
   });
 
   it('keeps names unique per tenant whatever their case, and lists by name without secrets', async () => {
@@ -309,7 +291,7 @@ describe('schedules', () => {
       url: 'https://b.example',
     });
     const base = { keyId: 'key_a1', prompt: 'p', spec: CRON, nextRunAt: at('2026-11-23T08:00:00Z') };
-    const before = await count('schedules', A);
+    const before = await count(db, 'schedules', A);
 
     const refused = await failure(repo.schedules.create(A, { ...base, targetId: foreign.id }));
     const missing = await failure(repo.schedules.create(A, { ...base, targetId: 'tgt_nope' }));
@@ -343,7 +325,7 @@ describe('schedules', () => {
       expect(error.code).toBe('invalid_argument');
       expect(error.message).toMatch(message);
     }
-    expect(await count('schedules', A)).toBe(before);
+    expect(await count(db, 'schedules', A)).toBe(before);
     await repo.targets.delete(A, target.id);
     await repo.targets.delete(B, foreign.id);
   });

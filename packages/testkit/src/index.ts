@@ -4,4 +4,12 @@
  */
 export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
 export { cuttableRelay, type Relay } from './relay.ts';
-export { freePort, type RunningServer, startPostgres, startRedis } from './servers.ts';
+export {
+  freePort,
+  postgresBinDir,
+  type RunningServer,
+  runAs,
+  startPostgres,
+  startRedis,
+  waitForLine,
+} from './servers.ts';

@@ -24,7 +24,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-function postgresBinDir(): string {
+/** The newest installed PostgreSQL's bin folder (or PG_BIN). */
+export function postgresBinDir(): string {
   const fromEnv = process.env.PG_BIN;
   if (fromEnv) {
     return fromEnv;
@@ -43,7 +44,7 @@ function postgresBinDir(): string {
 }
 
 /** Postgres refuses to run as root; as root we run it as the `postgres` system user. */
-function runAs(): { uid: number; gid: number } | undefined {
+export function runAs(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) {
     return undefined;
   }
@@ -62,7 +63,13 @@ function waitForExit(child: ChildProcess): Promise<void> {
   });
 }
 
-function waitForLine(child: ChildProcess, needle: string, what: string, timeoutMs = 30_000): Promise<void> {
+/** Resolves once the child prints `needle`; rejects when it exits first or takes too long. */
+export function waitForLine(
+  child: ChildProcess,
+  needle: string,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     const timer = setTimeout(() => reject(new Error(`${what} did not start in time:\n${output}`)), timeoutMs);

@@ -1,6 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
+import { FOREIGN_KEY_VIOLATION, ms, pgCode, quoted } from '../sql.ts';
 import type {
   ClassificationDecision,
   ClassificationFilter,
@@ -11,16 +12,7 @@ import type {
   RuleApplication,
   RuleVerdict,
 } from './model.ts';
-import {
-  calendarNotFound,
-  cleanEventId,
-  cleanTimes,
-  FOREIGN_KEY_VIOLATION,
-  ms,
-  pgCode,
-  projectNotFound,
-  quoted,
-} from './validation.ts';
+import { calendarNotFound, cleanEventId, cleanTimes, projectNotFound } from './validation.ts';
 
 interface ClassificationRow {
   tenant_id: string;

@@ -1,6 +1,7 @@
 import { CalgateError, newId } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
+import { cleanText, FOREIGN_KEY_VIOLATION, ms, pgCode, quoted, UNIQUE_VIOLATION } from '../sql.ts';
 import {
   MAX_PROJECTS_PER_TENANT,
   type NewProject,
@@ -10,16 +11,7 @@ import {
   type ProjectChanges,
   type ProjectRecord,
 } from './model.ts';
-import {
-  cleanColour,
-  cleanText,
-  FOREIGN_KEY_VIOLATION,
-  ms,
-  pgCode,
-  projectNotFound,
-  quoted,
-  UNIQUE_VIOLATION,
-} from './validation.ts';
+import { cleanColour, projectNotFound } from './validation.ts';
 
 interface ProjectRow {
   id: string;

@@ -1,17 +1,9 @@
 import { CalgateError, newId } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
+import { FOREIGN_KEY_VIOLATION, ms, pgCode, quoted } from '../sql.ts';
 import { MAX_RULES_PER_TENANT, type NewRule, type RuleChanges, type RuleRecord } from './model.ts';
-import {
-  cleanQuery,
-  cleanWeight,
-  FOREIGN_KEY_VIOLATION,
-  ms,
-  pgCode,
-  projectNotFound,
-  quoted,
-  ruleNotFound,
-} from './validation.ts';
+import { cleanQuery, cleanWeight, projectNotFound, ruleNotFound } from './validation.ts';
 
 interface RuleRow {
   id: string;

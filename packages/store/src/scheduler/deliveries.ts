@@ -1,7 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
-import { FOREIGN_KEY_VIOLATION, ms, pgCode } from '../rules/validation.ts';
+import { FOREIGN_KEY_VIOLATION, ms, pgCode } from '../sql.ts';
 import {
   DELIVERY_ERROR_MAX,
   type DeliveryAttempt,

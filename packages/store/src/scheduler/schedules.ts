@@ -1,7 +1,7 @@
 import { CalgateError, newId } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
-import { cleanText, FOREIGN_KEY_VIOLATION, ms, pgCode } from '../rules/validation.ts';
+import { cleanText, FOREIGN_KEY_VIOLATION, ms, pgCode } from '../sql.ts';
 import {
   AGENT_ID_MAX,
   type CancelOutcome,

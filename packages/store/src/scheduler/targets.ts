@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { CalgateError, newId } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
-import { cleanText, ms, pgCode, quoted, UNIQUE_VIOLATION } from '../rules/validation.ts';
 import type { SecretBox } from '../secret-box.ts';
+import { cleanText, ms, pgCode, quoted, UNIQUE_VIOLATION } from '../sql.ts';
 import {
   AGENT_ID_MAX,
   type CreatedTarget,

@@ -1,0 +1,42 @@
+/** What the repositories share about Postgres: error codes, columns as milliseconds, checked text. */
+import { CalgateError } from '@calgate/core';
+
+export const UNIQUE_VIOLATION = '23505';
+export const FOREIGN_KEY_VIOLATION = '23503';
+// Control characters and the Unicode line/paragraph separators never belong in a name.
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+
+export function pgCode(error: unknown): { code?: string; constraint?: string } {
+  return error as { code?: string; constraint?: string };
+}
+
+export const quoted = (value: string) => `'${value.length > 40 ? `${value.slice(0, 40)}…` : value}'`;
+
+export function cleanText(value: unknown, label: string, max: number): string {
+  if (typeof value !== 'string') {
+    throw new CalgateError('invalid_argument', `${label} must be a string.`);
+  }
+  if (!value.isWellFormed()) {
+    throw new CalgateError('invalid_argument', `${label} is not valid Unicode text (a lone surrogate).`);
+  }
+  const text = value.normalize('NFC').trim();
+  if (text === '') {
+    throw new CalgateError('invalid_argument', `${label} must not be empty.`);
+  }
+  if (CONTROL.test(text)) {
+    throw new CalgateError(
+      'invalid_argument',
+      `${label} must not contain control characters or line breaks.`,
+    );
+  }
+  if (text.length > max) {
+    throw new CalgateError(
+      'invalid_argument',
+      `${label} is ${text.length.toLocaleString('en')} characters long; at most ${max.toLocaleString('en')} are allowed.`,
+    );
+  }
+  return text;
+}
+
+// Instants travel as epoch milliseconds (float8), as in bookings and local events.
+export const ms = (column: string, as = column) => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${as}`;

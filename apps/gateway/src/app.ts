@@ -11,7 +11,7 @@ import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
-import { type McpRouteDeps, registerMcpRoutes } from './http/mcp.ts';
+import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { registerDashboardStatic } from './http/static.ts';
@@ -34,6 +34,8 @@ export interface AppDeps {
   booking?: BookingFactory;
   /** Projects, rules and classifications for the rules tools. */
   rules?: RulesFactory;
+  /** Scheduled prompts and delivery targets for the scheduler tools. */
+  scheduler?: SchedulerFactory;
   /** Keep-alive and re-check intervals of GET /api/mcp streams. */
   mcpStreams?: { keepAliveMs: number; recheckMs: number };
   /** Per-request work budget and per-key concurrency of /api/mcp. */

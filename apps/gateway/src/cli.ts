@@ -7,12 +7,14 @@ import { runEmulator } from './cli/emulator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { closeOnSignals, serve } from './serve.ts';
+import { runWorker } from './worker-process.ts';
 
 const USAGE = `Usage: calgate <command> [options]
 
 Commands:
-  start                         run Calgate; on first run create a tenant, a calendar and a key
-  serve                         run the gateway
+  start                         run Calgate with its worker; on first run create a tenant, a calendar and a key
+  serve                         run the gateway alone (scheduled prompts need a worker)
+  worker                        deliver scheduled prompts and do background upkeep (any number of them)
   migrate                       apply database migrations
   tenant create --name N        create a tenant
   tenant list
@@ -34,6 +36,15 @@ Commands:
                                 connect a Google account from an OAuth refresh token
   connect google-service-account --calendar ID [--access none|read|write] [--keys K1,K2]
                                 add a calendar shared with the service account
+  target create --kind webhook --name N --url U
+                                add a webhook target for scheduled prompts (its whsec_
+                                signing secret is shown once)
+  target create --kind letta --name N --url BASE --api-key K [--default-agent A]
+                                add a Letta server (and its API key) as a target
+  target list                   targets: id, kind, name, origin, default agent, disabled
+  target delete --target T
+  target test --target T        send a signed test event (webhook) or list the agents
+                                (Letta); exit 1 when the target does not work
   emulator google [--port N] [--host H] [--seed file.json]
                                 run the Google Calendar + OAuth emulator (tests, demos)
 
@@ -64,12 +75,20 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
     const [command] = positionals;
     if (command === 'serve' || command === 'start') {
       const log = createLogger(config.logLevel);
-      const gateway = await serve(config, log);
+      // `start` delivers scheduled prompts itself; `serve` leaves that to `calgate worker` processes.
+      const gateway = await serve(config, log, { worker: config.workerInProcess ?? command === 'start' });
       closeOnSignals(gateway, log);
       if (command === 'start') {
         const firstRun = await bootstrapFirstRun(gateway.runtime);
         io.out(welcomeText(`${config.publicUrl}/api/mcp`, firstRun));
       }
+      return 0;
+    }
+    if (command === 'worker') {
+      const log = createLogger(config.logLevel);
+      const worker = await runWorker(config, log);
+      closeOnSignals(worker, log);
+      log.info({ health: worker.healthUrl }, 'calgate worker running');
       return 0;
     }
     const log = createLogger(values.json ? 'silent' : 'warn');

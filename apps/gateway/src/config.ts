@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { parseInterval } from '@calgate/scheduler';
 import { z } from 'zod';
 
 const list = z.string().transform((value) =>
@@ -68,6 +69,15 @@ const Env = z.object({
   AUDIT_BUFFER_ROWS: z.coerce.number().int().min(500).default(50_000),
   /** Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool). */
   AUDIT_SPOOL_DIR: z.string().min(1).optional(),
+  /** Delivery targets may resolve to loopback, private, link-local or metadata addresses (tests, labs). */
+  TARGETS_ALLOW_PRIVATE: flag.default(false),
+  /** Occurrences older than this when a worker reaches them are recorded as missed (`30s`, `5m`, `1h`, seconds). */
+  SCHEDULER_MISFIRE_GRACE: z.string().min(1).default('1h'),
+  /** `calgate worker`'s health endpoint (GET /healthz). */
+  WORKER_HOST: z.string().min(1).default('127.0.0.1'),
+  WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+  /** Deliveries one worker process runs at once. */
+  SCHEDULER_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -84,6 +94,17 @@ function spoolFolder(databaseUrl: string | undefined): string {
   const url = new URL(databaseUrl);
   const name = `${url.hostname}_${url.port || '5432'}_${decodeURIComponent(url.pathname.slice(1)) || 'postgres'}`;
   return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** `SCHEDULER_MISFIRE_GRACE`: the interval syntax of schedules (`90s`, `5m`, `1h`, plain seconds). */
+function graceMs(value: string): number {
+  const parsed = parseInterval(value);
+  if (!parsed.ok) {
+    throw new ConfigError(
+      `Invalid configuration:\n✖ ${parsed.error.message}\n  → at SCHEDULER_MISFIRE_GRACE`,
+    );
+  }
+  return parsed.value;
 }
 
 function toConfig(env: z.output<typeof Env>) {
@@ -130,6 +151,12 @@ function toConfig(env: z.output<typeof Env>) {
       bufferRows: env.AUDIT_BUFFER_ROWS,
       spoolDir: join(env.AUDIT_SPOOL_DIR ?? join(env.DATA_DIR, 'audit-spool'), spoolFolder(env.DATABASE_URL)),
     },
+    scheduler: {
+      allowPrivateTargets: env.TARGETS_ALLOW_PRIVATE,
+      misfireGraceMs: graceMs(env.SCHEDULER_MISFIRE_GRACE),
+      concurrency: env.SCHEDULER_CONCURRENCY,
+    },
+    workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -12,6 +12,7 @@ import {
   type SlotLock,
 } from '@calgate/locks';
 import { DEFAULT_GOOGLE_ENDPOINTS, LocalCalendarProvider, type ServiceAccountKey } from '@calgate/providers';
+import { Scheduling, startBoss } from '@calgate/scheduler';
 import {
   ApiKeyRepository,
   BookingRepository,
@@ -23,14 +24,16 @@ import {
   openDatabase,
   PostgresAuditLog,
   RulesRepository,
+  SchedulerRepository,
   SecretBox,
   SessionRepository,
   TenancyRepository,
   UserRepository,
 } from '@calgate/store';
 import { catalogue, type ProviderResolver } from '@calgate/tools';
-import { startWorker } from '@calgate/worker';
+import { startWorker, type Worker } from '@calgate/worker';
 import type { Redis } from 'ioredis';
+import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { AppDeps } from './app.ts';
 import { KeyAuthenticator } from './auth.ts';
@@ -42,6 +45,8 @@ import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { rulesServices } from './rules.ts';
+import { schedulerServices } from './scheduler.ts';
+import { eventCheck, startEventPlanning } from './scheduler-events.ts';
 import { SessionManager } from './session.ts';
 import { VERSION } from './version.ts';
 
@@ -69,6 +74,8 @@ function isAlive(pid: number): boolean {
 
 export interface DatabaseHandle {
   db: Database;
+  /** Where the database is, for clients that open their own pool (pg-boss). */
+  url: string;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -80,11 +87,14 @@ export interface DatabaseHandle {
 export async function connectDatabase(
   config: Config,
   log: Logger,
-  options: { publish?: boolean } = {},
+  options: { publish?: boolean; poolSize?: number } = {},
 ): Promise<DatabaseHandle> {
   if (config.databaseUrl !== undefined) {
-    const db = openDatabase({ url: config.databaseUrl });
-    return { db, embedded: false, close: () => db.close() };
+    const db = openDatabase({
+      url: config.databaseUrl,
+      ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
+    });
+    return { db, url: config.databaseUrl, embedded: false, close: () => db.close() };
   }
   const file = runtimeFile(config.dataDir);
   const running = await readFile(file, 'utf8')
@@ -92,7 +102,7 @@ export async function connectDatabase(
     .catch(() => undefined);
   if (running !== undefined && running.pid !== process.pid && isAlive(running.pid)) {
     const db = openDatabase({ url: running.databaseUrl, max: 2 });
-    return { db, embedded: true, close: () => db.close() };
+    return { db, url: running.databaseUrl, embedded: true, close: () => db.close() };
   }
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const postgres: EmbeddedPostgres = await startEmbeddedPostgres({
@@ -107,6 +117,7 @@ export async function connectDatabase(
   }
   return {
     db,
+    url: postgres.url,
     embedded: true,
     async close() {
       await db.close();
@@ -181,12 +192,89 @@ export interface Runtime {
   keys: ApiKeyRepository;
   connections: ConnectionRepository;
   google: GoogleConnections;
+  /** Delivery targets, schedules and deliveries. */
+  scheduler: SchedulerRepository;
   embedded: boolean;
   close(): Promise<void>;
 }
 
+/** The calendars' providers: Calgate's own store, and Google per connection. */
+export async function calendarProviders(
+  config: Config,
+  db: Database,
+  connections: ConnectionRepository,
+  log: Logger,
+  invalidate: () => void,
+): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver }> {
+  const local = new LocalCalendarProvider(new LocalEventStore(db));
+  const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
+  const providers: ProviderResolver = (calendar, tenantId) =>
+    calendar.provider === 'local'
+      ? local
+      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth);
+  return { googleProviders, providers };
+}
+
+/**
+ * The background work of a worker process (or of the gateway in `calgate start`): audit
+ * retention, prompt delivery and the re-planning of event-relative prompts.
+ */
+export async function startBackgroundWork(input: {
+  config: Config;
+  db: Database;
+  log: Logger;
+  boss: PgBoss;
+  repository: SchedulerRepository;
+  providers: ProviderResolver;
+  health?: { host: string; port: number };
+}): Promise<Worker> {
+  const { config, db, log, boss, repository, providers } = input;
+  const stopPlanning = await startEventPlanning(boss, {
+    db,
+    repository,
+    scheduling: new Scheduling(boss, repository),
+    providers,
+    log,
+  });
+  try {
+    const worker = await startWorker({
+      db,
+      log,
+      auditRetentionDays: config.auditRetentionDays,
+      ...(input.health === undefined ? {} : { health: input.health }),
+      delivery: {
+        boss,
+        repository,
+        allowPrivate: config.scheduler.allowPrivateTargets,
+        graceMs: config.scheduler.misfireGraceMs,
+        concurrency: config.scheduler.concurrency,
+        eventCheck: eventCheck({ db, repository, providers }),
+      },
+    });
+    return {
+      ...worker,
+      async stop() {
+        await stopPlanning();
+        await worker.stop();
+      },
+    };
+  } catch (error) {
+    await stopPlanning();
+    throw error;
+  }
+}
+
+export interface RuntimeOptions {
+  /** Run the background worker in this process (default: WORKER_IN_PROCESS, else no). */
+  worker?: boolean | undefined;
+}
+
 /** Wires every dependency of the gateway once, from validated configuration. */
-export async function createRuntime(config: Config, log: Logger): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  log: Logger,
+  options: RuntimeOptions = {},
+): Promise<Runtime> {
   const database = await connectDatabase(config, log, { publish: true });
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -256,8 +344,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       () => authenticator.close(),
     );
 
-    const local = new LocalCalendarProvider(new LocalEventStore(db));
-    const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, () =>
+    const { googleProviders, providers } = await calendarProviders(config, db, connections, log, () =>
       authenticator.invalidate(),
     );
     const google = new GoogleConnections(
@@ -269,13 +356,20 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       keys,
     );
     const rulesRepository = new RulesRepository(db);
-    const providers: ProviderResolver = (calendar, tenantId) =>
-      calendar.provider === 'local'
-        ? local
-        : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth);
-
-    if (config.workerInProcess ?? database.embedded) {
-      const worker = await startWorker({ db, log, auditRetentionDays: config.auditRetentionDays });
+    const schedulerRepository = new SchedulerRepository(db, box);
+    const runsWorker = options.worker ?? config.workerInProcess ?? false;
+    const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
+    boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
+    closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
+    if (runsWorker) {
+      const worker = await startBackgroundWork({
+        config,
+        db,
+        log,
+        boss,
+        repository: schedulerRepository,
+        providers,
+      });
       closers.unshift(() => worker.stop());
     }
 
@@ -300,6 +394,13 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
         lockTtlMs: config.lockTtlMs,
       }),
       rules: rulesServices(rulesRepository),
+      scheduler: schedulerServices({
+        db,
+        repository: schedulerRepository,
+        boss,
+        providers,
+        allowPrivate: config.scheduler.allowPrivateTargets,
+      }),
       logger: log,
       version: VERSION,
       dashboard: {
@@ -353,6 +454,7 @@ export async function createRuntime(config: Config, log: Logger): Promise<Runtim
       keys,
       connections,
       google,
+      scheduler: schedulerRepository,
       embedded: database.embedded,
       async close() {
         for (const close of closers) {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { createRuntime, type Runtime } from './runtime.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 
 export interface RunningGateway {
   app: FastifyInstance;
@@ -12,8 +12,8 @@ export interface RunningGateway {
 }
 
 /** Builds the runtime and the app, listens, and returns a handle that shuts both down in order. */
-export async function serve(config: Config, log: Logger): Promise<RunningGateway> {
-  const runtime = await createRuntime(config, log);
+export async function serve(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<RunningGateway> {
+  const runtime = await createRuntime(config, log, options);
   const app = buildApp(runtime.deps);
   try {
     await app.listen({ port: config.port, host: config.host });

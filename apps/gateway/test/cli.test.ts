@@ -225,11 +225,11 @@ describe('calgate key --toolsets', () => {
     expect(created.code).toBe(0);
     expect(created.out).toMatch(/^Created API key key_\w+ \(toolsets calendar,search\)\./);
     const keyId = /key_\w+/.exec(created.out)?.[0] ?? '';
-    const valid = 'the toolsets are calendar, booking, search, rules.';
+    const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
 
-    const refused = await cli('key', 'create', '--name', 'bad', '--toolsets', 'calendar,scheduler');
+    const refused = await cli('key', 'create', '--name', 'bad', '--toolsets', 'calendar,agenda');
     expect(refused.code).toBe(2);
-    expect(refused.err).toContain(`--toolsets: Unknown toolset 'scheduler': ${valid}`);
+    expect(refused.err).toContain(`--toolsets: Unknown toolset 'agenda': ${valid}`);
     const setBad = await cli('key', 'set', '--key', keyId, '--toolsets', '');
     expect(setBad.code).toBe(2);
     expect(setBad.err).toContain(`--toolsets: Give at least one toolset: ${valid}`);

@@ -160,7 +160,7 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
     await page.getByRole('button', { name: 'Save agent' }).click();
     await page
       .getByRole('alert')
-      .getByText('Give at least one toolset: the toolsets are calendar, booking, search, rules.')
+      .getByText('Give at least one toolset: the toolsets are calendar, booking, search, rules, scheduler.')
       .waitFor();
     expect(await listed()).toEqual(calendarOnly);
 

@@ -1,5 +1,7 @@
+import { type LettaEmulator, startLettaEmulator } from '@calgate/letta-emulator';
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
+import { type Receiver, startReceiver } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -72,6 +74,17 @@ const ORDER = [
   'manage_attendees',
   'respond_to_event',
   'delete_event',
+  'list_delivery_targets',
+  'test_delivery_target',
+  'list_letta_agents',
+  'schedule_prompt_at',
+  'schedule_prompt_cron',
+  'schedule_prompt_every',
+  'schedule_prompt_rrule',
+  'schedule_prompt_around_events',
+  'list_scheduled_prompts',
+  'cancel_scheduled_prompt',
+  'scheduler_status',
 ];
 
 describe('every example in /api/docs runs as documented and returns what it says', () => {
@@ -79,15 +92,43 @@ describe('every example in /api/docs runs as documented and returns what it says
   let client: Client;
   let tools: DocumentedTool[];
   let primary: string;
+  let receiver: Receiver;
+  let webhookSecret = '';
+  let letta: LettaEmulator;
   /** Ids only a running gateway can know (a booking's, a search result's), by tool. */
   const runtimeIds: Record<string, Record<string, unknown>> = {};
 
   beforeAll(async () => {
-    gw = await startTestGateway(HIGH_RATE_LIMITS);
+    gw = await startTestGateway({ ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
     const owner = await gw.seedTenant('Docs');
     await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, {
-      toolsets: ['calendar', 'booking', 'search', 'rules'],
+      toolsets: ['calendar', 'booking', 'search', 'rules', 'scheduler'],
     });
+    // The scheduler examples deliver to a real receiver and a Letta emulator with an "Assistant".
+    receiver = await startReceiver(() => webhookSecret);
+    letta = await startLettaEmulator({
+      seed: { apiKeys: ['letta-docs-key'], agents: [{ name: 'Assistant' }] },
+    });
+    const { targets } = gw.runtime.scheduler;
+    const hook = await targets.create(owner.tenantId, {
+      kind: 'webhook',
+      name: 'Ops webhook',
+      url: receiver.url,
+    });
+    webhookSecret = hook.secret ?? '';
+    const lettaTarget = await targets.create(owner.tenantId, {
+      kind: 'letta',
+      name: 'Letta',
+      url: letta.url,
+      apiKey: 'letta-docs-key',
+    });
+    const hookId = { targetId: hook.target.id };
+    for (const name of ORDER.filter(
+      (tool) => tool.startsWith('schedule_prompt_') || tool === 'test_delivery_target',
+    )) {
+      runtimeIds[name] = hookId;
+    }
+    runtimeIds.list_letta_agents = { targetId: lettaTarget.target.id };
     primary = await gw.localCalendar(owner.tenantId, 'Calgate', 'America/New_York');
     const team = await gw.localCalendar(owner.tenantId, 'Team Berlin', 'Europe/Berlin');
     for (const calendarId of [primary, team]) {
@@ -100,6 +141,8 @@ describe('every example in /api/docs runs as documented and returns what it says
   afterAll(async () => {
     await client?.close();
     await gw?.stop();
+    await receiver?.close();
+    await letta?.close();
   });
 
   /** The events the write examples name by id, as a person's calendar would hold them. */
@@ -149,6 +192,9 @@ describe('every example in /api/docs runs as documented and returns what it says
       }
       if (name === 'create_classification_rule') {
         runtimeIds.delete_rule = { ruleId: (out.rule as { id: string }).id };
+      }
+      if (name === 'schedule_prompt_cron') {
+        runtimeIds.cancel_scheduled_prompt = { scheduleId: out.scheduleId };
       }
       if (name === 'search') {
         const [first] = JSON.parse(textOf(result)).results as { id: string }[];

@@ -1,3 +1,4 @@
+import { type DeliveryWorker, type DeliveryWorkerOptions, startDeliveryWorker } from '@calgate/scheduler';
 import type { Database } from '@calgate/store';
 import type { Logger } from 'pino';
 import { auditRetentionJob } from './audit-retention.ts';
@@ -17,6 +18,8 @@ export interface WorkerDeps {
   /** Rows per DELETE; defaults to 5,000. */
   auditPruneBatchSize?: number;
   now?: () => Date;
+  /** Deliver scheduled prompts (pg-boss, the repositories, the target policy); omit to run only upkeep. */
+  delivery?: Omit<DeliveryWorkerOptions, 'log'> | undefined;
 }
 
 export interface Worker {
@@ -25,6 +28,8 @@ export interface Worker {
   /** Prunes the audit log now (or joins the run in progress); resolves to the rows deleted. */
   pruneAuditLog(): Promise<number>;
   jobs(): JobStatus[];
+  /** The prompt delivery loop, when `delivery` was given. */
+  readonly delivery: DeliveryWorker | undefined;
   /** Stops the schedules and the health endpoint. The database stays open: the caller owns it. */
   stop(): Promise<void>;
 }
@@ -46,25 +51,30 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const scheduled = [auditRetention];
   const jobs = () => scheduled.map((job) => job.status());
 
+  let delivery: DeliveryWorker | undefined;
   let health: HealthServer | undefined;
-  if (deps.health !== undefined) {
-    try {
-      health = await startHealthServer(deps.health, jobs);
-    } catch (error) {
-      await Promise.all(scheduled.map((job) => job.stop()));
-      throw error;
+  try {
+    if (deps.delivery !== undefined) {
+      delivery = await startDeliveryWorker({ ...deps.delivery, log });
     }
+    if (deps.health !== undefined) {
+      health = await startHealthServer(deps.health, jobs);
+    }
+  } catch (error) {
+    await Promise.all([...scheduled.map((job) => job.stop()), delivery?.stop()]);
+    throw error;
   }
   log.info({ health: health?.url, auditRetentionDays: deps.auditRetentionDays }, 'worker started');
 
   let stopping: Promise<void> | undefined;
   return {
     healthUrl: health?.url,
+    delivery,
     pruneAuditLog: () => auditRetention.runNow(),
     jobs,
     stop() {
       stopping ??= (async () => {
-        await Promise.all([...scheduled.map((job) => job.stop()), health?.close()]);
+        await Promise.all([...scheduled.map((job) => job.stop()), delivery?.stop(), health?.close()]);
         log.info('worker stopped');
       })();
       return stopping;

@@ -32,7 +32,7 @@ export { type BookingRecord, BookingRepository } from './bookings.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
 export { type AuditQuery, queryAudit, rotateApiKey, setCalendarEnabled } from './dashboard-queries.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
-export { type GrantedCalendar, type KeyAccess, loadKeyAccess } from './key-access.ts';
+export { type GrantedCalendar, type KeyAccess, loadKeyAccess, loadKeyAccessById } from './key-access.ts';
 export {
   type LocalEventChanges,
   type LocalEventRow,
@@ -82,6 +82,8 @@ export {
 export {
   AGENT_ID_MAX,
   type CancelOutcome,
+  type Claim,
+  type ClaimPlan,
   type CreatedTarget,
   DELIVERY_ERROR_MAX,
   type DeliveryAttempt,
@@ -89,13 +91,16 @@ export {
   DeliveryRepository,
   type DeliveryStatus,
   DeliveryTargetRepository,
+  MAX_MISSED_ROWS,
   type NewSchedule,
   type NewTarget,
+  type OccurrenceRef,
   occurrenceId,
   SCHEDULE_PROMPT_MAX,
   type ScheduleRecord,
   ScheduleRepository,
   SchedulerRepository,
+  ScheduleRuns,
   type ScheduleScope,
   type ScheduleStatus,
   type StoredSpec,

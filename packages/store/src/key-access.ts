@@ -37,6 +37,8 @@ export interface KeyAccess {
   timeZone: string | null;
   /** The toolsets whose tools the key's agent sees. */
   toolsets: string[];
+  /** The agent this key's scheduled prompts go to when neither the call nor its _meta names one. */
+  defaultAgentId: string | null;
 }
 
 interface Row {
@@ -47,13 +49,14 @@ interface Row {
   revoked_at: Date | null;
   time_zone: string | null;
   toolsets: string[];
+  default_agent_id: string | null;
   default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
 }
 
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup.
 const QUERY = `
-SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone, k.toolsets,
+SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -75,10 +78,23 @@ SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_z
    JOIN calendars c ON c.id = g.calendar_id AND c.tenant_id = k.tenant_id
    JOIN connections n ON n.id = c.connection_id AND n.tenant_id = k.tenant_id
    WHERE g.key_id = k.id AND (g.can_read OR g.can_write)) AS calendars
-FROM api_keys k WHERE k.hash = $1`;
+FROM api_keys k`;
 
 export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<KeyAccess | null> {
-  const { rows } = await db.pool.query<Row>(QUERY, [hash]);
+  return keyAccessWhere(db, 'k.hash = $1', [hash]);
+}
+
+/** The same, by key id within a tenant: for work done in a key's name outside a request (scheduled prompts). */
+export async function loadKeyAccessById(
+  db: Database,
+  tenantId: string,
+  keyId: string,
+): Promise<KeyAccess | null> {
+  return keyAccessWhere(db, 'k.tenant_id = $1 AND k.id = $2', [tenantId, keyId]);
+}
+
+async function keyAccessWhere(db: Database, where: string, values: unknown[]): Promise<KeyAccess | null> {
+  const { rows } = await db.pool.query<Row>(`${QUERY} WHERE ${where}`, values);
   const [row] = rows;
   if (row === undefined) {
     return null;
@@ -93,5 +109,6 @@ export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<Key
     defaultCalendarId: row.default_calendar_id,
     timeZone: row.time_zone,
     toolsets: row.toolsets,
+    defaultAgentId: row.default_agent_id,
   };
 }

@@ -6,12 +6,14 @@
 
 import type { Database } from './db.ts';
 import { DeliveryRepository } from './scheduler/deliveries.ts';
+import { ScheduleRuns } from './scheduler/runs.ts';
 import { ScheduleRepository } from './scheduler/schedules.ts';
 import { DeliveryTargetRepository } from './scheduler/targets.ts';
 import type { SecretBox } from './secret-box.ts';
 
 export { DeliveryRepository } from './scheduler/deliveries.ts';
 export * from './scheduler/model.ts';
+export { type Claim, type ClaimPlan, MAX_MISSED_ROWS, type OccurrenceRef, ScheduleRuns } from './scheduler/runs.ts';
 export { ScheduleRepository } from './scheduler/schedules.ts';
 export { DeliveryTargetRepository } from './scheduler/targets.ts';
 
@@ -20,10 +22,12 @@ export class SchedulerRepository {
   readonly targets: DeliveryTargetRepository;
   readonly schedules: ScheduleRepository;
   readonly deliveries: DeliveryRepository;
+  readonly runs: ScheduleRuns;
 
   constructor(db: Database, box: SecretBox) {
     this.targets = new DeliveryTargetRepository(db, box);
     this.schedules = new ScheduleRepository(db);
     this.deliveries = new DeliveryRepository(db);
+    this.runs = new ScheduleRuns(db);
   }
 }

@@ -1,4 +1,4 @@
-import { ApiKeyRepository } from '@calgate/store';
+import { ApiKeyRepository, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -289,6 +289,9 @@ describe('every model round-trips through the migrated database', () => {
         db.pool.query(`UPDATE api_keys SET toolsets = ${bad} WHERE id = 'key_ts'`),
       ).rejects.toThrow(/api_keys_toolsets_check/);
     }
+    // The CHECK allows every name of TOOLSETS, and nothing changes what the key had.
+    await db.pool.query(`UPDATE api_keys SET toolsets = $1 WHERE id = 'key_ts'`, [[...TOOLSETS]]);
+    await db.pool.query(`UPDATE api_keys SET toolsets = '{calendar,rules}' WHERE id = 'key_ts'`);
 
     const keys = new ApiKeyRepository(p);
     const { key: created } = await keys.create('tnt_ts', {
@@ -301,7 +304,7 @@ describe('every model round-trips through the migrated database', () => {
       'booking',
       'search',
     ]);
-    const valid = 'the toolsets are calendar, booking, search, rules.';
+    const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
     await expect(
       keys.create('tnt_ts', { name: 'bad', toolsets: ['calendar', 'Booking'] }),
     ).rejects.toMatchObject({

@@ -13,3 +13,4 @@ export {
   startRedis,
   waitForLine,
 } from './servers.ts';
+export { type Received, type Receiver, startReceiver, until } from './webhooks.ts';

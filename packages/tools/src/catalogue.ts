@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
 import type { WorkBudget } from './budget.ts';
 import type { CpuPool } from './offload/pool.ts';
+import type { SchedulerServices } from './scheduler-services.ts';
 
 /**
  * Creating calendars touches Calgate's own records (the new calendar and the creating key's
@@ -189,6 +190,10 @@ export interface ToolContext {
   booking?: BookingServices | undefined;
   /** Projects, rules and classifications; absent where the gateway has none (the tools answer 'unavailable'). */
   rules?: RulesServices | undefined;
+  /** Scheduled prompts and delivery targets of the key; absent where the gateway has none (the tools answer 'unavailable'). */
+  scheduler?: SchedulerServices | undefined;
+  /** The tools/call request's `_meta` (a client may name its agent there), when it carried one. */
+  meta?: Record<string, unknown> | undefined;
   /** The gateway's external base URL (PUBLIC_URL, no trailing slash), for links to Calgate pages. */
   publicUrl?: string | undefined;
   /** What the request may still cost; tools whose cost is known up front spend it before working. */
@@ -204,7 +209,7 @@ export type ToolAccess = 'none' | 'read' | 'write';
  * The group a tool is switched on by: a key sees only the tools of the toolsets it has, so the
  * catalogue can grow without every agent paying for every tool in its context.
  */
-export type Toolset = 'calendar' | 'booking' | 'search' | 'rules';
+export type Toolset = 'calendar' | 'booking' | 'search' | 'rules' | 'scheduler';
 
 export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extends z.ZodObject = z.ZodObject> {
   name: string;

@@ -8,6 +8,7 @@ import { listCalendars } from './tools/list-calendars.ts';
 import { listEvents } from './tools/list-events.ts';
 import { READ_TOOLS } from './tools/read/index.ts';
 import { RULES_TOOLS } from './tools/rules/index.ts';
+import { SCHEDULER_TOOLS } from './tools/scheduler/index.ts';
 import { WRITE_TOOLS } from './tools/write/index.ts';
 
 export {
@@ -43,6 +44,20 @@ export { CpuTurns } from './cpu-turns.ts';
 export { screenText } from './firewall.ts';
 export { eventTable, formatText, toonView } from './format.ts';
 export { CpuPool } from './offload/pool.ts';
+export type {
+  CreatedScheduledPrompt,
+  DeliveryTargetInfo,
+  LastDelivery,
+  LettaAgentInfo,
+  NewScheduledPrompt,
+  ScheduledKind,
+  ScheduledPrompt,
+  ScheduleInput,
+  SchedulerServices,
+  SchedulerStatusInfo,
+  ScheduleStatus,
+  TargetTestResult,
+} from './scheduler-services.ts';
 export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
 export {
   type ApplyRequest,
@@ -66,6 +81,7 @@ export const TOOL_DEFINITIONS = [
   ...WRITE_TOOLS,
   ...AVAILABILITY_TOOLS,
   ...RULES_TOOLS,
+  ...SCHEDULER_TOOLS,
 ];
 
 let compiled: Catalogue | undefined;
@@ -75,3 +91,11 @@ export function catalogue(): Catalogue {
   compiled ??= compileCatalogue(TOOL_DEFINITIONS);
   return compiled;
 }
+export {
+  checkEventSpec,
+  EVENT_PLAN_HORIZON_MS,
+  type EventOccurrencePlan,
+  type EventScheduleSpec,
+  MAX_EVENT_OFFSET_MINUTES,
+  planEventOccurrences,
+} from './event-schedule.ts';

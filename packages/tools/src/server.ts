@@ -26,6 +26,7 @@ import type { CpuTurns } from './cpu-turns.ts';
 import { jsonOf } from './format.ts';
 import { modernize } from './legacy.ts';
 import type { CpuPool } from './offload/pool.ts';
+import type { SchedulerServices } from './scheduler-services.ts';
 import { readRulesResource, rulesResources } from './tools/rules/resources.ts';
 import { asUnavailable, retryOnce } from './transient.ts';
 import { describeInputError, describeParamsError, unsafeTextIn } from './validation.ts';
@@ -50,6 +51,8 @@ export interface SessionOptions {
   booking?: BookingServices;
   /** Projects, rules and classifications of the key's tenant. */
   rules?: RulesServices;
+  /** Scheduled prompts of the key and delivery targets of its tenant. */
+  scheduler?: SchedulerServices;
   /** External base URL of the gateway, passed to tools as `publicUrl`. */
   publicUrl?: string;
   /** What this request may cost across all its calls; a fresh default budget per call when absent. */
@@ -181,6 +184,7 @@ export async function callTool(
   rawArgs: unknown,
   signal: AbortSignal,
   progress: ProgressReporter = NO_PROGRESS,
+  meta?: Record<string, unknown>,
 ): Promise<CallToolResult> {
   const started = performance.now();
   const { definition } = entry;
@@ -223,6 +227,8 @@ export async function callTool(
       directory: options.directory,
       booking: options.booking,
       rules: options.rules,
+      scheduler: options.scheduler,
+      meta,
       publicUrl: options.publicUrl,
       budget,
       cpu: options.cpu,
@@ -325,7 +331,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
                 ...(message === undefined ? {} : { message }),
               },
             });
-    return callTool(options, entry, request.params.arguments, extra.signal, progress);
+    return callTool(options, entry, request.params.arguments, extra.signal, progress, request.params._meta);
   });
   const resources = rulesResources(options.access);
   server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.resources }));

@@ -14,6 +14,8 @@ import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '..
 const BUDGET = 9000;
 /** What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap. */
 const PER_TOOL_BUDGET = 350;
+/** What tools/list costs a key with the scheduler toolset alone (opt-in, like rules). */
+const SCHEDULER_BUDGET = 3300;
 /** A new key's toolsets (DEFAULT_TOOLSETS in @calgate/store). */
 const DEFAULT_TOOLSETS = ['calendar', 'booking', 'search'];
 
@@ -69,6 +71,18 @@ describe('tools/list size', () => {
     const perTool = tools.map((tool) => `${tool.name} ${encode(JSON.stringify(tool)).length}`).join(', ');
     console.info(`tools/list: ${tools.length} tools, ${tokens} tokens (o200k_base); ${perTool}`);
     expect(tokens).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it(`a key with the scheduler toolset alone sees at most ${SCHEDULER_BUDGET} tokens, ${PER_TOOL_BUDGET} per tool on average`, async () => {
+    const tools = await listedTools(['scheduler']);
+    expect(tools.map((tool) => tool.name)).toEqual(
+      TOOL_DEFINITIONS.filter((tool) => tool.toolset === 'scheduler').map((tool) => tool.name),
+    );
+    const tokens = tokensOf(tools);
+    const perTool = tools.map((tool) => `${tool.name} ${encode(JSON.stringify(tool)).length}`).join(', ');
+    console.info(`scheduler toolset: ${tools.length} tools, ${tokens} tokens; ${perTool}`);
+    expect(tokens).toBeLessThanOrEqual(SCHEDULER_BUDGET);
+    expect(tokens / tools.length).toBeLessThanOrEqual(PER_TOOL_BUDGET);
   });
 
   it(`the whole catalogue costs at most ${PER_TOOL_BUDGET} tokens per tool on average`, async () => {

@@ -17,6 +17,7 @@ const TOOLSET_HINTS: Record<string, string> = {
   booking: 'free slots, availability and bookings',
   search: 'search and fetch, for ChatGPT connectors and deep research',
   rules: 'projects and the rules that file time',
+  scheduler: 'prompts scheduled for later, delivered to webhooks or Letta agents',
 };
 
 interface Matrix {

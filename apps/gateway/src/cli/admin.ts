@@ -20,6 +20,7 @@ import {
   validTimeZone,
 } from './common.ts';
 import { connectCommand } from './connect.ts';
+import { targetCommand } from './targets.ts';
 
 export async function adminCommand(
   config: Config,
@@ -243,6 +244,12 @@ async function runAdmin(
     case 'connect google':
     case 'connect google-service-account':
       await connectCommand(db, config, embedded, io, command, values);
+      return;
+    case 'target create':
+    case 'target list':
+    case 'target delete':
+    case 'target test':
+      await targetCommand(db, config, embedded, io, command, values);
       return;
     default:
       throw new UsageError(`Unknown command '${command}'.`);

@@ -30,6 +30,11 @@ export const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   seed: { type: 'string' },
+  kind: { type: 'string' },
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+  'default-agent': { type: 'string' },
+  target: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -7,8 +7,9 @@ import type { GoogleConnections } from '../google/service.ts';
 import type { SessionManager } from '../session.ts';
 import { parse } from './api/deps.ts';
 import type { DashboardGuard } from './api/guard.ts';
+import { registerSchedulerRoutes, type SchedulerApiDeps } from './api/scheduler.ts';
 
-export interface DashboardApiDeps {
+export interface DashboardApiDeps extends SchedulerApiDeps {
   sessions: SessionManager;
   google: GoogleConnections;
   googleProviders: GoogleProviders;
@@ -82,4 +83,6 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
       keyIds: body.keyIds,
     });
   });
+
+  registerSchedulerRoutes(app, deps);
 }

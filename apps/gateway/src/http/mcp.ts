@@ -11,6 +11,7 @@ import {
   isVisible,
   type Principal,
   type ProviderResolver,
+  type SchedulerServices,
   WorkBudget,
 } from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -24,6 +25,9 @@ import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
+
+/** Scheduled prompts and delivery targets for one API key (its own schedules, its tenant's targets). */
+export type SchedulerFactory = (key: { tenantId: string; keyId: string }) => SchedulerServices;
 
 export interface McpRouteDeps {
   catalogue: Catalogue;
@@ -43,6 +47,8 @@ export interface McpRouteDeps {
   booking?: BookingFactory | undefined;
   /** Projects, rules and classifications for the rules tools; they answer 'unavailable' without them. */
   rules?: RulesFactory | undefined;
+  /** Scheduled prompts for the scheduler tools; they answer 'unavailable' without it. */
+  scheduler?: SchedulerFactory | undefined;
   /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
   mcpStreams?: Partial<ToolStreamOptions> | undefined;
   /** What one request may cost and how many calls a key runs at once; defaults when absent. */
@@ -192,6 +198,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       ...(deps.rules === undefined
         ? {}
         : { rules: deps.rules({ tenantId: key.tenantId, keyId: key.keyId }) }),
+      ...(deps.scheduler === undefined
+        ? {}
+        : { scheduler: deps.scheduler({ tenantId: key.tenantId, keyId: key.keyId }) }),
     });
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({

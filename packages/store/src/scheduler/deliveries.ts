@@ -25,10 +25,15 @@ interface DeliveryRow {
   error: string | null;
   delivered_at: number | null;
   created_at: number;
+  repetition: number | null;
+  event_id: string | null;
+  event_calendar_id: string | null;
+  event_start: number | null;
 }
 
 const DELIVERY_COLUMNS = `id::text AS id, tenant_id, schedule_id, ${ms('occurrence_at')}, occurrence_id, attempt,
-  status, status_code, error, ${ms('delivered_at')}, ${ms('created_at')}`;
+  status, status_code, error, ${ms('delivered_at')}, ${ms('created_at')}, repetition, event_id, event_calendar_id,
+  ${ms('event_start')}`;
 
 function delivery(row: DeliveryRow): DeliveryRecord {
   return {
@@ -43,6 +48,11 @@ function delivery(row: DeliveryRow): DeliveryRecord {
     error: row.error,
     deliveredAt: row.delivered_at === null ? null : new Date(row.delivered_at),
     createdAt: new Date(row.created_at),
+    repetition: row.repetition,
+    event:
+      row.event_id === null || row.event_calendar_id === null || row.event_start === null
+        ? null
+        : { calendarId: row.event_calendar_id, eventId: row.event_id, start: row.event_start },
   };
 }
 
@@ -135,6 +145,36 @@ export class DeliveryRepository {
         WHERE tenant_id = $1 AND schedule_id = $2
         ORDER BY occurrence_at DESC, id DESC LIMIT $3`,
       [tenantId, scheduleId, limit],
+    );
+    return rows.map(delivery);
+  }
+
+  /**
+   * The tenant's delivery log across schedules, newest row first (by when the occurrence was first
+   * recorded), optionally of one status. `before` is the last row of the previous page.
+   */
+  async listByTenant(
+    tenantId: string,
+    options: {
+      status?: DeliveryStatus;
+      before?: { createdAt: Date; id: string };
+      limit?: number;
+    } = {},
+  ): Promise<DeliveryRecord[]> {
+    const limit = Math.max(1, Math.min(Math.trunc(options.limit ?? 50), 1000));
+    if (options.status !== undefined && !STATUSES.includes(options.status)) {
+      throw new CalgateError('invalid_argument', `Delivery status must be one of ${STATUSES.join(', ')}.`);
+    }
+    const before = options.before;
+    if (before !== undefined && (Number.isNaN(before.createdAt.getTime()) || !/^\d{1,19}$/.test(before.id))) {
+      throw new CalgateError('invalid_argument', 'The page cursor must be a delivery of an earlier page.');
+    }
+    const { rows } = await this.#pool.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
+        WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)
+          AND ($3::float8 IS NULL OR (created_at, id) < (to_timestamp($3::float8 / 1000), $4::bigint))
+        ORDER BY created_at DESC, id DESC LIMIT $5`,
+      [tenantId, options.status ?? null, before?.createdAt.getTime() ?? null, before?.id ?? null, limit],
     );
     return rows.map(delivery);
   }

@@ -1,4 +1,5 @@
 /** Limits and the records of delivery targets, schedules and deliveries. */
+import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 
 export const TARGET_NAME_MAX = 100;
@@ -116,6 +117,10 @@ export interface DeliveryRecord {
   error: string | null;
   deliveredAt: Date | null;
   createdAt: Date;
+  /** 1 for the schedule's first delivered occurrence; null when missed. */
+  repetition: number | null;
+  /** For a schedule relative to calendar events: the event this occurrence belongs to. */
+  event: { calendarId: string; eventId: string; start: number } | null;
 }
 
 export interface DeliveryAttempt {
@@ -129,7 +134,15 @@ export interface DeliveryAttempt {
   error?: string | null;
 }
 
-/** The id of one occurrence: the schedule id and the instant, whole seconds without `.000`. */
-export function occurrenceId(scheduleId: string, occurrenceAt: Date): string {
-  return `${scheduleId}:${occurrenceAt.toISOString().replace('.000Z', 'Z')}`;
+/**
+ * The id of one occurrence: the schedule id and the instant, whole seconds without `.000`; for a
+ * schedule relative to calendar events, also a short digest of the event id (two events may start
+ * at the same instant).
+ */
+export function occurrenceId(scheduleId: string, occurrenceAt: Date, eventId?: string): string {
+  const base = `${scheduleId}:${occurrenceAt.toISOString().replace('.000Z', 'Z')}`;
+  if (eventId === undefined) {
+    return base;
+  }
+  return `${base}:${createHash('sha256').update(eventId).digest('base64url').slice(0, 12)}`;
 }

@@ -63,7 +63,15 @@ export class ScheduleRepository {
     this.#pool = db.pool;
   }
 
-  async create(tenantId: string, input: NewSchedule): Promise<ScheduleRecord> {
+  /**
+   * Stores a new schedule. With `within`, the insert and the caller's statements (queueing the
+   * first run) commit together or not at all.
+   */
+  async create(
+    tenantId: string,
+    input: NewSchedule,
+    within?: (client: pg.PoolClient, created: ScheduleRecord) => Promise<void>,
+  ): Promise<ScheduleRecord> {
     const prompt = cleanPrompt(input.prompt);
     const spec = cleanSpec(input.spec);
     const nextRunAt = cleanInstant(input.nextRunAt, 'The first run');
@@ -85,8 +93,11 @@ export class ScheduleRepository {
         );
       }
     }
+    const client = within === undefined ? undefined : await this.#pool.connect();
+    const db = client ?? this.#pool;
     try {
-      const { rows } = await this.#pool.query<ScheduleRow>(
+      await client?.query('BEGIN');
+      const { rows } = await db.query<ScheduleRow>(
         `INSERT INTO schedules (id, tenant_id, key_id, target_id, agent_id, prompt, spec, next_run_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8::float8 / 1000))
          RETURNING ${SCHEDULE_COLUMNS}`,
@@ -101,8 +112,14 @@ export class ScheduleRepository {
           nextRunAt.getTime(),
         ],
       );
-      return schedule(rows[0] as ScheduleRow);
+      const created = schedule(rows[0] as ScheduleRow);
+      if (client !== undefined && within !== undefined) {
+        await within(client, created);
+        await client.query('COMMIT');
+      }
+      return created;
     } catch (error) {
+      await client?.query('ROLLBACK').catch(() => undefined);
       const { code, constraint } = pgCode(error);
       if (code === FOREIGN_KEY_VIOLATION && constraint === 'schedules_key_id_tenant_id_fkey') {
         throw new CalgateError('not_found', `No API key ${input.keyId} in this tenant.`);
@@ -111,6 +128,8 @@ export class ScheduleRepository {
         throw targetNotFound(targetId ?? '');
       }
       throw error;
+    } finally {
+      client?.release();
     }
   }
 

@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
-import type { ToolContext } from '../../catalogue.ts';
+import type { ToolContext, Toolset } from '../../catalogue.ts';
 import { rangeBound } from '../../range.ts';
 import { timesheetFor } from './time-summary.ts';
 import { timesheetCsv } from './timesheet.ts';
@@ -36,17 +36,21 @@ const timesheetQuery = z.strictObject({
     .optional(),
 });
 
-function hasRules(access: CalendarAccess): boolean {
+function hasToolset(access: CalendarAccess, toolset: Toolset): boolean {
   const { toolsets } = access.principal;
-  return toolsets === undefined || toolsets.includes('rules');
+  return toolsets === undefined || toolsets.includes(toolset);
 }
 
-/** The resources a key with the rules toolset sees. */
+const hasRules = (access: CalendarAccess) => hasToolset(access, 'rules');
+/** The syntax is also the language of schedule_prompt_around_events' queries. */
+const readsSyntax = (access: CalendarAccess) => hasRules(access) || hasToolset(access, 'scheduler');
+
+/** The resources a key with the rules toolset sees (the syntax alone with the scheduler toolset). */
 export function rulesResources(access: CalendarAccess): {
   resources: Resource[];
   resourceTemplates: ResourceTemplate[];
 } {
-  if (!hasRules(access)) {
+  if (!readsSyntax(access)) {
     return { resources: [], resourceTemplates: [] };
   }
   const resources: Resource[] = [
@@ -58,7 +62,7 @@ export function rulesResources(access: CalendarAccess): {
       mimeType: 'text/markdown',
     },
   ];
-  const readable = access.list().some((calendar) => calendar.canRead);
+  const readable = hasRules(access) && access.list().some((calendar) => calendar.canRead);
   const resourceTemplates: ResourceTemplate[] = readable
     ? [
         {
@@ -113,10 +117,10 @@ export async function readRulesResource(
   uri: string,
   context: Pick<ToolContext, 'access' | 'rules' | 'now' | 'signal'>,
 ): Promise<ReadResourceResult> {
+  if (uri === RULES_SYNTAX_URI && readsSyntax(context.access)) {
+    return { contents: [{ uri, mimeType: 'text/markdown', text: syntaxDoc }] };
+  }
   if (hasRules(context.access)) {
-    if (uri === RULES_SYNTAX_URI) {
-      return { contents: [{ uri, mimeType: 'text/markdown', text: syntaxDoc }] };
-    }
     if (uri === TIMESHEET_URI || uri.startsWith(`${TIMESHEET_URI}?`)) {
       try {
         return await timesheetResource(new URL(uri), context);

@@ -1,0 +1,60 @@
+/**
+ * `calgate worker`: delivers scheduled prompts and does the background upkeep, beside any number of
+ * gateway processes and other workers sharing the database (pg-boss hands each due occurrence to
+ * one of them). Needs the same DATABASE_URL and ENCRYPTION_KEY as the gateways.
+ */
+import { startBoss } from '@calgate/scheduler';
+import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { calendarProviders, connectDatabase, loadSecretBox, startBackgroundWork } from './runtime.ts';
+
+export interface RunningWorker {
+  /** The health endpoint's base URL. */
+  healthUrl: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function runWorker(config: Config, log: Logger): Promise<RunningWorker> {
+  // A connection per delivery in flight at its claim and settlement, and a few for upkeep.
+  const database = await connectDatabase(config, log, {
+    poolSize: Math.min(50, config.scheduler.concurrency + 4),
+  });
+  const closers: (() => Promise<void>)[] = [() => database.close()];
+  const close = async () => {
+    for (const step of closers) {
+      await step().catch((error: unknown) => log.error({ err: error }, 'shutdown step failed'));
+    }
+  };
+  try {
+    const { db } = database;
+    if (config.migrateOnStart) {
+      await migrate(db.pool);
+    }
+    const box = await loadSecretBox(config, database.embedded);
+    const { providers } = await calendarProviders(
+      config,
+      db,
+      new ConnectionRepository(db.prisma, box),
+      log,
+      () => {},
+    );
+    const boss = await startBoss({ databaseUrl: database.url, role: 'worker' });
+    boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
+    closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
+    const worker = await startBackgroundWork({
+      config,
+      db,
+      log,
+      boss,
+      repository: new SchedulerRepository(db, box),
+      providers,
+      health: config.workerHealth,
+    });
+    closers.unshift(() => worker.stop());
+    return { healthUrl: worker.healthUrl, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

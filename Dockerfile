@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 
 # The Calgate image: the gateway by default (`calgate serve`); the same image runs `calgate migrate`
-# and the worker (`node apps/worker/src/main.ts`). Node runs the TypeScript sources directly.
+# and the worker (`node apps/gateway/src/bin/calgate.ts worker`). Node runs the TypeScript sources directly.
 
 FROM node:24-bookworm-slim AS base
 WORKDIR /app

@@ -1,3 +1,4 @@
+import { startLettaEmulator } from '@calgate/letta-emulator';
 import { occurrenceId } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import type { PgBoss } from 'pg-boss';
@@ -229,6 +230,42 @@ describe('the delivery engine (pg-boss, real Postgres, real HTTP)', () => {
     await until(() => mine().length === 1);
     expect(mine()[0]?.id).toBe(row?.occurrenceId);
     await until(async () => (await deliveriesOf(created.id))[0]?.status === 'delivered');
+  });
+
+  it('delivers to a Letta agent through the emulator, once, with the occurrence id as otid', async () => {
+    const agentId = 'agent-11111111-2222-4333-8444-555555555555';
+    const letta = await startLettaEmulator({
+      seed: { apiKeys: ['letta-key'], agents: [{ id: agentId, name: 'Assistant' }] },
+    });
+    try {
+      const target = await seeded.repository.targets.create(seeded.tenant, {
+        kind: 'letta',
+        name: 'Letta',
+        url: letta.url,
+        apiKey: 'letta-key',
+        defaultAgentId: agentId,
+      });
+      await run();
+      const at = new Date(Date.now() + 500);
+      const made = createSchedule({ kind: 'once', at: at.toISOString() }, Date.now());
+      if (!made.ok) {
+        throw made.error;
+      }
+      const created = await scheduling.create(seeded.tenant, {
+        keyId: seeded.key,
+        targetId: target.target.id,
+        prompt: 'Check the calendar for tomorrow',
+        spec: made.value.schedule.spec as never,
+        nextRunAt: new Date(made.value.firstRun),
+      });
+      await until(async () => (await deliveriesOf(created.id))[0]?.status === 'delivered');
+      const messages = letta.admin.messages(agentId);
+      expect(messages).toHaveLength(1);
+      expect(messages[0]).toMatchObject({ role: 'user', text: 'Check the calendar for tomorrow' });
+      expect(messages[0]?.otid).toBe(occurrenceId(created.id, new Date(made.value.firstRun)));
+    } finally {
+      await letta.close();
+    }
   });
 
   it('keeps the jobs in its own queue', async () => {

@@ -4,8 +4,12 @@
  * and a book_slot booking, each marked with the calendar's code word so any leak of its data is
  * a string search away. Each tenant has one project and one rule, marked with the tenant's word;
  * its rule files every calendar's single event and a manual filing its series' first occurrence.
+ * Each tenant also has a webhook delivery target on a receiver of its own, marked with a word of
+ * the tenant's, and a scheduled prompt of one key, marked with a word of that key's, whose last
+ * delivery failed.
  */
 import { newEventId, newId } from '@calgate/core';
+import { type Receiver, startReceiver } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
@@ -29,6 +33,10 @@ export interface Ids {
   /** The project and the rule of the calendar's tenant (shared by all the tenant's keys). */
   projectId: string;
   ruleId: string;
+  /** The delivery target of the calendar's tenant (shared by all its keys). */
+  targetId: string;
+  /** The scheduled prompt of the key that seeded the calendar (seen by that key alone). */
+  scheduleId: string;
 }
 
 export interface SeededCalendar extends Ids {
@@ -47,6 +55,21 @@ export interface TenantRules {
   projectId: string;
   ruleId: string;
   word: string;
+}
+
+/**
+ * A tenant's webhook delivery target, named with `targetWord` and on a receiver (an origin) of
+ * its own, and a prompt `keyId` scheduled to it, worded with `promptWord`.
+ */
+export interface TenantSchedules {
+  tenantId: string;
+  targetId: string;
+  targetWord: string;
+  url: string;
+  origin: string;
+  keyId: string;
+  scheduleId: string;
+  promptWord: string;
 }
 
 export interface ProbingKey {
@@ -70,8 +93,11 @@ export interface World {
   /** Every id, secret-free, that must never reach a key beyond its own tenant. */
   tenantIds: string[];
   rules: TenantRules[];
+  schedules: TenantSchedules[];
   keyIds: string[];
   clients: Client[];
+  /** The tenants' webhook receivers. */
+  receivers: Receiver[];
 }
 
 const DAY_MS = 86_400_000;
@@ -97,6 +123,7 @@ async function seedCalendar(
   code: string,
   day: string,
   rules: TenantRules,
+  schedules: TenantSchedules,
 ): Promise<SeededCalendar> {
   const guest = `${code.toLowerCase()}.guest@example.com`;
   const single = await call(writer, 'create_event', {
@@ -151,6 +178,8 @@ async function seedCalendar(
     bookedBy: booker.keyId,
     projectId: rules.projectId,
     ruleId: rules.ruleId,
+    targetId: schedules.targetId,
+    scheduleId: schedules.scheduleId,
   };
 }
 
@@ -165,6 +194,54 @@ async function seedRules(writer: Client, tenantId: string, word: string): Promis
     projectId: project.id,
   })) as { rule: { id: string } };
   return { tenantId, projectId: project.id, ruleId: rule.id, word };
+}
+
+/**
+ * A tenant's webhook target on a receiver of its own, a weekly prompt scheduled to it by `writer`
+ * (the key `keyId`), and that prompt's last delivery recorded as failed, as a worker records it.
+ */
+async function seedSchedules(
+  gw: TestGateway,
+  writer: { client: Client; keyId: string },
+  tenantId: string,
+  words: { target: string; prompt: string },
+): Promise<TenantSchedules & { receiver: Receiver }> {
+  let secret = '';
+  const receiver = await startReceiver(() => secret);
+  const url = `${receiver.url}/${words.target.toLowerCase()}-inbox`;
+  const created = await gw.runtime.scheduler.targets.create(tenantId, {
+    kind: 'webhook',
+    name: `${words.target} relay`,
+    url,
+  });
+  secret = created.secret ?? '';
+  const targetId = created.target.id;
+  const schedule = await call(writer.client, 'schedule_prompt_cron', {
+    prompt: `${words.prompt} digest: summarise the week`,
+    cron: '0 8 * * MON',
+    timeZone: 'UTC',
+    targetId,
+  });
+  const scheduleId = String(schedule.scheduleId);
+  await gw.runtime.scheduler.deliveries.record(tenantId, {
+    scheduleId,
+    occurrenceAt: new Date(Date.now() - 3_600_000),
+    attempt: 3,
+    status: 'failed',
+    statusCode: 500,
+    error: 'The target answered HTTP 500.',
+  });
+  return {
+    tenantId,
+    targetId,
+    targetWord: words.target,
+    url,
+    origin: new URL(url).origin,
+    keyId: writer.keyId,
+    scheduleId,
+    promptWord: words.prompt,
+    receiver,
+  };
 }
 
 /**
@@ -218,6 +295,8 @@ export function fakeIds(like: Ids): Ids {
     code: 'Pangolin',
     projectId: newId('prj'),
     ruleId: newId('rul'),
+    targetId: newId('tgt'),
+    scheduleId: newId('sch'),
   };
 }
 
@@ -227,7 +306,7 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
   const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
-  const toolsets = ['calendar', 'booking', 'search', 'rules'];
+  const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
     return { id: key.id, secret };
@@ -253,11 +332,48 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   const range = { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` };
   const rulesA = await seedRules(adminA, a.tenantId, 'Aardvark');
   const rulesB = await seedRules(clientB1, b.tenantId, 'Bison');
+  // Each tenant's schedule is its calendars' seeding key's: a.keyId for a1 and a2, B1 for b1.
+  const { receiver: receiverA, ...schedulesA } = await seedSchedules(
+    gw,
+    { client: adminA, keyId: a.keyId },
+    a.tenantId,
+    { target: 'Heron', prompt: 'Kestrel' },
+  );
+  const { receiver: receiverB, ...schedulesB } = await seedSchedules(
+    gw,
+    { client: clientB1, keyId: keyB1.id },
+    b.tenantId,
+    { target: 'Ibis', prompt: 'Lynx' },
+  );
   // A day of its own per calendar, so busy time reveals which calendars an answer read.
   const calendars = {
-    a1: await seedCalendar(adminA, { client: adminA, keyId: a.keyId }, a1, 'Quokka', day(0), rulesA),
-    a2: await seedCalendar(adminA, { client: clientA1, keyId: keyA1.id }, a2, 'Wombat', day(1), rulesA),
-    b1: await seedCalendar(clientB1, { client: clientB1, keyId: keyB1.id }, b1, 'Narwhal', day(2), rulesB),
+    a1: await seedCalendar(
+      adminA,
+      { client: adminA, keyId: a.keyId },
+      a1,
+      'Quokka',
+      day(0),
+      rulesA,
+      schedulesA,
+    ),
+    a2: await seedCalendar(
+      adminA,
+      { client: clientA1, keyId: keyA1.id },
+      a2,
+      'Wombat',
+      day(1),
+      rulesA,
+      schedulesA,
+    ),
+    b1: await seedCalendar(
+      clientB1,
+      { client: clientB1, keyId: keyB1.id },
+      b1,
+      'Narwhal',
+      day(2),
+      rulesB,
+      schedulesB,
+    ),
   };
   await fileCalendars(adminA, range, [calendars.a1, calendars.a2]);
   await fileCalendars(clientB1, range, [calendars.b1]);
@@ -288,8 +404,10 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
     },
     tenantIds: [a.tenantId, b.tenantId],
     rules: [rulesA, rulesB],
+    schedules: [schedulesA, schedulesB],
     keyIds: [a.keyId, b.keyId, keyA1.id, keyA2.id, keyB1.id],
     clients: [adminA, clientA1, clientA2, clientB1],
+    receivers: [receiverA, receiverB],
   };
 }
 
@@ -302,10 +420,20 @@ export function rulesOf(world: World, tenantId: string): TenantRules {
   return found;
 }
 
+/** The delivery target and schedule seeded in a tenant. */
+export function schedulesOf(world: World, tenantId: string): TenantSchedules {
+  const found = world.schedules.find((schedules) => schedules.tenantId === tenantId);
+  if (found === undefined) {
+    throw new Error(`no schedules seeded for ${tenantId}`);
+  }
+  return found;
+}
+
 /**
  * Strings that must never appear in an answer to `key`: everything of calendars it cannot read
- * (ids, code word, hence names, titles, notes, attendees), other keys' idempotency keys and ids,
- * and other tenants' ids, projects and rules (their ids and word, hence names, clients, queries).
+ * (ids, code word, hence names, titles, notes, attendees), other keys' idempotency keys, ids and
+ * scheduled prompts (their ids and word), and other tenants' ids, projects, rules and delivery
+ * targets (their ids and word, hence names, clients, queries; a target's URL and origin).
  */
 export function foreignStrings(world: World, key: ProbingKey): string[] {
   const out: string[] = [];
@@ -328,6 +456,14 @@ export function foreignStrings(world: World, key: ProbingKey): string[] {
   for (const rules of world.rules.filter((rules) => rules.tenantId !== key.tenantId)) {
     out.push(rules.projectId, rules.ruleId, rules.word);
   }
+  for (const schedules of world.schedules) {
+    if (schedules.tenantId !== key.tenantId) {
+      out.push(schedules.targetId, schedules.targetWord, schedules.url, schedules.origin);
+    }
+    if (schedules.keyId !== key.id) {
+      out.push(schedules.scheduleId, schedules.promptWord);
+    }
+  }
   out.push(...world.keyIds.filter((id) => id !== key.id));
   return out;
 }
@@ -340,7 +476,8 @@ export function leaked(text: string, foreign: readonly string[]): string[] {
 
 /**
  * Everything a tool call could change, as rows: calendars, grants, local events, bookings,
- * connections, keys (without their last use), projects, rules and classifications.
+ * connections, keys (without their last use), projects, rules, classifications, delivery
+ * targets, scheduled prompts and their deliveries.
  */
 export async function snapshot(gw: TestGateway): Promise<unknown> {
   const { rows } = await gw.db.pool.query<{ state: unknown }>(`
@@ -354,7 +491,10 @@ export async function snapshot(gw: TestGateway): Promise<unknown> {
       'projects', (SELECT json_agg(p ORDER BY p.id) FROM projects p),
       'rules', (SELECT json_agg(r ORDER BY r.id) FROM rules r),
       'classifications', (SELECT json_agg(f ORDER BY f.tenant_id, f.calendar_id, f.event_id)
-        FROM classifications f)
+        FROM classifications f),
+      'targets', (SELECT json_agg(t ORDER BY t.id) FROM delivery_targets t),
+      'schedules', (SELECT json_agg(s ORDER BY s.id) FROM schedules s),
+      'deliveries', (SELECT json_agg(d ORDER BY d.id) FROM deliveries d)
     ) AS state`);
   return rows[0]?.state;
 }
@@ -372,6 +512,8 @@ const SLOTS = [
   'code',
   'projectId',
   'ruleId',
+  'targetId',
+  'scheduleId',
 ] as const;
 
 /** The strings of a call's arguments, a search document id (`cal_…:event`) split in its parts. */

@@ -14,6 +14,7 @@ import {
   type ProbingKey,
   refused,
   rulesOf,
+  schedulesOf,
   seeded,
   seedWorld,
   snapshot,
@@ -26,9 +27,11 @@ type Args = Record<string, unknown>;
  * Whom a probe must be refused to. 'calendar': every target. 'unreadable': targets the key cannot
  * read (filing an occurrence needs Write on some calendar and Read on its own, so filing one of a
  * calendar the key reads but cannot write is allowed). 'tenant': targets of another tenant
- * (projects and rules belong to the tenant and are shared by its keys).
+ * (projects, rules and delivery targets belong to the tenant and are shared by its keys). 'key':
+ * every target, as a scheduled prompt belongs to the key that made it (a seeding key, never the
+ * probing one).
  */
-type Reach = 'calendar' | 'unreadable' | 'tenant';
+type Reach = 'calendar' | 'unreadable' | 'tenant' | 'key';
 
 /** One call shape; `t` is the target's ids, or fakes of the same shape. */
 interface Probe {
@@ -70,6 +73,18 @@ const overCalendars = (extra: (world: World) => Args, reach: Reach = 'calendar')
   probe('calendarIds [target name]', (t, _k, w) => ({ calendarIds: [t.calendarName], ...extra(w) }), reach),
 ];
 const range = (world: World) => world.range;
+
+const intruderPrompt = { prompt: 'Intruder prompt' };
+/** A prompt scheduled to the target's tenant's delivery target. */
+const toTarget = (when: (world: World) => Args): Probe[] => [
+  probe('targetId', (t, _k, w) => ({ ...intruderPrompt, ...when(w), targetId: t.targetId }), 'tenant'),
+  probe(
+    'targetId, agentId',
+    (t, _k, w) => ({ ...intruderPrompt, ...when(w), targetId: t.targetId, agentId: 'agent-intruder' }),
+    'tenant',
+  ),
+];
+const aroundStandups = { query: 'title:standup', offsetMinutes: -15 };
 
 /** Every tool of the catalogue; a tool missing here fails the coverage test. */
 const MATRIX: Record<string, ToolRow> = {
@@ -350,6 +365,30 @@ const MATRIX: Record<string, ToolRow> = {
     probes: overCalendars(range),
     scan: (_k, w) => ({ ...w.range, groupBy: 'project', includeDeclined: true, roundingMinutes: 0 }),
   },
+  schedule_prompt_at: { probes: toTarget((w) => ({ at: later(w, '19:00') })) },
+  schedule_prompt_cron: { probes: toTarget(() => ({ cron: '0 9 * * MON-FRI', timeZone: 'UTC' })) },
+  schedule_prompt_every: { probes: toTarget(() => ({ every: '4h', maxRepetitions: 3 })) },
+  schedule_prompt_rrule: {
+    probes: toTarget((w) => ({
+      rrule: 'FREQ=WEEKLY;COUNT=3',
+      dtstart: later(w, '19:00').slice(0, -1),
+      timeZone: 'UTC',
+    })),
+  },
+  schedule_prompt_around_events: {
+    probes: [
+      ...overCalendars(() => ({ ...intruderPrompt, ...aroundStandups })),
+      ...toTarget(() => aroundStandups),
+    ],
+  },
+  list_scheduled_prompts: { probes: [], scan: () => ({ includeCancelled: true }) },
+  cancel_scheduled_prompt: {
+    probes: [probe('scheduleId', (t) => ({ scheduleId: t.scheduleId }), 'key')],
+  },
+  list_delivery_targets: { probes: [], scan: () => ({}) },
+  list_letta_agents: { probes: [probe('targetId', (t) => ({ targetId: t.targetId }), 'tenant')] },
+  test_delivery_target: { probes: [probe('targetId', (t) => ({ targetId: t.targetId }), 'tenant')] },
+  scheduler_status: { probes: [], scan: () => ({}) },
 };
 
 type CalendarKey = keyof World['calendars'];
@@ -381,6 +420,7 @@ const TARGETS: Record<KeyName, Target[]> = {
 function outOfReach(p: Probe, target: Target): boolean {
   switch (p.reach) {
     case 'calendar':
+    case 'key':
       return true;
     case 'unreadable':
       return !target.readable;
@@ -407,7 +447,8 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
   const visible = new Map<KeyName, Set<string>>();
 
   beforeAll(async () => {
-    gw = await startTestGateway(HIGH_RATE_LIMITS);
+    // The tenants' delivery targets are receivers on loopback.
+    gw = await startTestGateway({ ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
     world = await seedWorld(gw);
     fakes = {
       a1: fakeIds(world.calendars.a1),
@@ -424,6 +465,7 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
   afterAll(async () => {
     await Promise.all(world?.clients.map((client) => client.close()) ?? []);
     await gw?.stop();
+    await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
   });
 
   it('covers every tool of the catalogue, as a key with Write sees it and /api/docs lists it', async () => {
@@ -600,6 +642,41 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
     },
   );
 
+  it.each(KEYS)(
+    "%s's scheduler tools show its tenant's delivery target and its own scheduled prompts only",
+    async (keyName) => {
+      const key = world.keys[keyName];
+      const mine = schedulesOf(world, key.tenantId);
+      const read = async (tool: string, args: Args) => {
+        const result = await key.client.callTool({ name: tool, arguments: args });
+        expect(result.isError, `${tool}: ${brief(result as CallToolResult)}`).toBeFalsy();
+        return result.structuredContent as Record<string, unknown>;
+      };
+      expect((await read('list_delivery_targets', {})).targets).toEqual([
+        expect.objectContaining({
+          targetId: mine.targetId,
+          kind: 'webhook',
+          name: `${mine.targetWord} relay`,
+          origin: mine.origin,
+        }),
+      ]);
+      // Only B1 made a schedule (its tenant's); tenant A's is its seeding key's.
+      const own = mine.keyId === key.id ? [mine.scheduleId] : [];
+      const { schedules } = (await read('list_scheduled_prompts', { includeCancelled: true })) as {
+        schedules: { scheduleId: string; prompt: string; lastDelivery: { status: string } | null }[];
+      };
+      expect(schedules.map((schedule) => schedule.scheduleId)).toEqual(own);
+      for (const schedule of schedules) {
+        expect(schedule.prompt).toContain(mine.promptWord);
+        expect(schedule.lastDelivery?.status).toBe('failed');
+      }
+      const status = (await read('scheduler_status', {})) as {
+        recentFailures: { scheduleId: string }[];
+      };
+      expect(status.recentFailures.map((failure) => failure.scheduleId)).toEqual(own);
+    },
+  );
+
   it.each(KEYS)('%s is busy exactly when the calendars it can read are', async (keyName) => {
     const key = world.keys[keyName];
     const calendars = Object.values(world.calendars);
@@ -656,7 +733,7 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
     },
   );
 
-  it('leaves every calendar, event, booking, grant and key as seeded', async () => {
+  it('leaves every calendar, event, booking, grant, key, target and schedule as seeded', async () => {
     expect(await snapshot(gw)).toEqual(asSeeded);
   });
 });

@@ -21,7 +21,7 @@ Commands:
   key create --name N [--expires ISO] [--toolsets a,b]
                                 create an API key (the secret is shown once)
   key list                      keys with their default calendar, time zone and toolsets
-  key set --key K [--default-calendar C|none] [--time-zone Z|none] [--toolsets a,b]
+  key set --key K [--default-calendar C|none] [--time-zone Z|none] [--default-agent A|none] [--toolsets a,b]
                                 what calendarId 'primary' means for the key and its zone
                                 (none: back to the automatic choice), and which toolsets'
                                 tools its agent sees: calendar, booking, search, rules

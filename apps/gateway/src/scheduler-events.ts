@@ -44,6 +44,13 @@ export function eventCheck(deps: Omit<EventScheduleDeps, 'scheduling' | 'log'>):
   };
 }
 
+/**
+ * Planning looks back this far, so an event moved (or created) to a time before the next planning
+ * pass is still found and its prompt sent, a little late, rather than never. Jobs are idempotent per
+ * event and instant, so planning the same occurrence twice queues it once.
+ */
+const PLAN_LOOKBACK_MS = 2 * 60_000;
+
 /** Plans one schedule again; returns how many occurrences are queued ahead. */
 export async function planSchedule(deps: EventScheduleDeps, schedule: ScheduleRecord): Promise<number> {
   const now = (deps.now ?? Date.now)();
@@ -64,15 +71,19 @@ export async function planSchedule(deps: EventScheduleDeps, schedule: ScheduleRe
     await planEventOccurrences(
       accessOf(key, deps.providers),
       spec,
-      { from: now, to: now + EVENT_PLAN_HORIZON_MS },
+      {
+        from: Math.max(schedule.createdAt.getTime(), now - PLAN_LOOKBACK_MS),
+        to: now + EVENT_PLAN_HORIZON_MS,
+      },
       AbortSignal.timeout(60_000),
     )
   )
     .filter((plan) => spec.endAt === undefined || plan.at <= spec.endAt)
     .slice(0, left);
   await deps.scheduling.queueEventOccurrences(schedule, plans);
+  const ahead = plans.find((plan) => plan.at >= now);
   await deps.repository.schedules.setNextRun(schedule.tenantId, schedule.id, {
-    nextRunAt: new Date(plans[0]?.at ?? now + EVENT_PLAN_HORIZON_MS),
+    nextRunAt: new Date(ahead?.at ?? now + EVENT_PLAN_HORIZON_MS),
   });
   return plans.length;
 }

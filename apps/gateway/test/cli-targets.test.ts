@@ -365,6 +365,65 @@ describe('calgate target', () => {
     expect(await targetCount()).toBe(before);
   });
 
+  it('secrets reseal re-seals target secrets under a rotated master key; the old key is then not needed', async () => {
+    const created = await json<{ id: string; secret: string }>(
+      'target',
+      'create',
+      '--kind',
+      'webhook',
+      '--name',
+      'Rotated hook',
+      '--url',
+      hookUrl,
+      '--tenant',
+      tenantId,
+    );
+    const rotated = {
+      ...env,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      ENCRYPTION_KEYS_PREVIOUS: String(env.ENCRYPTION_KEY),
+    };
+    const resealed = await cliWith(rotated, 'secrets', 'reseal', '--json');
+    expect(resealed.code).toBe(0);
+    const report = JSON.parse(resealed.out) as { resealed: number; unreadable: string[] };
+    expect(report.unreadable).toEqual([]);
+    expect(report.resealed).toBeGreaterThanOrEqual(1);
+    const newOnly = { ...rotated, ENCRYPTION_KEYS_PREVIOUS: '' };
+    received.length = 0;
+    const tested = await cliWith(
+      newOnly,
+      'target',
+      'test',
+      '--target',
+      created.id,
+      '--tenant',
+      tenantId,
+      '--json',
+    );
+    expect(tested.code, tested.err).toBe(0);
+    const [hit] = received;
+    expect(() =>
+      new Webhook(created.secret).verify(hit?.body ?? '', {
+        'webhook-id': String(hit?.headers['webhook-id']),
+        'webhook-timestamp': String(hit?.headers['webhook-timestamp']),
+        'webhook-signature': String(hit?.headers['webhook-signature']),
+      }),
+    ).not.toThrow();
+    // The old key alone can no longer open it.
+    const oldOnly = await cliWith(
+      env,
+      'target',
+      'test',
+      '--target',
+      created.id,
+      '--tenant',
+      tenantId,
+      '--json',
+    );
+    expect(oldOnly.code).toBe(1);
+    await cliWith(newOnly, 'target', 'delete', '--target', created.id, '--tenant', tenantId);
+  });
+
   it('selects the tenant with --tenant once there are several', async () => {
     const other = (
       JSON.parse((await cli('tenant', 'create', '--name', 'Other', '--json')).out) as { id: string }

@@ -157,6 +157,7 @@ describe('calgate CLI', () => {
       defaultCalendarId: home.id,
       timeZone: 'Asia/Tokyo',
       toolsets: ['calendar', 'booking', 'search'],
+      defaultAgentId: null,
     });
     const listed = await json<{ id: string; defaultCalendarId: string | null; timeZone: string | null }[]>(
       'key',
@@ -174,7 +175,8 @@ describe('calgate CLI', () => {
       [['--default-calendar', 'cal_nope'], 1, /No calendar cal_nope in this tenant\./],
       [['--time-zone', 'Mars/Olympus'], 1, /Unknown time zone 'Mars\/Olympus'/],
       [['--default-calendar', ''], 2, /--default-calendar needs a calendar id/],
-      [[], 2, /Pass --default-calendar and\/or --time-zone/],
+      [[], 2, /Pass --default-calendar, --time-zone and\/or --default-agent/],
+      [['--default-agent', ''], 2, /--default-agent needs an agent id/],
     ];
     for (const [flags, code, message] of mistakes) {
       const result = await cli('key', 'set', '--key', key.id, ...flags, ...t);
@@ -197,6 +199,20 @@ describe('calgate CLI', () => {
     expect(cleared).toMatchObject({ defaultCalendarId: null, timeZone: 'Asia/Tokyo' });
     const automatic = await cli('key', 'list', ...t);
     expect(automatic.out).toContain('default calendar automatic  time zone Asia/Tokyo');
+
+    const agent = await json<{ defaultAgentId: string | null }>(
+      'key',
+      'set',
+      '--key',
+      key.id,
+      '--default-agent',
+      'agent-4f1c',
+      ...t,
+    );
+    expect(agent).toMatchObject({ defaultAgentId: 'agent-4f1c', timeZone: 'Asia/Tokyo' });
+    expect(await json('key', 'set', '--key', key.id, '--default-agent', 'none', ...t)).toMatchObject({
+      defaultAgentId: null,
+    });
   });
 });
 

@@ -292,6 +292,18 @@ describe('scheduler tools through the MCP SDK client', () => {
       expect(delivered?.status).toBe('finished');
     });
 
+    it("after _meta, the key's default agent, before the target's; clearing it falls back again", async () => {
+      const keyed = await keyIn(agents.tenantId, 'Agents keyed');
+      await gw.runtime.keys.setDefaults(agents.tenantId, keyed.keyId, { defaultAgentId: 'agent-of-the-key' });
+      const agentFor = async (args: Args, meta?: Args) =>
+        (await ok(keyed, 'schedule_prompt_at', { prompt: 'For the key', at: at(), ...args }, meta)).agentId;
+      expect(await agentFor({ targetId: lettaDefault })).toBe('agent-of-the-key');
+      expect(await agentFor({ targetId: lettaBare })).toBe('agent-of-the-key');
+      expect(await agentFor({ targetId: lettaBare }, { agent_id: 'agent-meta' })).toBe('agent-meta');
+      await gw.runtime.keys.setDefaults(agents.tenantId, keyed.keyId, { defaultAgentId: null });
+      expect(await agentFor({ targetId: lettaDefault })).toBeNull();
+    });
+
     it('a Letta target with no agent anywhere is refused clearly, and nothing is stored', async () => {
       const before = await storedFor(agents);
       const text = await refused(agents, 'schedule_prompt_at', {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { CalgateError, err, newId, ok, type Result, validateTimeZone } from '@calgate/core';
 import type { Prisma } from './db.ts';
+import { cleanText } from './sql.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const SECRET_CHARS = 32;
@@ -96,6 +97,8 @@ export interface KeyDefaults {
   timeZone: string | null;
   /** The toolsets whose tools the key's agent sees, in the order of TOOLSETS. */
   toolsets: string[];
+  /** Where this key's scheduled prompts go when neither the call nor its _meta names an agent. */
+  defaultAgentId: string | null;
 }
 
 /** A key as listed: its summary and its defaults. */
@@ -107,6 +110,8 @@ export interface KeyDefaultsChange {
   timeZone?: string | null | undefined;
   /** Replaces the key's toolsets (at least one). */
   toolsets?: readonly string[] | undefined;
+  /** The agent (e.g. a Letta agent id) this key's scheduled prompts go to by default; null clears it. */
+  defaultAgentId?: string | null | undefined;
 }
 
 const SUMMARY = {
@@ -120,7 +125,13 @@ const SUMMARY = {
   revokedAt: true,
 } as const;
 
-const DETAILS = { ...SUMMARY, defaultCalendarId: true, timeZone: true, toolsets: true } as const;
+const DETAILS = {
+  ...SUMMARY,
+  defaultCalendarId: true,
+  timeZone: true,
+  toolsets: true,
+  defaultAgentId: true,
+} as const;
 
 export class ApiKeyRepository {
   readonly #prisma: Prisma;
@@ -185,12 +196,21 @@ export class ApiKeyRepository {
    */
   async setDefaults(tenantId: string, keyId: string, change: KeyDefaultsChange): Promise<ApiKeyDetails> {
     const { defaultCalendarId, timeZone } = change;
-    if (defaultCalendarId === undefined && timeZone === undefined && change.toolsets === undefined) {
+    if (
+      defaultCalendarId === undefined &&
+      timeZone === undefined &&
+      change.toolsets === undefined &&
+      change.defaultAgentId === undefined
+    ) {
       throw new CalgateError(
         'invalid_argument',
-        'Nothing to change: give a default calendar, a time zone and/or toolsets.',
+        'Nothing to change: give a default calendar, a time zone, toolsets and/or a default agent.',
       );
     }
+    const defaultAgentId =
+      typeof change.defaultAgentId === 'string'
+        ? cleanText(change.defaultAgentId, 'Default agent id', 200)
+        : change.defaultAgentId;
     const toolsets = change.toolsets === undefined ? undefined : checkedToolsets(change.toolsets);
     let zone: string | null | undefined = timeZone;
     if (typeof timeZone === 'string') {
@@ -229,6 +249,7 @@ export class ApiKeyRepository {
           ...(defaultCalendarId === undefined ? {} : { defaultCalendarId }),
           ...(zone === undefined ? {} : { timeZone: zone }),
           ...(toolsets === undefined ? {} : { toolsets }),
+          ...(defaultAgentId === undefined ? {} : { defaultAgentId }),
         },
         select: DETAILS,
       });

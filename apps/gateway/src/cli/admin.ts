@@ -3,6 +3,7 @@ import {
   ApiKeyRepository,
   ConnectionRepository,
   type Database,
+  DeliveryTargetRepository,
   migrate,
   TenancyRepository,
 } from '@calgate/store';
@@ -122,16 +123,19 @@ async function runAdmin(
       const calendar = values['default-calendar']?.trim();
       const zone = values['time-zone']?.trim();
       const toolsets = toolsetsOption(values);
-      if (calendar === undefined && zone === undefined && toolsets === undefined) {
+      const agent = values['default-agent']?.trim();
+      if (calendar === undefined && zone === undefined && toolsets === undefined && agent === undefined) {
         throw new UsageError(
-          'Pass --default-calendar and/or --time-zone (none clears one), and/or --toolsets.',
+          'Pass --default-calendar, --time-zone and/or --default-agent (none clears one), and/or --toolsets.',
         );
       }
-      if (calendar === '' || zone === '') {
+      if (calendar === '' || zone === '' || agent === '') {
         throw new UsageError(
           calendar === ''
             ? '--default-calendar needs a calendar id (or none).'
-            : '--time-zone needs an IANA zone (or none).',
+            : zone === ''
+              ? '--time-zone needs an IANA zone (or none).'
+              : '--default-agent needs an agent id (or none).',
         );
       }
       // "none" puts the setting back to Calgate's choice.
@@ -140,6 +144,7 @@ async function runAdmin(
         defaultCalendarId: clearable(calendar),
         timeZone: clearable(zone),
         toolsets,
+        defaultAgentId: clearable(agent),
       });
       print(
         io,
@@ -149,8 +154,9 @@ async function runAdmin(
           defaultCalendarId: key.defaultCalendarId,
           timeZone: key.timeZone,
           toolsets: key.toolsets,
+          defaultAgentId: key.defaultAgentId,
         },
-        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}, toolsets ${key.toolsets.join(',')}.`,
+        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}, toolsets ${key.toolsets.join(',')}${key.defaultAgentId === null ? '' : `, default agent ${key.defaultAgentId}`}.`,
       );
       return;
     }
@@ -231,8 +237,13 @@ async function runAdmin(
       return;
     }
     case 'secrets reseal': {
-      const connections = new ConnectionRepository(db.prisma, await loadSecretBox(config, embedded));
-      const report = await connections.resealAll();
+      const box = await loadSecretBox(config, embedded);
+      const credentials = await new ConnectionRepository(db.prisma, box).resealAll();
+      const targets = await new DeliveryTargetRepository(db, box).resealAll();
+      const report = {
+        resealed: credentials.resealed + targets.resealed,
+        unreadable: [...credentials.unreadable, ...targets.unreadable],
+      };
       print(
         io,
         values.json,

@@ -210,6 +210,42 @@ export class DeliveryTargetRepository {
     );
     return { target: target(row), secret: new TargetSecret(plaintext) };
   }
+
+  /**
+   * Re-seals every target secret not sealed with the active master key (a key rotation's last
+   * step). Secrets no configured key can open are left untouched and reported by target id.
+   */
+  async resealAll(): Promise<{ resealed: number; unreadable: string[] }> {
+    const { rows } = await this.#pool.query<{
+      id: string;
+      tenant_id: string;
+      secret_key_id: string;
+      sealed_secret: Buffer;
+    }>(
+      `SELECT id, tenant_id, secret_key_id, sealed_secret FROM delivery_targets WHERE secret_key_id <> $1 ORDER BY id`,
+      [this.#box.activeKeyId],
+    );
+    let resealed = 0;
+    const unreadable: string[] = [];
+    for (const row of rows) {
+      const binding = { tenantId: row.tenant_id, connectionId: row.id };
+      let plaintext: string;
+      try {
+        plaintext = this.#box.open({ keyId: row.secret_key_id, ciphertext: row.sealed_secret }, binding);
+      } catch {
+        unreadable.push(row.id);
+        continue;
+      }
+      const sealed = this.#box.seal(plaintext, binding);
+      await this.#pool.query(
+        `UPDATE delivery_targets SET secret_key_id = $3, sealed_secret = $4
+          WHERE tenant_id = $1 AND id = $2 AND secret_key_id = $5`,
+        [row.tenant_id, row.id, sealed.keyId, Buffer.from(sealed.ciphertext), row.secret_key_id],
+      );
+      resealed += 1;
+    }
+    return { resealed, unreadable };
+  }
 }
 
 function cleanKind(kind: unknown): TargetKind {

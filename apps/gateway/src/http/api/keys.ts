@@ -36,11 +36,21 @@ const DefaultsBody = z
       .nullable()
       .optional(),
     toolsets: Toolsets.optional(),
+    defaultAgentId: z
+      .string()
+      .trim()
+      .min(1, { message: 'give an agent id, or null to clear' })
+      .max(200)
+      .nullable()
+      .optional(),
   })
   .refine(
     (body) =>
-      body.defaultCalendarId !== undefined || body.timeZone !== undefined || body.toolsets !== undefined,
-    { message: 'give defaultCalendarId and/or timeZone (null clears one) and/or toolsets' },
+      body.defaultCalendarId !== undefined ||
+      body.timeZone !== undefined ||
+      body.toolsets !== undefined ||
+      body.defaultAgentId !== undefined,
+    { message: 'give defaultCalendarId, timeZone, defaultAgentId (null clears one) and/or toolsets' },
   );
 
 function view(key: ApiKeySummary & Partial<KeyDefaults>) {
@@ -55,6 +65,7 @@ function view(key: ApiKeySummary & Partial<KeyDefaults>) {
     revokedAt,
     defaultCalendarId: key.defaultCalendarId ?? null,
     timeZone: key.timeZone ?? null,
+    defaultAgentId: key.defaultAgentId ?? null,
     ...(key.toolsets === undefined ? {} : { toolsets: key.toolsets }),
   };
 }

@@ -74,8 +74,8 @@ describe('prompts relative to calendar events', () => {
       () => receiver.received.find((r) => r.body.scheduleId === made.scheduleId),
       20_000,
     );
-    expect(got.verified).toBe(true);
-    expect(got.body).toMatchObject({
+    expect(got?.verified).toBe(true);
+    expect(got?.body).toMatchObject({
       type: 'prompt.due',
       prompt: 'Prepare for the Acme meeting',
       occurrence: new Date(start - 2 * MINUTE).toISOString(),
@@ -107,7 +107,7 @@ describe('prompts relative to calendar events', () => {
     expect(mine()).toHaveLength(0);
     // The minute's planning pass finds the new start and the prompt goes out for it.
     const got = await until(() => mine()[0], 80_000, 200);
-    expect(got.body.occurrence).toBe(new Date(moved - 2 * MINUTE).toISOString());
+    expect(got?.body.occurrence).toBe(new Date(moved - 2 * MINUTE).toISOString());
     await call('cancel_scheduled_prompt', { scheduleId: made.scheduleId });
   }, 120_000);
 });

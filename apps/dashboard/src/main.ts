@@ -4,11 +4,14 @@ import { renderAccount } from './pages/account.ts';
 import { renderAccounts } from './pages/accounts.ts';
 import { renderAudit } from './pages/audit.ts';
 import { renderAuth } from './pages/auth.ts';
+import { renderDeliveries } from './pages/deliveries.ts';
 import { renderDocs } from './pages/docs.ts';
 import { renderKeys } from './pages/keys.ts';
 import { renderMatrix } from './pages/matrix.ts';
 import { renderOverview } from './pages/overview.ts';
 import { renderRules } from './pages/rules.ts';
+import { renderSchedules } from './pages/schedules.ts';
+import { renderTargets } from './pages/targets.ts';
 
 type Page = (root: HTMLElement) => Promise<void>;
 
@@ -19,6 +22,9 @@ const PAGES: { path: string; title: string; render: Page; nav?: false }[] = [
   { path: '/keys', title: 'API keys', render: renderKeys },
   { path: '/matrix', title: 'Permissions', render: renderMatrix },
   { path: '/rules', title: 'Projects & rules', render: renderRules },
+  { path: '/schedules', title: 'Schedules', render: renderSchedules },
+  { path: '/targets', title: 'Delivery targets', render: renderTargets },
+  { path: '/deliveries', title: 'Delivery log', render: renderDeliveries },
   { path: '/audit', title: 'Audit log', render: renderAudit },
   { path: '/docs', title: 'Docs', render: renderDocs },
   { path: '/account', title: 'Your account', render: renderAccount, nav: false },

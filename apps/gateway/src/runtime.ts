@@ -43,6 +43,7 @@ import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
+import { tenantSchedulerStatus } from './http/api/scheduler.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
@@ -419,6 +420,10 @@ export async function createRuntime(
         keys,
         rulesRepository,
         providers,
+        schedulerRepository,
+        scheduling: new Scheduling(boss, schedulerRepository),
+        schedulerStatus: (tenantId) => tenantSchedulerStatus({ db, boss }, tenantId),
+        allowPrivateTargets: config.scheduler.allowPrivateTargets,
         signInLimiter:
           redis === undefined
             ? new MemoryRateLimiter(SIGN_IN_POLICY)

@@ -12,7 +12,11 @@ export interface RunningGateway {
 }
 
 /** Builds the runtime and the app, listens, and returns a handle that shuts both down in order. */
-export async function serve(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<RunningGateway> {
+export async function serve(
+  config: Config,
+  log: Logger,
+  options: RuntimeOptions = {},
+): Promise<RunningGateway> {
   const runtime = await createRuntime(config, log, options);
   const app = buildApp(runtime.deps);
   try {

@@ -13,7 +13,13 @@ import type { SecretBox } from './secret-box.ts';
 
 export { DeliveryRepository } from './scheduler/deliveries.ts';
 export * from './scheduler/model.ts';
-export { type Claim, type ClaimPlan, MAX_MISSED_ROWS, type OccurrenceRef, ScheduleRuns } from './scheduler/runs.ts';
+export {
+  type Claim,
+  type ClaimPlan,
+  MAX_MISSED_ROWS,
+  type OccurrenceRef,
+  ScheduleRuns,
+} from './scheduler/runs.ts';
 export { ScheduleRepository } from './scheduler/schedules.ts';
 export { DeliveryTargetRepository } from './scheduler/targets.ts';
 

@@ -627,3 +627,93 @@ describe('deliveries', () => {
     });
   });
 });
+
+describe('the tenant delivery log', () => {
+  it('lists the tenant’s deliveries across schedules, newest first, by status and page', async () => {
+    for (const [id, tenant] of [
+      ['key_log', 'tnt_log'],
+      ['key_log_other', 'tnt_log_other'],
+    ] as const) {
+      await db.prisma.tenant.create({ data: { id: tenant, name: tenant } });
+      await db.prisma.apiKey.create({
+        data: { id, tenantId: tenant, name: id, prefix: `cg_live_${id}`, hash: randomBytes(32) },
+      });
+    }
+    const first = await repo.schedules.create('tnt_log', {
+      keyId: 'key_log',
+      prompt: 'p',
+      spec: CRON,
+      nextRunAt: new Date(),
+    });
+    const second = await repo.schedules.create('tnt_log', {
+      keyId: 'key_log',
+      prompt: 'q',
+      spec: CRON,
+      nextRunAt: new Date(),
+    });
+    const foreign = await repo.schedules.create('tnt_log_other', {
+      keyId: 'key_log_other',
+      prompt: 'r',
+      spec: CRON,
+      nextRunAt: new Date(),
+    });
+    const statuses = ['delivered', 'failed', 'delivered', 'missed', 'delivered'] as const;
+    const recorded = [];
+    for (const [i, status] of statuses.entries()) {
+      recorded.push(
+        await repo.deliveries.record('tnt_log', {
+          scheduleId: i % 2 === 0 ? first.id : second.id,
+          occurrenceAt: new Date(Date.UTC(2026, 10, 23, 9, i)),
+          attempt: 1,
+          status,
+          ...(status === 'failed' ? { statusCode: 500, error: 'boom' } : {}),
+        }),
+      );
+    }
+    await repo.deliveries.record('tnt_log_other', {
+      scheduleId: foreign.id,
+      occurrenceAt: new Date(Date.UTC(2026, 10, 23, 10)),
+      attempt: 1,
+      status: 'delivered',
+    });
+    // Two rows recorded in the same millisecond still page apart, by id.
+    await db.pool.query(
+      "UPDATE deliveries SET created_at = '2026-11-23T08:00:00Z' WHERE tenant_id = 'tnt_log'",
+    );
+    const newestFirst = [...recorded].reverse().map((d) => d.occurrenceId);
+
+    const all = await repo.deliveries.listByTenant('tnt_log');
+    expect(all.map((d) => d.occurrenceId)).toEqual(newestFirst);
+    expect(all.every((d) => d.tenantId === 'tnt_log')).toBe(true);
+
+    const pages: string[][] = [];
+    let before: { createdAt: Date; id: string } | undefined;
+    for (;;) {
+      const page = await repo.deliveries.listByTenant('tnt_log', { limit: 2, ...(before ? { before } : {}) });
+      if (page.length === 0) {
+        break;
+      }
+      pages.push(page.map((d) => d.occurrenceId));
+      const last = page.at(-1);
+      before = last === undefined ? undefined : { createdAt: last.createdAt, id: last.id };
+    }
+    expect(pages).toEqual([newestFirst.slice(0, 2), newestFirst.slice(2, 4), newestFirst.slice(4)]);
+
+    const delivered = await repo.deliveries.listByTenant('tnt_log', { status: 'delivered' });
+    expect(delivered.map((d) => d.status)).toEqual(['delivered', 'delivered', 'delivered']);
+    const failed = await repo.deliveries.listByTenant('tnt_log', { status: 'failed' });
+    expect(failed).toMatchObject([{ statusCode: 500, error: 'boom', scheduleId: second.id }]);
+    expect(await repo.deliveries.listByTenant('tnt_log', { status: 'retrying' })).toEqual([]);
+    expect((await repo.deliveries.listByTenant('tnt_log_other')).map((d) => d.scheduleId)).toEqual([
+      foreign.id,
+    ]);
+    expect(await repo.deliveries.listByTenant('tnt_nobody')).toEqual([]);
+
+    const bad = await failure(repo.deliveries.listByTenant('tnt_log', { status: 'lost' as never }));
+    expect(bad).toMatchObject({ code: 'invalid_argument' });
+    const badCursor = await failure(
+      repo.deliveries.listByTenant('tnt_log', { before: { createdAt: new Date(), id: "1' OR 1=1" } }),
+    );
+    expect(badCursor.message).toMatch(/page cursor/);
+  });
+});

@@ -39,6 +39,41 @@ export interface DeliveryDeps {
   now?: () => number;
   /** Checks event-relative occurrences before their first attempt; without it they are delivered as planned. */
   eventCheck?: EventCheck | undefined;
+  /** Opened targets reused for a moment (a burst of occurrences to one target opens it once). */
+  targets?: TargetCache | undefined;
+}
+
+type OpenedTarget = Awaited<ReturnType<SchedulerRepository['targets']['openSecret']>>;
+
+/**
+ * Targets opened in the last `ttlMs` (default 1 s), so a burst of occurrences for one target reads
+ * and unseals it once. A target disabled, changed or deleted meanwhile is seen at most `ttlMs` late.
+ */
+export class TargetCache {
+  readonly #repository: SchedulerRepository;
+  readonly #ttlMs: number;
+  readonly #entries = new Map<string, { at: number; opened: Promise<OpenedTarget> }>();
+
+  constructor(repository: SchedulerRepository, ttlMs = 1_000) {
+    this.#repository = repository;
+    this.#ttlMs = ttlMs;
+  }
+
+  open(tenantId: string, targetId: string): Promise<OpenedTarget> {
+    const key = `${tenantId}\u0000${targetId}`;
+    const now = Date.now();
+    const cached = this.#entries.get(key);
+    if (cached !== undefined && now - cached.at < this.#ttlMs) {
+      return cached.opened;
+    }
+    if (this.#entries.size > 1_000) {
+      this.#entries.clear();
+    }
+    const opened = this.#repository.targets.openSecret(tenantId, targetId);
+    this.#entries.set(key, { at: now, opened });
+    opened.catch(() => this.#entries.delete(key));
+    return opened;
+  }
 }
 
 export type JobOutcome = 'delivered' | 'failed' | 'retrying' | 'missed' | 'skipped';
@@ -107,9 +142,10 @@ async function send(
   if (schedule.targetId === null) {
     return failed(`Scheduled prompt ${schedule.id} has no delivery target (it was deleted).`);
   }
-  let opened: Awaited<ReturnType<SchedulerRepository['targets']['openSecret']>>;
+  let opened: OpenedTarget;
   try {
-    opened = await deps.repository.targets.openSecret(schedule.tenantId, schedule.targetId);
+    opened = await (deps.targets?.open(schedule.tenantId, schedule.targetId) ??
+      deps.repository.targets.openSecret(schedule.tenantId, schedule.targetId));
   } catch (error) {
     if (error instanceof CalgateError && error.code === 'not_found') {
       return failed(`Delivery target ${schedule.targetId} no longer exists.`);

@@ -1,6 +1,6 @@
 /** A delivery worker: takes due occurrences from pg-boss and delivers them, any number per machine. */
 import type { Job, PgBoss } from 'pg-boss';
-import { type DeliveryDeps, handleOccurrence, type JobOutcome } from './deliver.ts';
+import { type DeliveryDeps, handleOccurrence, type JobOutcome, TargetCache } from './deliver.ts';
 import { type OccurrenceJob, PROMPT_QUEUE } from './jobs.ts';
 
 export interface DeliveryWorkerOptions extends DeliveryDeps {
@@ -25,6 +25,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
   const loops = Math.min(4, options.concurrency);
   const batchSize = Math.max(1, Math.ceil(options.concurrency / loops));
   let inHand = 0;
+  const deps: DeliveryDeps = { ...options, targets: options.targets ?? new TargetCache(options.repository) };
   const workId = await boss.work<OccurrenceJob>(
     PROMPT_QUEUE,
     {
@@ -40,7 +41,7 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
         jobs.map(async (job) => {
           inHand += 1;
           try {
-            const outcome = await handleOccurrence(options, job.data, job.signal);
+            const outcome = await handleOccurrence(deps, job.data, job.signal);
             options.onOutcome?.(job.data, outcome);
             return { id: job.id, status: 'completed' as const };
           } catch (error) {

@@ -114,7 +114,7 @@ try {
     '',
     `## ${today()} — ${machineSummary()}`,
     '',
-    `${SCHEDULES} once-schedules due in the same second, ${WORKERS} \`calgate worker\` processes (SCHEDULER_CONCURRENCY ${process.env.SCHEDULER_CONCURRENCY ?? 32} each), pg-boss on one Postgres, one local webhook receiver verifying signatures. Lag = receipt time − due time, ms.`,
+    `${SCHEDULES} once-schedules due in the same second, ${WORKERS} \`calgate worker\` processes (SCHEDULER_CONCURRENCY ${process.env.SCHEDULER_CONCURRENCY ?? 64} each), pg-boss on one Postgres, one local webhook receiver verifying signatures. Lag = receipt time − due time, ms.`,
     '',
     '| schedules | workers | stored/s | p50 lag | p99 lag | max lag | min lag | duplicates | bad signatures |',
     '|---|---|---|---|---|---|---|---|---|',

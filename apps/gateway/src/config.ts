@@ -77,7 +77,7 @@ const Env = z.object({
   WORKER_HOST: z.string().min(1).default('127.0.0.1'),
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   /** Deliveries one worker process runs at once. */
-  SCHEDULER_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(32),
+  SCHEDULER_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(64),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -84,8 +84,15 @@ export async function handleOccurrence(
   job: OccurrenceJob,
   signal?: AbortSignal,
 ): Promise<JobOutcome> {
-  const now = deps.now ?? Date.now;
-  const ref: OccurrenceRef = {
+  const [outcome] = await handleOccurrences(deps, [{ data: job, signal }]);
+  if (outcome instanceof Error) {
+    throw outcome;
+  }
+  return outcome as JobOutcome;
+}
+
+function refOf(job: OccurrenceJob): OccurrenceRef {
+  return {
     tenantId: job.tenantId,
     scheduleId: job.scheduleId,
     occurrenceAt: new Date(job.at),
@@ -93,37 +100,91 @@ export async function handleOccurrence(
     event: job.event,
     replay: job.replay === true,
   };
-  if (job.event !== undefined && job.attempt === 1 && job.replay !== true && deps.eventCheck !== undefined) {
-    const schedule = await deps.repository.schedules.get(job.tenantId, job.scheduleId);
-    if (schedule === null || schedule.status !== 'active' || !(await deps.eventCheck(schedule, job.event))) {
-      return 'skipped';
+}
+
+/**
+ * Handles a batch of occurrence jobs: checks event-relative ones against their events, claims the
+ * rest in one transaction, then sends them side by side. One outcome (or the error that stopped
+ * it) per job, in order. Throws when the claim itself fails: pg-boss then retries the whole batch,
+ * and each job resumes where it stood.
+ */
+export async function handleOccurrences(
+  deps: DeliveryDeps,
+  jobs: readonly { data: OccurrenceJob; signal?: AbortSignal | undefined }[],
+): Promise<(JobOutcome | Error)[]> {
+  const now = deps.now ?? Date.now;
+  const outcomes: (JobOutcome | Error | undefined)[] = jobs.map(() => undefined);
+  const claimable: number[] = [];
+  for (const [index, { data: job }] of jobs.entries()) {
+    if (
+      job.event !== undefined &&
+      job.attempt === 1 &&
+      job.replay !== true &&
+      deps.eventCheck !== undefined
+    ) {
+      const schedule = await deps.repository.schedules.get(job.tenantId, job.scheduleId);
+      if (
+        schedule === null ||
+        schedule.status !== 'active' ||
+        !(await deps.eventCheck(schedule, job.event))
+      ) {
+        outcomes[index] = 'skipped';
+        continue;
+      }
     }
+    claimable.push(index);
   }
-  const plan = (schedule: ScheduleRecord): ClaimPlan =>
-    job.event === undefined
-      ? planOccurrence(schedule, job.at, now(), deps.graceMs)
-      : { action: now() - job.at > deps.graceMs ? 'missed' : 'deliver', nextRunAt: null, missed: [] };
-  const claim: Claim = await deps.repository.runs.claim(ref, plan, async (client, decided, schedule) => {
-    if (job.event === undefined && decided.nextRunAt !== null) {
-      const next = decided.nextRunAt;
-      await sendOccurrence(
-        deps.boss,
-        occurrenceId(schedule.id, next),
-        { tenantId: schedule.tenantId, scheduleId: schedule.id, at: next.getTime(), attempt: 1 },
-        next,
-        onClient(client),
-      );
-    }
+  const byRef = new Map<OccurrenceRef, OccurrenceJob>();
+  const refs = claimable.map((index) => {
+    const job = (jobs[index] as { data: OccurrenceJob }).data;
+    const ref = refOf(job);
+    byRef.set(ref, job);
+    return ref;
   });
-  if (claim.kind === 'done') {
-    if (claim.reason === 'missed') {
-      deps.log.warn({ scheduleId: job.scheduleId, occurrence: ref.occurrenceAt }, 'occurrence missed');
-      return 'missed';
-    }
-    return 'skipped';
-  }
-  const outcome = await send(deps, claim, job, signal);
-  return settle(deps, ref, job, claim, outcome, now());
+  const claims = await deps.repository.runs.claimMany(
+    refs,
+    (schedule, ref): ClaimPlan =>
+      ref.event === undefined
+        ? planOccurrence(schedule, ref.occurrenceAt.getTime(), now(), deps.graceMs)
+        : {
+            action: now() - ref.occurrenceAt.getTime() > deps.graceMs ? 'missed' : 'deliver',
+            nextRunAt: null,
+            missed: [],
+          },
+    async (client, decided, schedule) => {
+      if (decided.nextRunAt !== null) {
+        const next = decided.nextRunAt;
+        await sendOccurrence(
+          deps.boss,
+          occurrenceId(schedule.id, next),
+          { tenantId: schedule.tenantId, scheduleId: schedule.id, at: next.getTime(), attempt: 1 },
+          next,
+          onClient(client),
+        );
+      }
+    },
+  );
+  await Promise.all(
+    claims.map(async (claim, position) => {
+      const index = claimable[position] as number;
+      const { data: job, signal } = jobs[index] as { data: OccurrenceJob; signal?: AbortSignal };
+      const ref = refs[position] as OccurrenceRef;
+      if (claim.kind === 'done') {
+        if (claim.reason === 'missed') {
+          deps.log.warn({ scheduleId: job.scheduleId, occurrence: ref.occurrenceAt }, 'occurrence missed');
+        }
+        outcomes[index] = claim.reason === 'missed' ? 'missed' : 'skipped';
+        return;
+      }
+      try {
+        const outcome = await send(deps, claim, job, signal);
+        outcomes[index] = await settle(deps, ref, job, claim, outcome, now());
+      } catch (error) {
+        outcomes[index] = error instanceof Error ? error : new Error(String(error));
+      }
+    }),
+  );
+  return outcomes.map((outcome) => outcome ?? new Error('occurrence left unhandled'));
 }
 
 async function send(

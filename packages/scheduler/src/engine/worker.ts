@@ -1,6 +1,6 @@
 /** A delivery worker: takes due occurrences from pg-boss and delivers them, any number per machine. */
 import type { Job, PgBoss } from 'pg-boss';
-import { type DeliveryDeps, handleOccurrence, type JobOutcome, TargetCache } from './deliver.ts';
+import { type DeliveryDeps, handleOccurrences, type JobOutcome, TargetCache } from './deliver.ts';
 import { type OccurrenceJob, PROMPT_QUEUE } from './jobs.ts';
 
 export interface DeliveryWorkerOptions extends DeliveryDeps {
@@ -36,31 +36,38 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       burstWhenBatchFull: true,
       perJobResults: true,
     },
-    async (jobs: Job<OccurrenceJob>[]) =>
-      Promise.all(
-        jobs.map(async (job) => {
-          inHand += 1;
-          try {
-            const outcome = await handleOccurrence(deps, job.data, job.signal);
-            options.onOutcome?.(job.data, outcome);
-            return { id: job.id, status: 'completed' as const };
-          } catch (error) {
+    async (jobs: Job<OccurrenceJob>[]) => {
+      inHand += jobs.length;
+      try {
+        const outcomes = await handleOccurrences(
+          deps,
+          jobs.map((job) => ({ data: job.data, signal: job.signal })),
+        );
+        return jobs.map((job, index) => {
+          const outcome = outcomes[index];
+          if (outcome instanceof Error) {
             // The database failed mid-way: pg-boss retries the job, which resumes where it stopped.
             log.error(
-              { err: error, scheduleId: job.data.scheduleId },
+              { err: outcome, scheduleId: job.data.scheduleId },
               'occurrence job failed; it will be retried',
             );
             options.onOutcome?.(job.data, 'error');
-            return {
-              id: job.id,
-              status: 'failed' as const,
-              output: { message: error instanceof Error ? error.message : String(error) },
-            };
-          } finally {
-            inHand -= 1;
+            return { id: job.id, status: 'failed' as const, output: { message: outcome.message } };
           }
-        }),
-      ),
+          options.onOutcome?.(job.data, outcome as JobOutcome);
+          return { id: job.id, status: 'completed' as const };
+        });
+      } catch (error) {
+        log.error({ err: error, jobs: jobs.length }, 'claiming a batch failed; its jobs will be retried');
+        return jobs.map((job) => ({
+          id: job.id,
+          status: 'failed' as const,
+          output: { message: error instanceof Error ? error.message : String(error) },
+        }));
+      } finally {
+        inHand -= jobs.length;
+      }
+    },
   );
   log.info({ concurrency: options.concurrency }, 'delivery worker started');
   return {

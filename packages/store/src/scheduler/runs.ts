@@ -33,6 +33,9 @@ export interface ClaimPlan {
   missed: readonly Date[];
 }
 
+export type Planner = (schedule: ScheduleRecord, ref: OccurrenceRef) => ClaimPlan;
+export type Within = (client: pg.PoolClient, plan: ClaimPlan, schedule: ScheduleRecord) => Promise<void>;
+
 /** Where the worker stands with an occurrence after claiming it. */
 export type Claim =
   | {
@@ -126,101 +129,200 @@ export class ScheduleRuns {
    * replayed after a crash, continues the occurrence already recorded unless it has settled or its
    * schedule was cancelled meanwhile.
    */
-  async claim(
-    ref: OccurrenceRef,
-    plan: (schedule: ScheduleRecord) => ClaimPlan,
-    within: (client: pg.PoolClient, plan: ClaimPlan, schedule: ScheduleRecord) => Promise<void>,
-  ): Promise<Claim> {
-    const id = occurrenceId(ref.scheduleId, ref.occurrenceAt, ref.event?.eventId);
+  async claim(ref: OccurrenceRef, plan: Planner, within: Within): Promise<Claim> {
+    const [claim] = await this.claimMany([ref], plan, within);
+    return claim as Claim;
+  }
+
+  /**
+   * Claims several occurrences in one transaction (a worker's batch): the schedules are locked in
+   * id order (so concurrent batches cannot deadlock), the new occurrences recorded in one insert
+   * and the schedules moved on in one update. Returns one Claim per ref, in order.
+   */
+  async claimMany(refs: readonly OccurrenceRef[], plan: Planner, within: Within): Promise<Claim[]> {
+    if (refs.length === 0) {
+      return [];
+    }
+    const ids = refs.map((ref) => occurrenceId(ref.scheduleId, ref.occurrenceAt, ref.event?.eventId));
     return this.transaction(async (client) => {
-      // The schedule, locked, with this occurrence's row if it has one: one round trip.
       const locked = await client.query<
         LockedSchedule & {
+          i: string;
           d_status: DeliveryStatus | null;
           d_attempt: number | null;
           d_repetition: number | null;
         }
       >(
-        `SELECT s.id, s.tenant_id, s.key_id, s.target_id, s.agent_id, s.prompt, s.spec, ${ms('s.next_run_at', 'next_run_at')},
-                s.repetitions_done, s.status, ${ms('s.created_at', 'created_at')}, ${ms('s.cancelled_at', 'cancelled_at')},
+        `SELECT r.i, s.id, s.tenant_id, s.key_id, s.target_id, s.agent_id, s.prompt, s.spec,
+                ${ms('s.next_run_at', 'next_run_at')}, s.repetitions_done, s.status,
+                ${ms('s.created_at', 'created_at')}, ${ms('s.cancelled_at', 'cancelled_at')},
                 d.status AS d_status, d.attempt AS d_attempt, d.repetition AS d_repetition
-           FROM schedules s
-           LEFT JOIN deliveries d ON d.tenant_id = s.tenant_id AND d.occurrence_id = $3
-          WHERE s.tenant_id = $1 AND s.id = $2
+           FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(tenant_id, schedule_id, occurrence_id, i)
+           JOIN schedules s ON s.tenant_id = r.tenant_id AND s.id = r.schedule_id
+           LEFT JOIN deliveries d ON d.tenant_id = r.tenant_id AND d.occurrence_id = r.occurrence_id
+          ORDER BY s.id, r.i
             FOR UPDATE OF s`,
-        [ref.tenantId, ref.scheduleId, id],
+        [refs.map((ref) => ref.tenantId), refs.map((ref) => ref.scheduleId), ids],
       );
-      const row = locked.rows[0];
-      if (row === undefined) {
-        return { kind: 'done', reason: 'gone' };
-      }
-      const schedule = record(row);
-      const found =
-        row.d_status === null
-          ? undefined
-          : { status: row.d_status, attempt: row.d_attempt ?? 1, repetition: row.d_repetition };
-      if (found !== undefined) {
-        if (ref.replay === true) {
-          return { kind: 'deliver', schedule, occurrenceId: id, repetition: found.repetition ?? 1 };
+      const rows = new Map(locked.rows.map((row) => [Number(row.i) - 1, row]));
+      // The schedules as this batch leaves them (two refs may share one).
+      const current = new Map<string, ScheduleRecord>();
+      const inserts: {
+        tenantId: string;
+        scheduleId: string;
+        at: number;
+        id: string;
+        status: 'pending' | 'missed';
+        repetition: number | null;
+        event: OccurrenceRef['event'];
+      }[] = [];
+      const moves = new Map<
+        string,
+        { tenantId: string; move: boolean; next: number | null; delivered: number }
+      >();
+      const afterwards: (() => Promise<void>)[] = [];
+      const claims: Claim[] = [];
+      for (const [index, ref] of refs.entries()) {
+        const id = ids[index] as string;
+        const row = rows.get(index);
+        if (row === undefined) {
+          claims.push({ kind: 'done', reason: 'gone' });
+          continue;
         }
-        if (FINAL.includes(found.status)) {
-          return { kind: 'done', reason: 'settled', schedule };
+        const key = `${row.tenant_id}\u0000${row.id}`;
+        const schedule = current.get(key) ?? record(row);
+        current.set(key, schedule);
+        if (row.d_status !== null) {
+          const repetition = row.d_repetition ?? 1;
+          if (ref.replay === true) {
+            claims.push({ kind: 'deliver', schedule, occurrenceId: id, repetition });
+          } else if (FINAL.includes(row.d_status)) {
+            claims.push({ kind: 'done', reason: 'settled', schedule });
+          } else if (schedule.status === 'cancelled') {
+            const attempt = Math.max(row.d_attempt ?? 1, ref.attempt);
+            afterwards.push(() =>
+              this.#settle(client, ref.tenantId, id, attempt, {
+                status: 'failed',
+                error: 'The schedule was cancelled before this occurrence could be delivered.',
+              }),
+            );
+            claims.push({ kind: 'done', reason: 'ended', schedule });
+          } else {
+            claims.push({ kind: 'deliver', schedule, occurrenceId: id, repetition });
+          }
+          continue;
         }
-        if (schedule.status === 'cancelled') {
-          await this.#settle(client, ref.tenantId, id, Math.max(found.attempt, ref.attempt), {
-            status: 'failed',
-            error: 'The schedule was cancelled before this occurrence could be delivered.',
+        if (schedule.status === 'cancelled' || schedule.status === 'finished') {
+          claims.push({ kind: 'done', reason: 'ended', schedule });
+          continue;
+        }
+        const isNext =
+          ref.event !== undefined || schedule.nextRunAt?.getTime() === ref.occurrenceAt.getTime();
+        if (
+          schedule.status !== 'active' ||
+          !isNext ||
+          ref.attempt !== 1 ||
+          inserts.some((one) => one.id === id)
+        ) {
+          claims.push({ kind: 'done', reason: 'stale', schedule });
+          continue;
+        }
+        const decided = plan(schedule, ref);
+        const delivering = decided.action === 'deliver';
+        const repetition = schedule.repetitionsDone + 1;
+        inserts.push({
+          tenantId: ref.tenantId,
+          scheduleId: ref.scheduleId,
+          at: ref.occurrenceAt.getTime(),
+          id,
+          status: delivering ? 'pending' : 'missed',
+          repetition: delivering ? repetition : null,
+          event: ref.event,
+        });
+        for (const missed of decided.missed.slice(-MAX_MISSED_ROWS)) {
+          inserts.push({
+            tenantId: ref.tenantId,
+            scheduleId: ref.scheduleId,
+            at: missed.getTime(),
+            id: occurrenceId(ref.scheduleId, missed),
+            status: 'missed',
+            repetition: null,
+            event: undefined,
           });
-          return { kind: 'done', reason: 'ended', schedule };
         }
-        return { kind: 'deliver', schedule, occurrenceId: id, repetition: found.repetition ?? 1 };
+        // An event-relative schedule's next run is the planner's business, not this occurrence's.
+        const moved = ref.event === undefined;
+        const before = moves.get(key);
+        moves.set(key, {
+          tenantId: ref.tenantId,
+          move: moved || (before?.move ?? false),
+          next: moved ? (decided.nextRunAt?.getTime() ?? null) : (before?.next ?? null),
+          delivered: (before?.delivered ?? 0) + (delivering ? 1 : 0),
+        });
+        const after: ScheduleRecord = {
+          ...schedule,
+          repetitionsDone: schedule.repetitionsDone + (delivering ? 1 : 0),
+          ...(moved
+            ? {
+                nextRunAt: decided.nextRunAt,
+                status: decided.nextRunAt === null ? ('finished' as const) : schedule.status,
+              }
+            : {}),
+        };
+        current.set(key, after);
+        afterwards.push(() => within(client, decided, schedule));
+        claims.push(
+          delivering
+            ? { kind: 'deliver', schedule, occurrenceId: id, repetition }
+            : { kind: 'done', reason: 'missed', schedule },
+        );
       }
-      if (schedule.status === 'cancelled' || schedule.status === 'finished') {
-        return { kind: 'done', reason: 'ended', schedule };
-      }
-      const isNext = ref.event !== undefined || schedule.nextRunAt?.getTime() === ref.occurrenceAt.getTime();
-      if (schedule.status !== 'active' || !isNext || ref.attempt !== 1) {
-        return { kind: 'done', reason: 'stale', schedule };
-      }
-      const decided = plan(schedule);
-      const delivering = decided.action === 'deliver';
-      const repetition = schedule.repetitionsDone + 1;
-      const missed = decided.missed.slice(-MAX_MISSED_ROWS);
-      const at = [ref.occurrenceAt, ...missed];
-      // The occurrence (and the runs missed on the way) recorded, and the schedule moved on: one statement.
-      await client.query(
-        `WITH recorded AS (
-           INSERT INTO deliveries (tenant_id, schedule_id, occurrence_at, occurrence_id, attempt, status, repetition,
+      if (inserts.length > 0) {
+        await client.query(
+          `INSERT INTO deliveries (tenant_id, schedule_id, occurrence_at, occurrence_id, attempt, status, repetition,
                                    event_id, event_calendar_id, event_start)
-           SELECT $1, $2, to_timestamp(t.at / 1000), t.id, 1, t.status, t.repetition,
-                  $7::text, $8::text, to_timestamp($9::float8 / 1000)
-             FROM unnest($3::float8[], $4::text[], $5::text[], $6::int[]) AS t(at, id, status, repetition)
-           ON CONFLICT (occurrence_id) DO NOTHING)
-         UPDATE schedules SET
-             next_run_at = CASE WHEN $10 THEN to_timestamp($11::float8 / 1000) ELSE next_run_at END,
-             status = CASE WHEN $10 AND $11::float8 IS NULL THEN 'finished' ELSE status END,
-             repetitions_done = repetitions_done + $12
-          WHERE tenant_id = $1 AND id = $2`,
-        [
-          ref.tenantId,
-          ref.scheduleId,
-          at.map((d) => d.getTime()),
-          [id, ...missed.map((d) => occurrenceId(ref.scheduleId, d))],
-          [delivering ? 'pending' : 'missed', ...missed.map(() => 'missed')],
-          [delivering ? repetition : null, ...missed.map(() => null)],
-          ref.event?.eventId ?? null,
-          ref.event?.calendarId ?? null,
-          ref.event?.start ?? null,
-          // An event-relative schedule's next run is the planner's business, not this occurrence's.
-          ref.event === undefined,
-          decided.nextRunAt?.getTime() ?? null,
-          delivering ? 1 : 0,
-        ],
-      );
-      await within(client, decided, schedule);
-      return delivering
-        ? { kind: 'deliver', schedule, occurrenceId: id, repetition }
-        : { kind: 'done', reason: 'missed', schedule };
+           SELECT t.tenant_id, t.schedule_id, to_timestamp(t.at / 1000), t.id, 1, t.status, t.repetition,
+                  t.event_id, t.event_calendar_id, to_timestamp(t.event_start / 1000)
+             FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[], $5::text[], $6::int[], $7::text[],
+                         $8::text[], $9::float8[])
+                  AS t(tenant_id, schedule_id, at, id, status, repetition, event_id, event_calendar_id, event_start)
+           ON CONFLICT (occurrence_id) DO NOTHING`,
+          [
+            inserts.map((one) => one.tenantId),
+            inserts.map((one) => one.scheduleId),
+            inserts.map((one) => one.at),
+            inserts.map((one) => one.id),
+            inserts.map((one) => one.status),
+            inserts.map((one) => one.repetition),
+            inserts.map((one) => one.event?.eventId ?? null),
+            inserts.map((one) => one.event?.calendarId ?? null),
+            inserts.map((one) => one.event?.start ?? null),
+          ],
+        );
+      }
+      if (moves.size > 0) {
+        const list = [...moves.entries()];
+        await client.query(
+          `UPDATE schedules s SET
+              next_run_at = CASE WHEN m.move THEN to_timestamp(m.next / 1000) ELSE s.next_run_at END,
+              status = CASE WHEN m.move AND m.next IS NULL THEN 'finished' ELSE s.status END,
+              repetitions_done = s.repetitions_done + m.delivered
+             FROM unnest($1::text[], $2::text[], $3::bool[], $4::float8[], $5::int[])
+                  AS m(tenant_id, id, move, next, delivered)
+            WHERE s.tenant_id = m.tenant_id AND s.id = m.id`,
+          [
+            list.map(([, move]) => move.tenantId),
+            list.map(([key]) => key.split('\u0000')[1] as string),
+            list.map(([, move]) => move.move),
+            list.map(([, move]) => move.next),
+            list.map(([, move]) => move.delivered),
+          ],
+        );
+      }
+      for (const step of afterwards) {
+        await step();
+      }
+      return claims;
     });
   }
 

@@ -65,6 +65,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(Object.keys(list.body.keys[1]).sort()).toEqual(
         [
           'createdAt',
+          'defaultAgentId',
           'defaultCalendarId',
           'expiresAt',
           'id',

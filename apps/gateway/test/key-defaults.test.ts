@@ -198,6 +198,17 @@ describe('per-key default calendar and time zone', () => {
     });
     expect(other.body.key.timeZone).toBe('America/New_York');
     expect((await zoneOfNow(first)).timeZone).toBe('America/New_York');
+    // The default agent for scheduled prompts is set and cleared the same way, and keeps the zone.
+    const agent = await call(gw, 'PATCH', `/api/v1/keys/${firstRun.keyId}`, {
+      as: owner,
+      body: { defaultAgentId: ' agent-7f3e ' },
+    });
+    expect(agent.body.key).toMatchObject({ defaultAgentId: 'agent-7f3e', timeZone: 'America/New_York' });
+    const noAgent = await call(gw, 'PATCH', `/api/v1/keys/${firstRun.keyId}`, {
+      as: owner,
+      body: { defaultAgentId: null },
+    });
+    expect(noAgent.body.key.defaultAgentId).toBeNull();
     const cleared = await call(gw, 'PATCH', `/api/v1/keys/${firstRun.keyId}`, {
       as: owner,
       body: { timeZone: null },
@@ -246,8 +257,10 @@ describe('per-key default calendar and time zone', () => {
         400,
         "Unknown time zone 'Mars/Olympus_Mons': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.",
       ],
-      [{}, 400, 'body: give defaultCalendarId and/or timeZone (null clears one)'],
+      [{}, 400, 'body: give defaultCalendarId, timeZone, defaultAgentId (null clears one) and/or toolsets'],
       [{ timeZone: '' }, 400, 'timeZone: give an IANA zone, or null to clear'],
+      [{ defaultAgentId: '' }, 400, 'defaultAgentId: give an agent id, or null to clear'],
+      [{ defaultAgentId: 'agent\u0007bell' }, 400, 'Default agent id must not contain control characters'],
       [{ defaultCalendarId: notes, name: 'renamed' }, 400, 'Unrecognized key: "name"'],
     ];
     for (const [body, status, message] of cases) {

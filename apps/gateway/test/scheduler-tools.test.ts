@@ -471,6 +471,22 @@ describe('scheduler tools through the MCP SDK client', () => {
     });
   });
 
+  describe('status', () => {
+    it('scheduler_status shows the live worker, an empty backlog and the deliveries of the last 24 h', async () => {
+      const status = (await ok(key1, 'scheduler_status', {})) as {
+        workers: { name: string; host: string; lastSeen: string }[];
+        queueDepth: number;
+        lagSeconds: number;
+        last24h: Record<string, number>;
+      };
+      expect(status.workers.length).toBeGreaterThanOrEqual(1);
+      expect(Date.now() - Date.parse(status.workers[0]?.lastSeen ?? '')).toBeLessThan(120_000);
+      expect(status.queueDepth).toBeGreaterThanOrEqual(0);
+      expect(status.lagSeconds).toBeLessThan(60);
+      expect(Object.keys(status.last24h).sort()).toEqual(['delivered', 'failed', 'missed', 'retrying']);
+    });
+  });
+
   describe('testing a target', () => {
     it('sends a signed target.test event the receiver verifies', async () => {
       const sent = Date.now();

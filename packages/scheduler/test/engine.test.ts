@@ -273,6 +273,32 @@ describe('the delivery engine (pg-boss, real Postgres, real HTTP)', () => {
     }
   });
 
+  it("ends a revoked key's schedules at their next occurrence, delivering nothing more", async () => {
+    await run();
+    const made = createSchedule({ kind: 'interval', every: '1s' }, Date.now());
+    if (!made.ok) {
+      throw made.error;
+    }
+    const created = await scheduling.create(seeded.tenant, {
+      keyId: seeded.otherKey,
+      targetId,
+      prompt: 'every second',
+      spec: made.value.schedule.spec as never,
+      nextRunAt: new Date(made.value.firstRun),
+    });
+    const mine = () => receiver.received.filter((r) => r.body.scheduleId === created.id);
+    await until(() => mine().length >= 2);
+    await db.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [seeded.otherKey]);
+    const revokedAt = Date.now();
+    await until(
+      async () => (await seeded.repository.schedules.get(seeded.tenant, created.id))?.status === 'cancelled',
+    );
+    const count = mine().length;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(mine()).toHaveLength(count);
+    expect(mine().every((r) => r.at <= revokedAt + 1_500)).toBe(true);
+  });
+
   it('keeps the jobs in its own queue', async () => {
     const queue = await boss.getQueue(PROMPT_QUEUE);
     expect(queue?.name).toBe(PROMPT_QUEUE);

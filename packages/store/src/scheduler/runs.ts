@@ -148,6 +148,7 @@ export class ScheduleRuns {
       const locked = await client.query<
         LockedSchedule & {
           i: string;
+          key_ended: boolean;
           d_status: DeliveryStatus | null;
           d_attempt: number | null;
           d_repetition: number | null;
@@ -156,9 +157,11 @@ export class ScheduleRuns {
         `SELECT r.i, s.id, s.tenant_id, s.key_id, s.target_id, s.agent_id, s.prompt, s.spec,
                 ${ms('s.next_run_at', 'next_run_at')}, s.repetitions_done, s.status,
                 ${ms('s.created_at', 'created_at')}, ${ms('s.cancelled_at', 'cancelled_at')},
-                d.status AS d_status, d.attempt AS d_attempt, d.repetition AS d_repetition
+                d.status AS d_status, d.attempt AS d_attempt, d.repetition AS d_repetition,
+                (k.revoked_at IS NOT NULL OR k.expires_at <= now()) IS TRUE AS key_ended
            FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS r(tenant_id, schedule_id, occurrence_id, i)
            JOIN schedules s ON s.tenant_id = r.tenant_id AND s.id = r.schedule_id
+           JOIN api_keys k ON k.tenant_id = s.tenant_id AND k.id = s.key_id
            LEFT JOIN deliveries d ON d.tenant_id = r.tenant_id AND d.occurrence_id = r.occurrence_id
           ORDER BY s.id, r.i
             FOR UPDATE OF s`,
@@ -181,6 +184,7 @@ export class ScheduleRuns {
         { tenantId: string; move: boolean; next: number | null; delivered: number }
       >();
       const afterwards: (() => Promise<void>)[] = [];
+      const ended = new Set<string>();
       const claims: Claim[] = [];
       for (const [index, ref] of refs.entries()) {
         const id = ids[index] as string;
@@ -190,7 +194,12 @@ export class ScheduleRuns {
           continue;
         }
         const key = `${row.tenant_id}\u0000${row.id}`;
-        const schedule = current.get(key) ?? record(row);
+        let schedule = current.get(key) ?? record(row);
+        if (row.key_ended && (schedule.status === 'active' || schedule.status === 'paused')) {
+          // The key that owns the schedule was revoked or has expired: its prompts end with it.
+          ended.add(key);
+          schedule = { ...schedule, status: 'cancelled', nextRunAt: null, cancelledAt: new Date() };
+        }
         current.set(key, schedule);
         if (row.d_status !== null) {
           const repetition = row.d_repetition ?? 1;
@@ -317,6 +326,15 @@ export class ScheduleRuns {
             list.map(([, move]) => move.next),
             list.map(([, move]) => move.delivered),
           ],
+        );
+      }
+      if (ended.size > 0) {
+        const list = [...ended].map((key) => key.split('\u0000'));
+        await client.query(
+          `UPDATE schedules s SET status = 'cancelled', cancelled_at = now(), next_run_at = NULL
+             FROM unnest($1::text[], $2::text[]) AS e(tenant_id, id)
+            WHERE s.tenant_id = e.tenant_id AND s.id = e.id AND s.status IN ('active', 'paused')`,
+          [list.map(([tenant]) => tenant), list.map(([, id]) => id)],
         );
       }
       for (const step of afterwards) {

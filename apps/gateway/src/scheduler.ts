@@ -37,7 +37,7 @@ import {
   type SchedulerStatusInfo,
 } from '@calgate/tools';
 import type { PgBoss } from 'pg-boss';
-import type { SchedulerFactory } from './http/mcp.ts';
+import { principalOf, type SchedulerFactory } from './http/mcp.ts';
 
 export interface SchedulerDeps {
   db: Database;
@@ -68,17 +68,7 @@ export async function keyPrincipal(db: Database, tenantId: string, keyId: string
 }
 
 export function accessOf(key: KeyAccess, providers: ProviderResolver): CalendarAccess {
-  return new CalendarAccess(
-    {
-      tenantId: key.tenantId,
-      keyId: key.keyId,
-      calendars: key.calendars,
-      defaultCalendarId: key.defaultCalendarId,
-      timeZone: key.timeZone,
-      toolsets: key.toolsets,
-    },
-    providers,
-  );
+  return new CalendarAccess(principalOf(key), providers);
 }
 
 /** Scheme, host and port: a URL's path and query may hold a token. */

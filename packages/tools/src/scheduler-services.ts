@@ -6,6 +6,8 @@
  * `not_found`, `precondition_failed`, `unavailable`).
  */
 
+import type { TargetTestResult } from '@calgate/scheduler';
+
 export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'finished';
 export type ScheduledKind = 'once' | 'cron' | 'interval' | 'rrule' | 'around_events';
 
@@ -88,15 +90,8 @@ export interface LettaAgentInfo {
   name: string;
 }
 
-export interface TargetTestResult {
-  targetId: string;
-  ok: boolean;
-  /** HTTP status of the test exchange, when there was one. */
-  status: number | null;
-  durationMs: number;
-  /** What went wrong, naming the target id (never its URL or secret). */
-  error: string | null;
-}
+/** What testing a target found (shared with `calgate target test` and the dashboard). */
+export type { TargetTestResult };
 
 export interface SchedulerStatusInfo {
   /** Workers seen in the last minute, with their last heartbeat. */

@@ -90,7 +90,7 @@ declare module 'fastify' {
 }
 
 /** The caller as the tools see it: the key's grants, default calendar and time zone. */
-function principalOf(key: KeyAccess): Principal {
+export function principalOf(key: KeyAccess): Principal {
   return {
     tenantId: key.tenantId,
     keyId: key.keyId,

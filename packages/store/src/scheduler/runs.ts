@@ -2,13 +2,8 @@ import { CalgateError } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
 import { ms } from '../sql.ts';
-import {
-  DELIVERY_ERROR_MAX,
-  type DeliveryStatus,
-  occurrenceId,
-  type ScheduleRecord,
-  type StoredSpec,
-} from './model.ts';
+import { DELIVERY_ERROR_MAX, type DeliveryStatus, occurrenceId, type ScheduleRecord } from './model.ts';
+import { type ScheduleRow, schedule as scheduleOf } from './schedules.ts';
 
 /** One occurrence a worker holds: the schedule, the instant and the attempt at delivering it. */
 export interface OccurrenceRef {
@@ -55,38 +50,6 @@ export type Claim =
       reason: 'gone' | 'stale' | 'ended' | 'settled' | 'missed';
       schedule?: ScheduleRecord;
     };
-
-interface LockedSchedule {
-  id: string;
-  tenant_id: string;
-  key_id: string;
-  target_id: string | null;
-  agent_id: string | null;
-  prompt: string;
-  spec: StoredSpec;
-  next_run_at: number | null;
-  repetitions_done: number;
-  status: ScheduleRecord['status'];
-  created_at: number;
-  cancelled_at: number | null;
-}
-
-function record(row: LockedSchedule): ScheduleRecord {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    keyId: row.key_id,
-    targetId: row.target_id,
-    agentId: row.agent_id,
-    prompt: row.prompt,
-    spec: row.spec,
-    nextRunAt: row.next_run_at === null ? null : new Date(row.next_run_at),
-    repetitionsDone: row.repetitions_done,
-    status: row.status,
-    createdAt: new Date(row.created_at),
-    cancelledAt: row.cancelled_at === null ? null : new Date(row.cancelled_at),
-  };
-}
 
 const FINAL: readonly DeliveryStatus[] = ['delivered', 'failed', 'missed'];
 /** Missed runs recorded one by one per catch-up; runs beyond are skipped without a row each. */
@@ -146,7 +109,7 @@ export class ScheduleRuns {
     const ids = refs.map((ref) => occurrenceId(ref.scheduleId, ref.occurrenceAt, ref.event?.eventId));
     return this.transaction(async (client) => {
       const locked = await client.query<
-        LockedSchedule & {
+        ScheduleRow & {
           i: string;
           key_ended: boolean;
           d_status: DeliveryStatus | null;
@@ -194,7 +157,7 @@ export class ScheduleRuns {
           continue;
         }
         const key = `${row.tenant_id}\u0000${row.id}`;
-        let schedule = current.get(key) ?? record(row);
+        let schedule = current.get(key) ?? scheduleOf(row);
         if (row.key_ended && (schedule.status === 'active' || schedule.status === 'paused')) {
           // The key that owns the schedule was revoked or has expired: its prompts end with it.
           ended.add(key);

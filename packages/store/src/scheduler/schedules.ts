@@ -14,7 +14,8 @@ import {
 } from './model.ts';
 import { targetNotFound } from './targets.ts';
 
-interface ScheduleRow {
+/** A schedules row as queried (instants as epoch milliseconds). */
+export interface ScheduleRow {
   id: string;
   tenant_id: string;
   key_id: string;
@@ -32,7 +33,7 @@ interface ScheduleRow {
 const SCHEDULE_COLUMNS = `id, tenant_id, key_id, target_id, agent_id, prompt, spec, ${ms('next_run_at')},
   repetitions_done, status, ${ms('created_at')}, ${ms('cancelled_at')}`;
 
-function schedule(row: ScheduleRow): ScheduleRecord {
+export function schedule(row: ScheduleRow): ScheduleRecord {
   return {
     id: row.id,
     tenantId: row.tenant_id,

@@ -89,8 +89,11 @@ export function waitForLine(
   });
 }
 
-/** Starts a throwaway PostgreSQL cluster tuned for tests (no fsync) on a free port. */
-export async function startPostgres(): Promise<RunningServer> {
+/**
+ * Starts a throwaway PostgreSQL cluster tuned for tests (no fsync) on a free port. `env` adds to
+ * the server's environment (e.g. libfaketime's, to run it on a shifted clock).
+ */
+export async function startPostgres(options: { env?: Record<string, string> } = {}): Promise<RunningServer> {
   const bin = postgresBinDir();
   const dir = await mkdtemp(join(tmpdir(), 'calgate-pg-'));
   const user = runAs();
@@ -128,7 +131,11 @@ export async function startPostgres(): Promise<RunningServer> {
       '-c',
       'shared_buffers=128MB',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], ...user },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...user,
+      ...(options.env === undefined ? {} : { env: { ...process.env, ...options.env } }),
+    },
   );
   await waitForLine(child, 'ready to accept connections', 'PostgreSQL');
   return {

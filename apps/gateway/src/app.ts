@@ -14,7 +14,9 @@ import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
+import { originPolicy, registerCors } from './http/origins.ts';
 import { registerDashboardStatic } from './http/static.ts';
+import type { LogLevelStore } from './log-levels.ts';
 import type { RulesFactory } from './rules.ts';
 
 export interface AppDeps {
@@ -23,6 +25,8 @@ export interface AppDeps {
   catalogue: Catalogue;
   authenticator: KeyAuthenticator;
   rateLimiter: RateLimiter;
+  /** Each key's MCP log level; levels last only as long as the process when absent. */
+  logLevels?: LogLevelStore;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];
@@ -78,6 +82,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply.status(400).send(errorBody('invalid_argument', problem, request.id));
     }
   });
+  // Browser-based MCP clients call /api/mcp from their own origins (see origins.ts for which).
+  registerCors(app, originPolicy(deps.publicUrl, deps.allowedOrigins), ['/api/mcp']);
   registerMetaRoutes(app, deps);
   registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
   registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });

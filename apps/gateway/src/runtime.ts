@@ -44,6 +44,12 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgre
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
+import {
+  failOpenLogLevels,
+  type LogLevelStore,
+  MemoryLogLevelStore,
+  RedisLogLevelStore,
+} from './log-levels.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
@@ -305,6 +311,7 @@ export async function createRuntime(
 
     let redis: Redis | undefined;
     let rateLimiter: RateLimiter = new MemoryRateLimiter(config.rateLimit);
+    let logLevels: LogLevelStore = new MemoryLogLevelStore();
     // Without Redis, leases are exact only within this one process.
     let slotLock: SlotLock = new MemorySlotLock();
     if (config.redisUrl !== undefined) {
@@ -315,6 +322,7 @@ export async function createRuntime(
       client.on('ready', () => redisOutage.succeeded());
       redis = client;
       rateLimiter = failOpen(new RedisRateLimiter(client, config.rateLimit), redisOutage);
+      logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       closers.unshift(async () => {
         client.disconnect();
@@ -380,6 +388,7 @@ export async function createRuntime(
       catalogue: catalogue(),
       authenticator,
       rateLimiter,
+      logLevels,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

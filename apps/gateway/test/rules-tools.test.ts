@@ -345,7 +345,11 @@ describe('rules tools over MCP: projects, rules, preview, apply, classify, times
 
   it('serves the syntax reference and the timesheet as resources', async () => {
     const { resources } = await agent.listResources();
-    expect(resources.map((resource) => resource.uri)).toEqual(['calgate://docs/rules-syntax']);
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      'calgate://docs/tools',
+      'calgate://docs/rules-syntax',
+      `calgate://calendars/${work}`,
+    ]);
     const { resourceTemplates } = await agent.listResourceTemplates();
     expect(resourceTemplates[0]?.uriTemplate).toBe(
       'calgate://timesheet.csv{?timeMin,timeMax,groupBy,timeZone,calendarIds}',

@@ -3,6 +3,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
 import type { WorkBudget } from './budget.ts';
+import type { ToolLog } from './logging.ts';
 import type { CpuPool } from './offload/pool.ts';
 import type { SchedulerServices } from './scheduler-services.ts';
 
@@ -200,6 +201,8 @@ export interface ToolContext {
   budget: WorkBudget;
   /** Worker threads for CPU-bound pure work; absent, the work runs in-process. */
   cpu?: CpuPool | undefined;
+  /** Sends the client a log message at or above the level its key set; a no-op when none is set. */
+  log?: ToolLog | undefined;
 }
 
 /** Which grant a key needs for a tool to be offered at all. */

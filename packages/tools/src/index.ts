@@ -43,6 +43,7 @@ export {
 export { CpuTurns } from './cpu-turns.ts';
 export { screenText } from './firewall.ts';
 export { eventTable, formatText, toonView } from './format.ts';
+export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
 export type {
   CreatedScheduledPrompt,

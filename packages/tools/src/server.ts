@@ -3,11 +3,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   McpError,
-  ReadResourceRequestSchema,
   ErrorCode as RpcErrorCode,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -25,9 +22,17 @@ import type {
 import type { CpuTurns } from './cpu-turns.ts';
 import { jsonOf } from './format.ts';
 import { modernize } from './legacy.ts';
+import {
+  isLogLevel,
+  LOG_LEVELS,
+  type LogLevel,
+  logAtOrAbove,
+  logPartialResult,
+  type ToolLog,
+} from './logging.ts';
 import type { CpuPool } from './offload/pool.ts';
+import { registerPrompts, registerResources } from './registrations.ts';
 import type { SchedulerServices } from './scheduler-services.ts';
-import { readRulesResource, rulesResources } from './tools/rules/resources.ts';
 import { asUnavailable, retryOnce } from './transient.ts';
 import { describeInputError, describeParamsError, unsafeTextIn } from './validation.ts';
 
@@ -68,6 +73,10 @@ export interface SessionOptions {
   cpu?: CpuPool;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */
   onInternalError?: (error: unknown, tool: string) => void;
+  /** The key's MCP log level (`logging/setLevel`); tool calls send no log messages when absent. */
+  logLevel?: LogLevel | undefined;
+  /** Remembers a level a client set for its key; later requests pass it back as `logLevel`. */
+  setLogLevel?: (level: LogLevel) => Promise<void>;
 }
 
 const INSTRUCTIONS =
@@ -77,6 +86,12 @@ const INSTRUCTIONS =
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 const DENIED: ReadonlySet<ErrorCode> = new Set(['permission_denied', 'not_found']);
+
+// Looser than the SDK's schema, so an unknown level gets a message naming the levels there are.
+const SetLevelParamsSchema = z.object({
+  method: z.literal('logging/setLevel'),
+  params: z.looseObject({ level: z.unknown() }),
+});
 
 /** Whether the key has switched on the toolset the tool belongs to. */
 function inToolsets(entry: CatalogueEntry, access: CalendarAccess): boolean {
@@ -185,6 +200,7 @@ export async function callTool(
   signal: AbortSignal,
   progress: ProgressReporter = NO_PROGRESS,
   meta?: Record<string, unknown>,
+  log: ToolLog = () => {},
 ): Promise<CallToolResult> {
   const started = performance.now();
   const { definition } = entry;
@@ -232,11 +248,20 @@ export async function callTool(
       publicUrl: options.publicUrl,
       budget,
       cpu: options.cpu,
+      log,
     };
     // Reads are safe to repeat: one that met a database or cache restart is retried once.
     const result = definition.annotations.readOnlyHint
-      ? await retryOnce(() => definition.run(parsed.data, context), { signal })
+      ? await retryOnce(() => definition.run(parsed.data, context), {
+          signal,
+          onRetry: () =>
+            log('warning', {
+              tool: definition.name,
+              message: "Calgate's database or cache did not answer; retrying the call once.",
+            }),
+        })
       : await definition.run(parsed.data, context);
+    logPartialResult(definition.name, result, log);
     const events = (result as { events?: unknown }).events;
     if (Array.isArray(events)) {
       budget.spend('events', events.length);
@@ -288,12 +313,20 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     { name: 'calgate', title: 'Calgate', version: options.version },
     // The tool list follows the key's grants; the gateway's GET stream announces changes.
     {
-      capabilities: { tools: { listChanged: true }, resources: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: {},
+        prompts: {},
+        completions: {},
+        logging: {},
+      },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator,
     },
   );
   const visible = options.catalogue.entries.filter((entry) => isVisible(entry, options.access));
+  // Set by the key's stored level, or by a logging/setLevel earlier in this request's batch.
+  let logLevel = options.logLevel;
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: visible.map(toolOf) }));
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const entry = visible.find((candidate) => candidate.definition.name === request.params.name);
@@ -331,21 +364,44 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
                 ...(message === undefined ? {} : { message }),
               },
             });
-    return callTool(options, entry, request.params.arguments, extra.signal, progress, request.params._meta);
+    const log = logAtOrAbove(logLevel, (params) =>
+      extra.sendNotification({ method: 'notifications/message', params }),
+    );
+    return callTool(
+      options,
+      entry,
+      request.params.arguments,
+      extra.signal,
+      progress,
+      request.params._meta,
+      log,
+    );
   });
-  const resources = rulesResources(options.access);
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.resources }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: resources.resourceTemplates,
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request, extra) =>
-    readRulesResource(request.params.uri, {
-      access: options.access,
-      rules: options.rules,
-      now: options.now ?? (() => new Date()),
-      signal: extra.signal,
-    }),
-  );
+  server.setRequestHandler(SetLevelParamsSchema, async (request) => {
+    const { level } = request.params;
+    if (!isLogLevel(level)) {
+      // Not an McpError: its message would carry an "MCP error -32602:" prefix.
+      throw Object.assign(
+        new Error(`Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`),
+        { code: RpcErrorCode.InvalidParams },
+      );
+    }
+    try {
+      await options.setLogLevel?.(level);
+    } catch (error) {
+      options.onInternalError?.(error, 'logging/setLevel');
+      throw Object.assign(
+        new Error('Calgate could not store the log level just now; try again in a few seconds.'),
+        {
+          code: RpcErrorCode.InternalError,
+        },
+      );
+    }
+    logLevel = level;
+    return {};
+  });
+  registerResources(server, options, visible);
+  registerPrompts(server, options, visible);
   answerBadParamsByTheBook(server);
   return server;
 }

@@ -120,7 +120,7 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  */
 export async function retryOnce<T>(
   fn: () => Promise<T>,
-  options: { delayMs?: number; signal?: AbortSignal } = {},
+  options: { delayMs?: number; signal?: AbortSignal; onRetry?: () => void } = {},
 ): Promise<T> {
   try {
     return await fn();
@@ -128,6 +128,7 @@ export async function retryOnce<T>(
     if (!isTransient(error) || options.signal?.aborted) {
       throw error;
     }
+    options.onRetry?.();
     await pause(options.delayMs ?? RETRY_DELAY_MS, options.signal);
     if (options.signal?.aborted) {
       throw error;

@@ -200,7 +200,10 @@ describe('scheduler toolset: listing and schemas', () => {
   it('shows the rules syntax resource to a key with the scheduler toolset, but not the timesheet', async () => {
     const { client } = await connect({ scheduler: new MemoryScheduler(NOW) });
     const { resources } = await client.listResources();
-    expect(resources.map((resource) => resource.uri)).toEqual(['calgate://docs/rules-syntax']);
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      'calgate://docs/tools',
+      'calgate://docs/rules-syntax',
+    ]);
     expect((await client.listResourceTemplates()).resourceTemplates).toEqual([]);
     const doc = await client.readResource({ uri: 'calgate://docs/rules-syntax' });
     expect(JSON.stringify(doc.contents)).toMatch(/title:/);

@@ -20,10 +20,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
+import { type LogLevelStore, MemoryLogLevelStore } from '../log-levels.ts';
 import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import { originPolicy } from './origins.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
 
 /** Scheduled prompts and delivery targets for one API key (its own schedules, its tenant's targets). */
@@ -33,6 +35,8 @@ export interface McpRouteDeps {
   catalogue: Catalogue;
   authenticator: KeyAuthenticator;
   rateLimiter: RateLimiter;
+  /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
+  logLevels?: LogLevelStore | undefined;
   audit: AuditLog;
   providers: ProviderResolver;
   allowedOrigins: readonly string[];
@@ -64,6 +68,12 @@ function requestCount(body: unknown): number {
     const { method, id } = (message ?? {}) as { method?: unknown; id?: unknown };
     return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
   }).length;
+}
+
+/** Whether a JSON-RPC message (or batch) calls a tool, the only requests that send log messages. */
+function callsTool(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => (message as { method?: unknown } | null)?.method === 'tools/call');
 }
 
 /** Whether a JSON-RPC message (or batch) carries a progress token. */
@@ -112,7 +122,7 @@ function acceptsEventStream(accept: string | undefined): boolean {
  * needs no session either; DELETE (session end) answers 405.
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
-  const allowed = new Set(deps.allowedOrigins);
+  const origins = originPolicy(deps.publicUrl, deps.allowedOrigins);
   const limits = deps.mcpLimits ?? {
     budget: DEFAULT_BUDGET,
     concurrentPerKey: 8,
@@ -120,17 +130,16 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     cpuWorkers: 1,
   };
   const slots = new KeySlots(limits);
+  const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
   app.addHook('onClose', async () => cpu?.close());
 
   async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const origin = request.headers.origin;
-    if (origin !== undefined && !allowed.has(origin)) {
-      return reply
-        .status(403)
-        .send(errorBody('permission_denied', `Origin ${origin} is not allowed.`, request.id));
+    const refusal = origins.refusal(request.headers.origin, request.headers.host);
+    if (refusal !== undefined) {
+      return reply.status(403).send(errorBody('permission_denied', refusal, request.id));
     }
     const auth = await deps.authenticator.authenticate(request.headers.authorization);
     if (!auth.ok) {
@@ -172,6 +181,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
     const access = new CalendarAccess(principalOf(key), deps.providers);
+    // Only tool calls send log messages; other requests skip the look-up.
+    const logLevel = callsTool(request.body) ? await logLevels.get(key.keyId) : undefined;
     const server = createMcpServer({
       catalogue: deps.catalogue,
       access,
@@ -187,6 +198,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           at: new Date(),
         }),
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
+      logLevel,
+      setLogLevel: (level) => logLevels.set(key.keyId, level),
       budget: new WorkBudget(limits.budget),
       admit: () => slots.acquire(key.keyId),
       cpuTurns,
@@ -205,7 +218,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: !wantsProgress(request.body),
+      // Log messages of a key that set a level travel on the call's event stream too.
+      enableJsonResponse: !wantsProgress(request.body) && logLevel === undefined,
     });
     // The transport speaks web Request/Response; Fastify has already read and parsed the body.
     const headers = new Headers();

@@ -1,0 +1,105 @@
+/**
+ * What a session offers besides tools: resources (the rules documents, the key's calendars, the
+ * tool reference), prompts and argument completion, each following the key's toolsets and grants.
+ */
+
+import { CalgateError } from '@calgate/core';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CompleteRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { CatalogueEntry } from './catalogue.ts';
+import { complete } from './completion.ts';
+import { getPrompt, listPrompts } from './prompts.ts';
+import { calendarResources, readCalendarResource } from './resources/calendars.ts';
+import { readToolsDoc, toolsDocResources } from './resources/tools-doc.ts';
+import { rpcError } from './rpc-error.ts';
+import type { SessionOptions } from './server.ts';
+import { readRulesResource, rulesResources } from './tools/rules/resources.ts';
+import { asUnavailable, retryOnce } from './transient.ts';
+
+/**
+ * A failed resource read as a JSON-RPC error: Calgate's own errors keep their message, anything
+ * unexpected is logged and answered with the request id only.
+ */
+function readFailure(thrown: unknown, options: SessionOptions): unknown {
+  const error = asUnavailable(thrown, 'resources/read', options.requestId);
+  if (typeof (error as { code?: unknown }).code === 'number') {
+    return error;
+  }
+  if (error instanceof CalgateError) {
+    return rpcError(ErrorCode.InternalError, error.message);
+  }
+  options.onInternalError?.(error, 'resources/read');
+  return rpcError(
+    ErrorCode.InternalError,
+    `Calgate failed to read the resource (request ${options.requestId}).`,
+  );
+}
+
+/** Resources: rules documents, the key's readable calendars, and the reference of its tools. */
+export function registerResources(
+  server: Server,
+  options: SessionOptions,
+  visible: readonly CatalogueEntry[],
+): void {
+  const now = options.now ?? (() => new Date());
+  const rules = rulesResources(options.access);
+  const calendars = calendarResources(options.access);
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [...toolsDocResources(visible), ...rules.resources, ...calendars.resources],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: [...rules.resourceTemplates, ...calendars.resourceTemplates],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const { uri } = request.params;
+    const doc = readToolsDoc(uri, visible);
+    if (doc !== undefined) {
+      return doc;
+    }
+    try {
+      // A read is safe to repeat: one that met a database or cache restart is retried once.
+      const calendar = await retryOnce(
+        () => readCalendarResource(uri, { access: options.access, now, signal: extra.signal }),
+        { signal: extra.signal },
+      );
+      if (calendar !== undefined) {
+        return calendar;
+      }
+    } catch (thrown) {
+      throw readFailure(thrown, options);
+    }
+    return readRulesResource(uri, {
+      access: options.access,
+      rules: options.rules,
+      now,
+      signal: extra.signal,
+    });
+  });
+}
+
+/** Prompts, and completion of their arguments and of the calendar template's id. */
+export function registerPrompts(
+  server: Server,
+  options: SessionOptions,
+  visible: readonly CatalogueEntry[],
+): void {
+  const context = {
+    access: options.access,
+    now: options.now ?? (() => new Date()),
+    visible: new Set(visible.map((entry) => entry.definition.name)),
+    rules: options.rules,
+  };
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listPrompts(context) }));
+  server.setRequestHandler(GetPromptRequestSchema, (request) =>
+    getPrompt(request.params.name, request.params.arguments, context),
+  );
+  server.setRequestHandler(CompleteRequestSchema, (request) => complete(request.params, context));
+}

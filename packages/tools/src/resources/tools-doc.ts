@@ -1,0 +1,48 @@
+/**
+ * `calgate://docs/tools`: the reference of the tools this key is offered (names, titles,
+ * descriptions, input schemas), as /api/docs gives it for the whole catalogue.
+ */
+import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { CatalogueEntry } from '../catalogue.ts';
+
+export const TOOLS_DOC_URI = 'calgate://docs/tools';
+
+export function toolsDocResources(visible: readonly CatalogueEntry[]): Resource[] {
+  if (visible.length === 0) {
+    return [];
+  }
+  return [
+    {
+      uri: TOOLS_DOC_URI,
+      name: 'tools',
+      title: 'Tool reference',
+      description: 'The tools this API key is offered, with their input schemas and an example call each.',
+      mimeType: 'application/json',
+    },
+  ];
+}
+
+/** The key's visible tools only: a tool it cannot call is not described. */
+export function toolsDoc(visible: readonly CatalogueEntry[]) {
+  return visible.map(({ definition, inputSchema }) => ({
+    name: definition.name,
+    toolset: definition.toolset,
+    title: definition.title,
+    description: definition.description,
+    inputSchema,
+    example: { tool: definition.name, arguments: definition.example },
+  }));
+}
+
+/** Reads the tool reference, or answers undefined for another URI (or a key without tools). */
+export function readToolsDoc(
+  uri: string,
+  visible: readonly CatalogueEntry[],
+): ReadResourceResult | undefined {
+  if (uri !== TOOLS_DOC_URI || visible.length === 0) {
+    return undefined;
+  }
+  return {
+    contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ tools: toolsDoc(visible) }) }],
+  };
+}

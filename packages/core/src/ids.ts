@@ -1,7 +1,19 @@
 import { randomBytes } from 'node:crypto';
 
 /** Prefixes of Calgate's own ids, so a log line says what it names. */
-export type IdPrefix = 'tnt' | 'usr' | 'key' | 'con' | 'cal' | 'bkg' | 'req' | 'prj' | 'rul' | 'tgt' | 'sch';
+export type IdPrefix =
+  | 'tnt'
+  | 'usr'
+  | 'key'
+  | 'con'
+  | 'cal'
+  | 'bkg'
+  | 'req'
+  | 'prj'
+  | 'rul'
+  | 'tgt'
+  | 'sch'
+  | 'ocl';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 

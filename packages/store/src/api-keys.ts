@@ -165,9 +165,10 @@ export class ApiKeyRepository {
     return { key, secret };
   }
 
+  /** The tenant's API keys; OAuth connections (kind 'oauth') are listed by OAuthRepository. */
   list(tenantId: string): Promise<ApiKeyDetails[]> {
     return this.#prisma.apiKey.findMany({
-      where: { tenantId },
+      where: { tenantId, kind: 'key' },
       orderBy: { createdAt: 'asc' },
       select: DETAILS,
     });

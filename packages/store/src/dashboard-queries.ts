@@ -15,7 +15,7 @@ const KEY_SUMMARY = {
 
 /**
  * Replaces a live key by a new one with the same name, expiry, grants, defaults and toolsets, and revokes the old one,
- * in one transaction. Null when the key is not this tenant's; a conflict when it is already revoked.
+ * in one transaction. Null when the key is not this tenant's (or is an OAuth connection); a conflict when it is already revoked.
  */
 export function rotateApiKey(
   prisma: Prisma,
@@ -24,8 +24,9 @@ export function rotateApiKey(
   at = new Date(),
 ): Promise<{ key: ApiKeySummary; secret: string; replaced: string } | null> {
   return prisma.$transaction(async (tx) => {
+    // An OAuth connection has no secret to rotate; it is not a key here.
     const old = await tx.apiKey.findFirst({
-      where: { id: keyId, tenantId },
+      where: { id: keyId, tenantId, kind: 'key' },
       select: { ...KEY_SUMMARY, defaultCalendarId: true, timeZone: true, toolsets: true },
     });
     if (old === null) {

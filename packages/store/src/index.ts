@@ -48,6 +48,14 @@ export {
   type MigrationReport,
   migrate,
 } from './migrate.ts';
+export {
+  type NewConnection,
+  type OAuthClientKind,
+  type OAuthClientRecord,
+  type OAuthConnection,
+  OAuthRepository,
+  type TokenEndpointAuthMethod,
+} from './oauth.ts';
 export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
 export {
   type ClassificationChange,

@@ -119,8 +119,13 @@ export class TenancyRepository {
     access: 'read' | 'write',
     keyIds: readonly string[] = [],
   ): Promise<void> {
+    // An OAuth connection keeps exactly the calendars its user approved: it is never swept in.
     const keys = await this.#prisma.apiKey.findMany({
-      where: { tenantId, revokedAt: null, ...(keyIds.length > 0 ? { id: { in: [...keyIds] } } : {}) },
+      where: {
+        tenantId,
+        revokedAt: null,
+        ...(keyIds.length > 0 ? { id: { in: [...keyIds] } } : { kind: 'key' }),
+      },
       select: { id: true },
     });
     for (const key of keys) {

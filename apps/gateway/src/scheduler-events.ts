@@ -88,21 +88,6 @@ export async function planSchedule(deps: EventScheduleDeps, schedule: ScheduleRe
   return plans.length;
 }
 
-/** Active event-relative schedules of every tenant, oldest first. */
-async function activeEventSchedules(deps: EventScheduleDeps): Promise<ScheduleRecord[]> {
-  const { rows } = await deps.db.pool.query<{ tenant_id: string; id: string }>(
-    `SELECT tenant_id, id FROM schedules WHERE status = 'active' AND spec->>'kind' = 'around_events' ORDER BY created_at, id`,
-  );
-  const found: ScheduleRecord[] = [];
-  for (const row of rows) {
-    const schedule = await deps.repository.schedules.get(row.tenant_id, row.id);
-    if (schedule !== null) {
-      found.push(schedule);
-    }
-  }
-  return found;
-}
-
 /**
  * Registers the minute-by-minute re-planning with pg-boss (its cron runs once per minute across
  * every worker) and the worker that does it. Returns a stop function.
@@ -113,7 +98,7 @@ export async function startEventPlanning(
 ): Promise<() => Promise<void>> {
   await boss.schedule(EVENTS_QUEUE, '* * * * *', {}, { tz: 'UTC' });
   const id = await boss.work(EVENTS_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
-    const schedules = await activeEventSchedules(deps);
+    const schedules = await deps.repository.schedules.listActiveOfKind('around_events');
     for (const schedule of schedules) {
       try {
         await planSchedule(deps, schedule);

@@ -177,14 +177,8 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
     const scope = { keyId };
 
     async function lastDeliveries(ids: readonly string[]): Promise<Map<string, DeliveryRecord>> {
-      const found = new Map<string, DeliveryRecord>();
-      for (const id of ids) {
-        const [last] = await repository.deliveries.listBySchedule(tenantId, id, { limit: 1 });
-        if (last !== undefined) {
-          found.set(id, last);
-        }
-      }
-      return found;
+      const recent = await repository.deliveries.recentBySchedules(tenantId, ids, 1);
+      return new Map([...recent].map(([id, [last]]) => [id, last as DeliveryRecord]));
     }
 
     async function schedule(input: NewScheduledPrompt): Promise<CreatedScheduledPrompt> {

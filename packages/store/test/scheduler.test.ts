@@ -628,6 +628,68 @@ describe('deliveries', () => {
   });
 });
 
+describe('reads for lists and planning', () => {
+  it('gives the latest deliveries of several schedules in one query, only the tenant’s', async () => {
+    const make = () =>
+      repo.schedules.create(A, {
+        keyId: 'key_a1',
+        prompt: 'p',
+        spec: CRON,
+        nextRunAt: at('2026-12-01T08:00:00Z'),
+      });
+    const [one, two, none] = [await make(), await make(), await make()];
+    for (const [schedule, hours] of [
+      [one, ['09', '10', '11']],
+      [two, ['12']],
+    ] as const) {
+      for (const hour of hours) {
+        await repo.deliveries.record(A, {
+          scheduleId: schedule.id,
+          occurrenceAt: at(`2026-12-01T${hour}:00:00Z`),
+          attempt: 1,
+          status: 'delivered',
+        });
+      }
+    }
+    const recent = await repo.deliveries.recentBySchedules(A, [one.id, two.id, none.id], 2);
+    expect(recent.get(one.id)?.map((d) => d.occurrenceAt.toISOString())).toEqual([
+      '2026-12-01T11:00:00.000Z',
+      '2026-12-01T10:00:00.000Z',
+    ]);
+    expect(recent.get(two.id)).toHaveLength(1);
+    expect(recent.has(none.id)).toBe(false);
+    expect((await repo.deliveries.recentBySchedules(B, [one.id], 2)).size).toBe(0);
+    expect((await repo.deliveries.recentBySchedules(A, [], 2)).size).toBe(0);
+  });
+
+  it('lists active schedules of one kind across tenants', async () => {
+    const around = { kind: 'around_events', query: 'title:Acme', offsetMinutes: -10 } as const;
+    const a = await repo.schedules.create(A, {
+      keyId: 'key_a1',
+      prompt: 'p',
+      spec: around,
+      nextRunAt: at('2026-12-01T08:00:00Z'),
+    });
+    const b = await repo.schedules.create(B, {
+      keyId: 'key_b',
+      prompt: 'p',
+      spec: around,
+      nextRunAt: at('2026-12-01T08:00:00Z'),
+    });
+    const cancelled = await repo.schedules.create(A, {
+      keyId: 'key_a1',
+      prompt: 'p',
+      spec: around,
+      nextRunAt: at('2026-12-01T08:00:00Z'),
+    });
+    await repo.schedules.cancel(A, cancelled.id);
+    const ids = (await repo.schedules.listActiveOfKind('around_events')).map((s) => s.id);
+    expect(ids).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(ids).not.toContain(cancelled.id);
+    expect((await repo.schedules.listActiveOfKind('cron')).every((s) => s.spec.kind === 'cron')).toBe(true);
+  });
+});
+
 describe('the tenant delivery log', () => {
   it('lists the tenant’s deliveries across schedules, newest first, by status and page', async () => {
     for (const [id, tenant] of [

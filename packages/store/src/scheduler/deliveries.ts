@@ -133,6 +133,36 @@ export class DeliveryRepository {
     return row === undefined ? null : delivery(row);
   }
 
+  /**
+   * The latest occurrences (at most `perSchedule` each, latest first) of several schedules in one
+   * query, by schedule id; a schedule without any has no entry.
+   */
+  async recentBySchedules(
+    tenantId: string,
+    scheduleIds: readonly string[],
+    perSchedule = 1,
+  ): Promise<Map<string, DeliveryRecord[]>> {
+    const found = new Map<string, DeliveryRecord[]>();
+    if (scheduleIds.length === 0) {
+      return found;
+    }
+    const limit = Math.max(1, Math.min(Math.trunc(perSchedule), 100));
+    const { rows } = await this.#pool.query<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM (
+         SELECT d.*, row_number() OVER (PARTITION BY schedule_id ORDER BY occurrence_at DESC, id DESC) AS n
+           FROM deliveries d WHERE tenant_id = $1 AND schedule_id = ANY($2::text[])) ranked
+        WHERE n <= $3
+        ORDER BY schedule_id, occurrence_at DESC, id DESC`,
+      [tenantId, scheduleIds, limit],
+    );
+    for (const row of rows) {
+      const list = found.get(row.schedule_id) ?? [];
+      list.push(delivery(row));
+      found.set(row.schedule_id, list);
+    }
+    return found;
+  }
+
   /** The schedule's occurrences, latest first (at most `limit`, default 100). */
   async listBySchedule(
     tenantId: string,

@@ -238,6 +238,16 @@ export class ScheduleRepository {
     return found;
   }
 
+  /** Active schedules of one kind across tenants, oldest first: for the worker's planning passes. */
+  async listActiveOfKind(kind: string): Promise<ScheduleRecord[]> {
+    const { rows } = await this.#pool.query<ScheduleRow>(
+      `SELECT ${SCHEDULE_COLUMNS} FROM schedules
+        WHERE status = 'active' AND spec->>'kind' = $1 ORDER BY created_at, id`,
+      [kind],
+    );
+    return rows.map(schedule);
+  }
+
   /** Active schedules due at or before `until`, earliest first, across tenants: for the worker. */
   async listDue(until: Date, limit = 100): Promise<ScheduleRecord[]> {
     const { rows } = await this.#pool.query<ScheduleRow>(

@@ -103,14 +103,16 @@ export function registerSchedulerRoutes(app: FastifyInstance, deps: SchedulerApi
     const [keys, allTargets, recent] = await Promise.all([
       deps.keys.list(tenantId),
       targets.list(tenantId),
-      Promise.all(
-        list.map((one) => deliveries.listBySchedule(tenantId, one.id, { limit: RECENT_DELIVERIES })),
+      deliveries.recentBySchedules(
+        tenantId,
+        list.map((one) => one.id),
+        RECENT_DELIVERIES,
       ),
     ]);
     const keyNames = new Map(keys.map((key) => [key.id, key.name]));
     const targetsById = new Map<string, TargetRecord>(allTargets.map((target) => [target.id, target]));
-    return list.map((schedule, index) => {
-      const last = recent[index] ?? [];
+    return list.map((schedule) => {
+      const last = recent.get(schedule.id) ?? [];
       const target = schedule.targetId === null ? undefined : targetsById.get(schedule.targetId);
       return {
         ...promptOut(schedule, last[0]),

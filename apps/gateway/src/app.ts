@@ -17,6 +17,11 @@ import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { originPolicy, registerCors } from './http/origins.ts';
 import { registerDashboardStatic } from './http/static.ts';
 import type { LogLevelStore } from './log-levels.ts';
+import type { ClientDocuments } from './oauth/client-documents.ts';
+import { registerConsentRoutes } from './oauth/consent.ts';
+import { OAUTH_PATHS } from './oauth/metadata.ts';
+import { registerAuthorizationServer } from './oauth/server.ts';
+import type { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import type { RulesFactory } from './rules.ts';
 
 export interface AppDeps {
@@ -46,6 +51,12 @@ export interface AppDeps {
   mcpLimits?: McpRouteDeps['mcpLimits'];
   /** The built dashboard's folder; defaults to apps/dashboard/dist. */
   dashboardDir?: string;
+  /** Calgate's own OAuth authorization server for MCP clients (the same tokens the authenticator accepts). */
+  oauthServer: {
+    tokens: AccessTokens;
+    requests: AuthorizationRequests;
+    clients: Pick<ClientDocuments, 'resolve'>;
+  };
   /** Dashboard REST and the Google connection flows. */
   dashboard: Omit<DashboardApiDeps, 'guard'> &
     Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'> &
@@ -82,12 +93,34 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply.status(400).send(errorBody('invalid_argument', problem, request.id));
     }
   });
-  // Browser-based MCP clients call /api/mcp from their own origins (see origins.ts for which).
-  registerCors(app, originPolicy(deps.publicUrl, deps.allowedOrigins), ['/api/mcp']);
+  // Browser-based MCP clients call /api/mcp and the OAuth endpoints from their own origins (see
+  // origins.ts for which).
+  registerCors(app, originPolicy(deps.publicUrl, deps.allowedOrigins), [
+    '/api/mcp',
+    OAUTH_PATHS.token,
+    OAUTH_PATHS.register,
+    OAUTH_PATHS.revoke,
+    '/.well-known/*',
+  ]);
+  const mcpUrl = `${deps.publicUrl}/api/mcp`;
   registerMetaRoutes(app, deps);
-  registerMcpRoutes(app, { ...deps, mcpUrl: `${deps.publicUrl}/api/mcp` });
+  registerMcpRoutes(app, { ...deps, mcpUrl });
+  registerAuthorizationServer(app, {
+    ...deps.oauthServer,
+    publicUrl: deps.publicUrl,
+    mcpUrl,
+    db: deps.dashboard.db,
+    oauth: deps.dashboard.oauth,
+    rateLimiter: deps.rateLimiter,
+  });
   registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });
   const guard = new DashboardGuard(deps.dashboard.sessions, deps.allowedOrigins, deps.dashboard.csrfKey);
+  registerConsentRoutes(app, {
+    ...deps.dashboard,
+    guard,
+    requests: deps.oauthServer.requests,
+    publicUrl: deps.publicUrl,
+  });
   registerDashboardApi(app, { ...deps.dashboard, guard });
   registerApi(app, {
     ...deps.dashboard,

@@ -6,18 +6,31 @@ import {
   hashApiKey,
   type KeyAccess,
   loadKeyAccess,
+  loadKeyAccessById,
 } from '@calgate/store';
+import { type AccessTokens, looksLikeJwt } from './oauth/tokens.ts';
 
-export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired';
+export type AuthFailure =
+  | 'missing'
+  | 'malformed'
+  | 'unknown'
+  | 'revoked'
+  | 'expired'
+  | 'token_invalid'
+  | 'token_expired';
 
 export type AuthResult = { ok: true; access: KeyAccess } | { ok: false; reason: AuthFailure };
 
 export const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
   missing: 'An API key is required: send Authorization: Bearer <key>.',
-  malformed: 'The Authorization header does not hold a Calgate API key (Bearer cg_live_...).',
+  malformed:
+    'The Authorization header holds neither a Calgate API key (Bearer cg_live_...) nor a Calgate access token.',
   unknown: 'This API key is not valid.',
-  revoked: 'This API key has been revoked.',
+  revoked: 'This API key or connected app has been revoked.',
   expired: 'This API key has expired.',
+  token_invalid:
+    'This access token was not issued by this Calgate for this MCP URL (wrong signature, issuer or audience); authorize again.',
+  token_expired: 'This access token has expired; use the refresh token for a new one.',
 };
 
 interface CacheEntry {
@@ -34,6 +47,8 @@ export interface KeyAuthenticatorOptions {
   /** How often last-used times are written, batched. */
   touchIntervalMs?: number;
   maxEntries?: number;
+  /** OAuth access tokens, accepted beside API keys when given. */
+  tokens?: AccessTokens;
   /** Told whether each lookup reached the database, e.g. to log an outage once. */
   health?: { failed(error: unknown, startedAt?: number): void; succeeded(startedAt?: number): void };
 }
@@ -60,6 +75,7 @@ export class KeyAuthenticator {
   readonly #now: () => number;
   readonly #max: number;
   readonly #health: KeyAuthenticatorOptions['health'];
+  readonly #tokens: AccessTokens | undefined;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<CacheEntry>>();
   readonly #used = new Set<string>();
@@ -73,6 +89,7 @@ export class KeyAuthenticator {
     this.#now = options.now ?? Date.now;
     this.#max = options.maxEntries ?? 10_000;
     this.#health = options.health;
+    this.#tokens = options.tokens;
     this.#timer = setInterval(() => void this.flushUsage(), options.touchIntervalMs ?? 30_000);
     this.#timer.unref();
   }
@@ -83,11 +100,36 @@ export class KeyAuthenticator {
     }
     const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
     const secret = match?.[1];
+    if (secret !== undefined && this.#tokens !== undefined && looksLikeJwt(secret)) {
+      return this.#authenticateToken(this.#tokens, secret);
+    }
     if (secret === undefined || !API_KEY_PATTERN.test(secret)) {
       return { ok: false, reason: 'malformed' };
     }
     const hash = hashApiKey(secret);
-    const { access } = await this.#lookup(Buffer.from(hash).toString('hex'), hash);
+    const { access } = await this.#lookup(Buffer.from(hash).toString('hex'), () =>
+      loadKeyAccess(this.#db, hash),
+    );
+    return this.#admit(access);
+  }
+
+  /**
+   * An OAuth access token: its signature, issuer, audience and expiry say who it is for; the
+   * connection it names is then loaded (and cached) like a key, so revoking it takes effect as fast.
+   */
+  async #authenticateToken(tokens: AccessTokens, token: string): Promise<AuthResult> {
+    const checked = await tokens.verify(token);
+    if (!checked.ok) {
+      return { ok: false, reason: checked.reason };
+    }
+    const { tenantId, keyId } = checked.claims;
+    const { access } = await this.#lookup(`oauth:${tenantId}:${keyId}`, () =>
+      loadKeyAccessById(this.#db, tenantId, keyId),
+    );
+    return this.#admit(access);
+  }
+
+  #admit(access: KeyAccess | null): AuthResult {
     if (access === null) {
       return { ok: false, reason: 'unknown' };
     }
@@ -133,7 +175,7 @@ export class KeyAuthenticator {
     await this.flushUsage();
   }
 
-  async #lookup(id: string, hash: Uint8Array): Promise<CacheEntry> {
+  async #lookup(id: string, load: () => Promise<KeyAccess | null>): Promise<CacheEntry> {
     const cached = this.#cache.get(id);
     if (cached !== undefined && this.#now() - cached.fetchedAt < this.#ttl) {
       return cached;
@@ -143,7 +185,7 @@ export class KeyAuthenticator {
       return pending;
     }
     const startedAt = Date.now();
-    const fetching = loadKeyAccess(this.#db, hash)
+    const fetching = load()
       .catch((error: unknown) => {
         this.#health?.failed(error, startedAt);
         throw lookupUnavailable(error);

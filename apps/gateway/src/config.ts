@@ -71,6 +71,10 @@ const Env = z.object({
   AUDIT_SPOOL_DIR: z.string().min(1).optional(),
   /** Delivery targets may resolve to loopback, private, link-local or metadata addresses (tests, labs). */
   TARGETS_ALLOW_PRIVATE: flag.default(false),
+  /** Client ID metadata documents may live on loopback or private addresses and be fetched over http (tests, labs). */
+  OAUTH_ALLOW_PRIVATE_CLIENTS: flag.default(false),
+  /** Lifetime of OAuth access tokens for /api/mcp (at most an hour; clients refresh). */
+  OAUTH_ACCESS_TOKEN_TTL_SECS: z.coerce.number().int().min(1).max(3600).default(3600),
   /** Occurrences older than this when a worker reaches them are recorded as missed (`30s`, `5m`, `1h`, seconds). */
   SCHEDULER_MISFIRE_GRACE: z.string().min(1).default('1h'),
   /** `calgate worker`'s health endpoint (GET /healthz). */
@@ -155,6 +159,10 @@ function toConfig(env: z.output<typeof Env>) {
       allowPrivateTargets: env.TARGETS_ALLOW_PRIVATE,
       misfireGraceMs: graceMs(env.SCHEDULER_MISFIRE_GRACE),
       concurrency: env.SCHEDULER_CONCURRENCY,
+    },
+    oauth: {
+      allowPrivateClients: env.OAUTH_ALLOW_PRIVATE_CLIENTS,
+      accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECS,
     },
     workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,

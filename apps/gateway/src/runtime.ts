@@ -20,6 +20,7 @@ import {
   type Database,
   LocalEventStore,
   migrate,
+  OAuthRepository,
   OAuthStateRepository,
   openDatabase,
   PostgresAuditLog,
@@ -50,6 +51,8 @@ import {
   MemoryLogLevelStore,
   RedisLogLevelStore,
 } from './log-levels.ts';
+import { ClientDocuments } from './oauth/client-documents.ts';
+import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
@@ -342,9 +345,17 @@ export async function createRuntime(
               'spooled audit rows written to Postgres',
             ),
     });
+    const mcpUrl = `${config.publicUrl}/api/mcp`;
+    const tokens = new AccessTokens({
+      key: box.deriveKey('oauth-access-token'),
+      issuer: config.publicUrl,
+      audience: mcpUrl,
+      ttlSeconds: config.oauth.accessTokenTtlSeconds,
+    });
     const authenticator = new KeyAuthenticator({
       db,
       keys,
+      tokens,
       ttlMs: config.keyCacheTtlMs,
       health: postgresOutage,
     });
@@ -364,6 +375,9 @@ export async function createRuntime(
       () => authenticator.invalidate(),
       keys,
     );
+    const oauth = new OAuthRepository(db, {
+      allowHttpClientDocuments: config.oauth.allowPrivateClients,
+    });
     const rulesRepository = new RulesRepository(db);
     const schedulerRepository = new SchedulerRepository(db, box);
     const runsWorker = options.worker ?? config.workerInProcess ?? false;
@@ -413,6 +427,14 @@ export async function createRuntime(
       }),
       logger: log,
       version: VERSION,
+      oauthServer: {
+        tokens,
+        requests: new AuthorizationRequests({
+          key: box.deriveKey('oauth-request'),
+          issuer: config.publicUrl,
+        }),
+        clients: new ClientDocuments({ repository: oauth, allowPrivate: config.oauth.allowPrivateClients }),
+      },
       dashboard: {
         sessions: new SessionManager(new SessionRepository(db), {
           secure: config.publicUrl.startsWith('https:'),
@@ -427,6 +449,7 @@ export async function createRuntime(
         db,
         users: new UserRepository(db.prisma),
         keys,
+        oauth,
         rulesRepository,
         providers,
         schedulerRepository,

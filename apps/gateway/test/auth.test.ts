@@ -25,8 +25,12 @@ describe('MCP endpoint security (real HTTP, Postgres, Redis)', () => {
     expect(body.error.requestId).toMatch(/^req_/);
   }
 
-  it('answers 401 with a bare Bearer challenge when no key is sent', async () => {
-    await expect401({}, /API key is required/, /^Bearer realm="calgate"$/);
+  it('answers 401 with a Bearer challenge that leads OAuth clients to sign-in when no key is sent', async () => {
+    await expect401(
+      {},
+      /API key is required/,
+      /^Bearer realm="calgate", resource_metadata="http:\/\/calgate\.test\/\.well-known\/oauth-protected-resource\/api\/mcp", scope="calendars:read calendars:write"$/,
+    );
   });
 
   it('answers 401 invalid_token for a malformed Authorization header', async () => {
@@ -37,8 +41,14 @@ describe('MCP endpoint security (real HTTP, Postgres, Redis)', () => {
       `Bearer ${tenant.secret}x`,
       tenant.secret,
     ]) {
-      await expect401({ authorization: value }, /does not hold a Calgate API key/, /error="invalid_token"/);
+      await expect401({ authorization: value }, /holds neither a Calgate API key/, /error="invalid_token"/);
     }
+    // Shaped like an access token, but not one of this gateway's.
+    await expect401(
+      { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.e30.c2lnbmF0dXJl' },
+      /not issued by this Calgate/,
+      /error="invalid_token"/,
+    );
   });
 
   it('answers 401 for an unknown key', async () => {

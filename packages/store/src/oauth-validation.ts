@@ -128,13 +128,13 @@ export function checkRedirectUris(values: unknown, allowHttp: boolean): string[]
  * The URL of a Client ID Metadata Document: https, with a path, no fragment, credentials or
  * dot segments, at most 2048 characters.
  */
-export function checkMetadataDocumentUrl(value: unknown): string {
+export function checkMetadataDocumentUrl(value: unknown, allowHttp = false): string {
   const error = (why: string) => oauthError('invalid_argument', 'invalid_client_metadata', why);
   if (typeof value !== 'string' || value.length > URL_MAX) {
     throw error(`A client id URL must be a string of at most ${URL_MAX} characters.`);
   }
   const url = URL.parse(value);
-  if (url === null || url.protocol !== 'https:') {
+  if (url === null || !(url.protocol === 'https:' || (allowHttp && url.protocol === 'http:'))) {
     throw error(`Client id ${quoted(value)} must be an absolute https URL.`);
   }
   if (value.includes('#') || url.username !== '' || url.password !== '') {

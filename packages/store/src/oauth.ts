@@ -122,11 +122,20 @@ function checkMetadata(value: unknown): Record<string, unknown> {
 export class OAuthRepository {
   readonly #pool: pg.Pool;
   readonly #allowHttp: boolean;
+  readonly #allowHttpDocuments: boolean;
 
-  /** `allowHttpRedirects`: accept http redirect URIs on any host (development only). */
-  constructor(db: Database, options: { allowHttpRedirects?: boolean } = {}) {
+  /**
+   * `allowHttpRedirects`: accept http redirect URIs on any host (development only);
+   * `allowHttpClientDocuments`: accept http client id URLs (tests and labs, with
+   * OAUTH_ALLOW_PRIVATE_CLIENTS).
+   */
+  constructor(
+    db: Database,
+    options: { allowHttpRedirects?: boolean; allowHttpClientDocuments?: boolean } = {},
+  ) {
     this.#pool = db.pool;
     this.#allowHttp = options.allowHttpRedirects ?? false;
+    this.#allowHttpDocuments = options.allowHttpClientDocuments ?? false;
   }
 
   /** Dynamic registration; a secret (`ocs_…`) is returned only here, and stored hashed. */
@@ -166,7 +175,7 @@ export class OAuthRepository {
     url: string,
     document: Record<string, unknown>,
   ): Promise<OAuthClientRecord> {
-    const clientId = checkMetadataDocumentUrl(url);
+    const clientId = checkMetadataDocumentUrl(url, this.#allowHttpDocuments);
     const metadata = checkMetadata(document);
     if (metadata.client_id !== clientId) {
       throw oauthError(
@@ -583,6 +592,20 @@ export class OAuthRepository {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Revokes the family of a refresh token issued to `clientId` (RFC 7009); false when there is
+   * no such token for that client, which the endpoint answers like a success.
+   */
+  async revokeRefreshTokenFamily(token: string, clientId: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query(
+      `UPDATE oauth_refresh_tokens r SET revoked_at = now()
+       FROM oauth_refresh_tokens t JOIN oauth_clients o ON o.id = t.client_id
+       WHERE t.hash = $1 AND o.client_id = $2 AND r.family_id = t.family_id AND r.revoked_at IS NULL`,
+      [sha256(token), clientId],
+    );
+    return (rowCount ?? 0) > 0;
   }
 }
 

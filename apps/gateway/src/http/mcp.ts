@@ -21,6 +21,8 @@ import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
 import { type LogLevelStore, MemoryLogLevelStore } from '../log-levels.ts';
+import { resourceMetadataUrl } from '../oauth/metadata.ts';
+import { SCOPES } from '../oauth/tokens.ts';
 import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
@@ -143,10 +145,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     const auth = await deps.authenticator.authenticate(request.headers.authorization);
     if (!auth.ok) {
+      // RFC 9728 §5.1: the challenge names the metadata that leads an OAuth client to sign-in.
+      const base = `Bearer realm="calgate", resource_metadata="${resourceMetadataUrl(deps.mcpUrl)}", scope="${SCOPES.join(' ')}"`;
       const challenge =
         auth.reason === 'missing'
-          ? 'Bearer realm="calgate"'
-          : `Bearer realm="calgate", error="invalid_token", error_description="${AUTH_FAILURE_MESSAGES[auth.reason]}"`;
+          ? base
+          : `${base}, error="invalid_token", error_description="${AUTH_FAILURE_MESSAGES[auth.reason]}"`;
       return reply
         .status(401)
         .header('www-authenticate', challenge)

@@ -4,6 +4,7 @@ import type {
   ApiKeyRepository,
   ConnectionRepository,
   Database,
+  OAuthRepository,
   RulesRepository,
   TenancyRepository,
   UserRepository,
@@ -19,6 +20,8 @@ export interface DashboardAccountDeps {
   db: Database;
   users: UserRepository;
   keys: ApiKeyRepository;
+  /** OAuth clients and the connections people approved for them (connected apps). */
+  oauth: OAuthRepository;
   /** Sign-in attempts per email and client address. */
   signInLimiter: RateLimiter;
   /** Projects, rules and classifications for the Projects & rules page. */
@@ -35,6 +38,7 @@ export interface ApiDeps {
   keys: ApiKeyRepository;
   tenancy: TenancyRepository;
   connections: ConnectionRepository;
+  oauth: OAuthRepository;
   signInLimiter: RateLimiter;
   rulesRepository: RulesRepository;
   providers: ProviderResolver;

@@ -2,8 +2,10 @@ import { ApiError, api, loadCsrf, setCsrf } from './api.ts';
 import { h, notice } from './dom.ts';
 import { renderAccount } from './pages/account.ts';
 import { renderAccounts } from './pages/accounts.ts';
+import { renderApps } from './pages/apps.ts';
 import { renderAudit } from './pages/audit.ts';
 import { renderAuth } from './pages/auth.ts';
+import { renderConsent } from './pages/consent.ts';
 import { renderDeliveries } from './pages/deliveries.ts';
 import { renderDocs } from './pages/docs.ts';
 import { renderKeys } from './pages/keys.ts';
@@ -15,11 +17,16 @@ import { renderTargets } from './pages/targets.ts';
 
 type Page = (root: HTMLElement) => Promise<void>;
 
-/** The router's pages; those with `nav: false` are reached from elsewhere (the header). */
-const PAGES: { path: string; title: string; render: Page; nav?: false }[] = [
+/**
+ * The router's pages; those with `nav: false` are reached from elsewhere (the header, or an MCP
+ * client sending the browser to the consent page). `heading: false`: the page writes its own h1
+ * and document title (the consent page names the app asking).
+ */
+const PAGES: { path: string; title: string; render: Page; nav?: false; heading?: false }[] = [
   { path: '/', title: 'Overview', render: renderOverview },
   { path: '/accounts', title: 'Accounts', render: renderAccounts },
   { path: '/keys', title: 'API keys', render: renderKeys },
+  { path: '/apps', title: 'Connected apps', render: renderApps },
   { path: '/matrix', title: 'Permissions', render: renderMatrix },
   { path: '/rules', title: 'Projects & rules', render: renderRules },
   { path: '/schedules', title: 'Schedules', render: renderSchedules },
@@ -28,6 +35,7 @@ const PAGES: { path: string; title: string; render: Page; nav?: false }[] = [
   { path: '/audit', title: 'Audit log', render: renderAudit },
   { path: '/docs', title: 'Docs', render: renderDocs },
   { path: '/account', title: 'Your account', render: renderAccount, nav: false },
+  { path: '/consent', title: 'Connect an app', render: renderConsent, nav: false, heading: false },
 ];
 
 interface Me {
@@ -92,7 +100,8 @@ async function route(): Promise<void> {
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       document.title = 'Sign in · Calgate';
-      await renderAuth(app, () => navigate(location.pathname));
+      // The query survives sign-in: the consent page needs its ?request=.
+      await renderAuth(app, () => navigate(`${location.pathname}${location.search}`));
       return;
     }
     app.replaceChildren(notice(`Calgate is not reachable: ${String(error)}`, 'error'));
@@ -108,7 +117,9 @@ async function route(): Promise<void> {
   }
   document.title = `${page.title} · Calgate`;
   const main = shell(me, page.path);
-  main.append(h('h1', {}, page.title));
+  if (page.heading !== false) {
+    main.append(h('h1', {}, page.title));
+  }
   try {
     await page.render(main);
   } catch (error) {

@@ -3,7 +3,7 @@ import { h } from '../dom.ts';
 
 interface Entry {
   id: string;
-  key: { name: string; prefix: string } | null;
+  key: { name: string; prefix: string | null; kind?: 'key' | 'app' } | null;
   tool: string;
   calendarIds: string[];
   outcome: string;
@@ -12,10 +12,11 @@ interface Entry {
   at: string;
 }
 
-/** Recent tool calls, newest first, filtered by key, tool and outcome. */
+/** Recent tool calls, newest first, filtered by key or connected app, tool and outcome. */
 export async function renderAudit(root: HTMLElement): Promise<void> {
-  const [{ keys }, matrix] = await Promise.all([
+  const [{ keys }, { apps }, matrix] = await Promise.all([
     api<{ keys: { id: string; name: string }[] }>('GET', '/keys'),
+    api<{ apps: { id: string; clientName: string }[] }>('GET', '/connected-apps'),
     api<{ accounts: { calendars: { id: string; summary: string }[] }[] }>('GET', '/matrix'),
   ]);
   // Calendars by name where this tenant still has them; the audit row keeps only ids.
@@ -25,8 +26,22 @@ export async function renderAudit(root: HTMLElement): Promise<void> {
   const key = h(
     'select',
     { id: 'f-key', name: 'keyId' },
-    h('option', { value: '' }, 'Any key'),
-    keys.map((k) => h('option', { value: k.id }, k.name)),
+    h('option', { value: '' }, 'Any key or app'),
+    // Connected apps call with a key of their own, so the same filter finds their calls.
+    apps.length === 0
+      ? keys.map((k) => h('option', { value: k.id }, k.name))
+      : [
+          h(
+            'optgroup',
+            { label: 'API keys' },
+            keys.map((k) => h('option', { value: k.id }, k.name)),
+          ),
+          h(
+            'optgroup',
+            { label: 'Connected apps' },
+            apps.map((a) => h('option', { value: a.id }, a.clientName)),
+          ),
+        ],
   );
   const tool = h('input', { id: 'f-tool', name: 'tool', placeholder: 'e.g. list_events' });
   const outcome = h(
@@ -88,7 +103,7 @@ export async function renderAudit(root: HTMLElement): Promise<void> {
   const form = h(
     'form',
     { class: 'card filters', 'aria-label': 'Filter the audit log' },
-    h('div', {}, h('label', { for: 'f-key' }, 'Key'), key),
+    h('div', {}, h('label', { for: 'f-key' }, 'Key or app'), key),
     h('div', {}, h('label', { for: 'f-tool' }, 'Tool'), tool),
     h('div', {}, h('label', { for: 'f-outcome' }, 'Outcome'), outcome),
     h('div', {}, h('button', { type: 'submit' }, 'Filter')),

@@ -13,18 +13,37 @@ interface Matrix {
     connection: { id: string; provider: string; accountEmail: string | null; status: string };
     calendars: Calendar[];
   }[];
-  keys: { id: string; name: string; prefix: string }[];
+  /** API keys, then connected apps (OAuth connections), live ones only. */
+  keys: Holder[];
   grants: { keyId: string; calendarId: string; canRead: boolean; canWrite: boolean }[];
 }
 
+interface Holder {
+  id: string;
+  name: string;
+  prefix: string | null;
+  kind?: 'key' | 'app';
+}
+
+/** How a column is named in labels and messages: apps are marked so a key of the same name differs. */
+const subject = (holder: Holder) => (holder.kind === 'app' ? `${holder.name} (app)` : holder.name);
+
 const writable = (calendar: Calendar) => calendar.accessRole === 'owner' || calendar.accessRole === 'writer';
 
-/** Calendars grouped by account × keys, with Read and Write toggles; write implies read. */
+/**
+ * Calendars grouped by account × keys and connected apps, with Read and Write toggles; write
+ * implies read. "All keys" / "No key" per calendar leave apps alone: an app keeps the calendars
+ * its user approved unless changed in its own column.
+ */
 export async function renderMatrix(root: HTMLElement): Promise<void> {
   const status = h('div', { 'aria-live': 'polite' });
   const body = h('div', {});
   root.append(
-    h('p', {}, 'Tick what each key may do. Write includes Read. Changes apply on the key’s next call.'),
+    h(
+      'p',
+      {},
+      'Tick what each key and connected app may do. Write includes Read. Changes apply on the next call.',
+    ),
     status,
     body,
   );
@@ -47,22 +66,23 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
       const grant = matrix.grants.find((g) => g.keyId === key.id && g.calendarId === calendar.id);
       const read = grant?.canRead ?? false;
       const write = grant?.canWrite ?? false;
+      const name = subject(key);
       const put = (next: { read: boolean; write: boolean }) =>
         void change(
           () => api('PUT', '/grants', { keyId: key.id, calendarId: calendar.id, ...next }),
-          `${key.name} on ${calendar.summary}: ${next.write ? 'read and write' : next.read ? 'read' : 'no access'}.`,
+          `${name} on ${calendar.summary}: ${next.write ? 'read and write' : next.read ? 'read' : 'no access'}.`,
         );
       const readBox = h('input', {
         type: 'checkbox',
         checked: read,
-        'aria-label': `Read ${calendar.summary} with ${key.name}`,
+        'aria-label': `Read ${calendar.summary} with ${name}`,
         onchange: (event) => put({ read: (event.target as HTMLInputElement).checked, write: false }),
       });
       const writeBox = h('input', {
         type: 'checkbox',
         checked: write,
         disabled: !writable(calendar),
-        'aria-label': `Write ${calendar.summary} with ${key.name}`,
+        'aria-label': `Write ${calendar.summary} with ${name}`,
         onchange: (event) => {
           const on = (event.target as HTMLInputElement).checked;
           put({ read: on || read, write: on });
@@ -70,7 +90,7 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
       });
       return h(
         'td',
-        {},
+        key.kind === 'app' ? { class: 'app' } : {},
         h('label', { class: 'toggle' }, readBox, ' Read'),
         h('label', { class: 'toggle' }, writeBox, ' Write'),
       );
@@ -121,14 +141,19 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
       matrix.keys.map((key) =>
         h(
           'th',
-          { scope: 'col' },
-          h('div', {}, key.name),
+          { scope: 'col', ...(key.kind === 'app' ? { class: 'app' } : {}) },
+          h(
+            'div',
+            {},
+            key.name,
+            key.kind === 'app' ? [' ', h('span', { class: 'badge app' }, 'connected app')] : null,
+          ),
           h(
             'div',
             { class: 'row' },
-            bulk({ keyId: key.id }, key.name, 'write', 'All'),
-            bulk({ keyId: key.id }, key.name, 'read', 'Read all'),
-            bulk({ keyId: key.id }, key.name, 'none', 'None'),
+            bulk({ keyId: key.id }, subject(key), 'write', 'All'),
+            bulk({ keyId: key.id }, subject(key), 'read', 'Read all'),
+            bulk({ keyId: key.id }, subject(key), 'none', 'None'),
           ),
         ),
       ),
@@ -189,7 +214,7 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
         h(
           'table',
           { class: 'matrix' },
-          h('caption', {}, 'Read / Write per key'),
+          h('caption', {}, 'Read / Write per key and connected app'),
           h('thead', {}, head),
           groups,
         ),

@@ -16,12 +16,20 @@ const AuditQueryString = z.strictObject({
     .optional(),
 });
 
+/** Who made a call: an API key, or a connected app (named after its OAuth client, no prefix). */
+interface AuditKey {
+  id: string;
+  name: string;
+  prefix: string | null;
+  kind: 'key' | 'app';
+}
+
 /** Recent tool calls of this tenant, newest first, filterable, with cursor paging. */
 export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/audit', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     const query = parse(AuditQueryString, request.query);
-    const [entries, keys] = await Promise.all([
+    const [entries, keys, apps] = await Promise.all([
       queryAudit(deps.db.prisma, tenantId, {
         limit: query.limit,
         ...(query.keyId === undefined ? {} : { keyId: query.keyId }),
@@ -30,15 +38,26 @@ export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
         ...(query.before === undefined ? {} : { before: BigInt(query.before) }),
       }),
       deps.keys.list(tenantId),
+      deps.oauth.listConnections(tenantId),
     ]);
-    const byId = new Map(keys.map((key) => [key.id, key]));
+    // Calls by connected apps are named after their client, as on the Connected apps page.
+    const byId = new Map<string, AuditKey>([
+      ...keys.map((key): [string, AuditKey] => [
+        key.id,
+        { id: key.id, name: key.name, prefix: key.prefix, kind: 'key' },
+      ]),
+      ...apps.map((item): [string, AuditKey] => [
+        item.keyId,
+        { id: item.keyId, name: item.clientName, prefix: null, kind: 'app' },
+      ]),
+    ]);
     const last = entries.at(-1);
     return {
       entries: entries.map((entry) => {
         const key = entry.keyId === null ? undefined : byId.get(entry.keyId);
         return {
           id: entry.id.toString(),
-          key: key === undefined ? null : { id: key.id, name: key.name, prefix: key.prefix },
+          key: key ?? null,
           tool: entry.tool,
           calendarIds: entry.calendarIds,
           outcome: entry.outcome,

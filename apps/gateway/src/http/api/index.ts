@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from './accounts.ts';
 import { registerAuditRoutes } from './audit.ts';
+import { registerConnectedAppRoutes } from './connected-apps.ts';
 import type { ApiDeps } from './deps.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerMatrixRoutes } from './matrix.ts';
@@ -17,6 +18,7 @@ export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerSessionRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerKeyRoutes(app, deps);
+  registerConnectedAppRoutes(app, deps);
   registerMatrixRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerRulesRoutes(app, deps);

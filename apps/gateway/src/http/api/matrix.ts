@@ -26,18 +26,30 @@ function writable(calendar: CalendarRecord): boolean {
   return calendar.accessRole === 'owner' || calendar.accessRole === 'writer';
 }
 
-/** The Read / Write matrix: calendars by account × live keys, single and bulk grants, enabling. */
+/**
+ * The Read / Write matrix: calendars by account × live keys and connected apps (`kind`), single
+ * and bulk grants, enabling.
+ */
 export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/matrix', async (request) => {
     const { tenantId } = await deps.guard.session(request);
-    const [connections, calendars, keys, grants] = await Promise.all([
+    const [connections, calendars, keys, grants, apps] = await Promise.all([
       deps.connections.list(tenantId),
       deps.tenancy.listCalendars(tenantId),
       deps.keys.list(tenantId),
       deps.tenancy.listGrants(tenantId),
+      deps.oauth.listConnections(tenantId),
     ]);
-    const live = keys.filter((key) => key.revokedAt === null);
-    const liveIds = new Set(live.map((key) => key.id));
+    const holders = [
+      ...keys
+        .filter((key) => key.revokedAt === null)
+        .map(({ id, name, prefix }) => ({ id, name, prefix, kind: 'key' as const })),
+      // Connected apps (OAuth connections) are named after their client; they have no prefix.
+      ...apps
+        .filter((item) => item.revokedAt === null)
+        .map((item) => ({ id: item.keyId, name: item.clientName, prefix: null, kind: 'app' as const })),
+    ];
+    const liveIds = new Set(holders.map((holder) => holder.id));
     return {
       accounts: connections.map(({ id, provider, accountEmail, auth, status }) => ({
         connection: { id, provider, accountEmail, auth, status },
@@ -50,7 +62,7 @@ export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void 
             accessRole,
           })),
       })),
-      keys: live.map(({ id, name, prefix }) => ({ id, name, prefix })),
+      keys: holders,
       grants: grants.filter((grant) => liveIds.has(grant.keyId)),
     };
   });
@@ -73,17 +85,21 @@ export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void 
   app.post('/api/v1/grants/bulk', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     const body = parse(BulkBody, request.body);
-    const [calendars, keys] = await Promise.all([
+    const [calendars, keys, apps] = await Promise.all([
       deps.tenancy.listCalendars(tenantId),
       deps.keys.list(tenantId),
+      deps.oauth.listConnections(tenantId),
     ]);
     const live = keys.filter((key) => key.revokedAt === null);
-    if (body.keyId !== undefined && !live.some((key) => key.id === body.keyId)) {
-      throw new CalgateError('not_found', `No API key ${body.keyId} in this tenant.`);
+    const liveApp = apps.some((item) => item.keyId === body.keyId && item.revokedAt === null);
+    if (body.keyId !== undefined && !live.some((key) => key.id === body.keyId) && !liveApp) {
+      throw new CalgateError('not_found', `No API key or connected app ${body.keyId} in this tenant.`);
     }
     if (body.calendarId !== undefined && !calendars.some((calendar) => calendar.id === body.calendarId)) {
       throw new CalgateError('not_found', `No calendar ${body.calendarId} in this tenant.`);
     }
+    // By calendar: API keys only. A connected app keeps the calendars its user approved, so it
+    // is changed one cell at a time or all its calendars at once (by keyId), never swept in.
     const pairs = (body.keyId === undefined ? live.map((key) => key.id) : [body.keyId]).flatMap((keyId) =>
       calendars
         .filter((calendar) => body.calendarId === undefined || calendar.id === body.calendarId)

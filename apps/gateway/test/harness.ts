@@ -128,7 +128,8 @@ export interface GatewayProcess {
 export async function spawnGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
-  const port = await freePort();
+  // A given PORT lets the caller name the gateway's PUBLIC_URL before it starts.
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const bin = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
   const child = spawn(process.execPath, [bin, 'serve'], {
     env: {

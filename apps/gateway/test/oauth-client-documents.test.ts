@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -8,13 +6,12 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CalgateError } from '@calgate/core';
 import { OAuthRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientDocuments, type ClientDocumentsOptions } from '../src/oauth/client-documents.ts';
+import { selfSignedCertificate, type TestCertificate } from './tls.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -23,7 +20,7 @@ const MINUTE = 60_000;
 
 let db: TestDatabase;
 let repo: OAuthRepository;
-let dir: string;
+let certificate: TestCertificate;
 let ca: string;
 let https: Server;
 let http: Server;
@@ -51,32 +48,9 @@ async function listen(server: Server): Promise<string> {
 beforeAll(async () => {
   db = await createTestDatabase();
   repo = new OAuthRepository(db);
-  dir = mkdtempSync(join(tmpdir(), 'calgate-cimd-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
-  https = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, serve);
+  certificate = selfSignedCertificate();
+  ca = certificate.cert;
+  https = createHttpsServer({ key: certificate.key, cert: ca }, serve);
   http = createHttpServer(serve);
   httpsBase = `https://${await listen(https)}`;
   httpBase = `http://${await listen(http)}`;
@@ -86,7 +60,7 @@ afterAll(async () => {
   https.closeAllConnections();
   http.closeAllConnections();
   await Promise.all([https, http].map((s) => new Promise((resolve) => s.close(resolve))));
-  rmSync(dir, { recursive: true, force: true });
+  certificate.remove();
   await db.close();
 });
 
@@ -231,7 +205,7 @@ describe('ClientDocuments: a stale document whose server is unreachable', () => 
   });
 
   it('serves the stored copy when the server is gone, even in a process that never fetched it', async () => {
-    const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (_req, res) =>
+    const server = createHttpsServer({ key: certificate.key, cert: ca }, (_req, res) =>
       json(() => ({ client_id: url, client_name: 'Gone', redirect_uris: [REDIRECT] }))(_req, res),
     );
     const url = `https://${await listen(server)}/clients/gone.json`;

@@ -50,6 +50,9 @@ describe('the Node.js version check run before npm installs', () => {
     expect(manifest.engines.node).toBe('>=22.18.0');
     expect(manifest.scripts.preinstall).toBe('node scripts/check-node.cjs');
     expect(manifest.scripts.postinstall).toBe('node scripts/prisma-generate.ts');
+    // npm start and npm test say the same before anything runs on an older Node.js.
+    expect(manifest.scripts.prestart).toMatch(/^node scripts\/check-node\.cjs && /);
+    expect(manifest.scripts.pretest).toMatch(/^node scripts\/check-node\.cjs && /);
     expect(await readFile(`${ROOT}.npmrc`, 'utf8')).toMatch(/^engine-strict=true$/m);
   });
 });

@@ -133,11 +133,11 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
           consentPage.getByText(`You will return to ${new URL(callback.redirectUri).host}.`).count(),
         ).resolves.toBe(1);
         // Read-only on every readable calendar by default.
-        expect(await consentPage.getByLabel('Read Work (local)').isChecked()).toBe(true);
-        expect(await consentPage.getByLabel('Read Home (local)').isChecked()).toBe(true);
-        expect(await consentPage.getByLabel('Write Work (local)').isChecked()).toBe(false);
-        expect(await consentPage.getByLabel('Write Home (local)').isChecked()).toBe(false);
-        await consentPage.getByLabel('Read Home (local)').uncheck();
+        expect(await consentPage.getByLabel('Read Work (Calgate calendars)').isChecked()).toBe(true);
+        expect(await consentPage.getByLabel('Read Home (Calgate calendars)').isChecked()).toBe(true);
+        expect(await consentPage.getByLabel('Write Work (Calgate calendars)').isChecked()).toBe(false);
+        expect(await consentPage.getByLabel('Write Home (Calgate calendars)').isChecked()).toBe(false);
+        await consentPage.getByLabel('Read Home (Calgate calendars)').uncheck();
         await screenshot(consentPage, 'oauth-consent');
         await consentPage.getByRole('button', { name: /^Allow/ }).click();
       },
@@ -171,7 +171,7 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
       callback,
       consent: async (consentPage) => {
         await consentPage.getByRole('heading', { level: 1, name: /^Allow Test Agent/ }).waitFor();
-        await consentPage.getByLabel('Write Home (local)').check();
+        await consentPage.getByLabel('Write Home (Calgate calendars)').check();
         await consentPage.getByRole('button', { name: /^Allow/ }).click();
       },
     });
@@ -281,7 +281,7 @@ describe('the SDK client connects with a client ID metadata document (https, Chr
           .getByRole('heading', { level: 1, name: 'Allow Doc Agent to use your calendars?' })
           .waitFor();
         await consentPage.getByText(clientMetadataUrl).first().waitFor();
-        await consentPage.getByLabel('Read Work (local)').uncheck();
+        await consentPage.getByLabel('Read Work (Calgate calendars)').uncheck();
         await consentPage.getByRole('button', { name: /^Allow/ }).click();
       },
     });

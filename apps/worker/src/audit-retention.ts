@@ -1,4 +1,4 @@
-import { type Database, pruneAuditLog } from '@calgate/store';
+import { type Database, OAuthRepository, pruneAuditLog } from '@calgate/store';
 import type { Logger } from 'pino';
 import type { PeriodicJob } from './periodic.ts';
 
@@ -25,6 +25,24 @@ export function auditRetentionJob(options: AuditRetentionOptions): PeriodicJob<n
         options.log.info({ deleted, before: before.toISOString() }, 'pruned old audit entries');
       }
       return deleted;
+    },
+  };
+}
+
+/** Deletes OAuth codes and refresh tokens a day after they expired; returns how many. */
+export function oauthUpkeepJob(
+  options: Omit<AuditRetentionOptions, 'retentionDays' | 'batchSize'>,
+): PeriodicJob<number> {
+  const oauth = new OAuthRepository(options.db);
+  return {
+    name: 'oauth-upkeep',
+    intervalMs: options.intervalMs,
+    async run() {
+      const { codes, refreshTokens } = await oauth.pruneExpired(options.now());
+      if (codes + refreshTokens > 0) {
+        options.log.info({ codes, refreshTokens }, 'pruned expired OAuth codes and refresh tokens');
+      }
+      return codes + refreshTokens;
     },
   };
 }

@@ -1,7 +1,7 @@
 import { type DeliveryWorker, type DeliveryWorkerOptions, startDeliveryWorker } from '@calgate/scheduler';
 import type { Database } from '@calgate/store';
 import type { Logger } from 'pino';
-import { auditRetentionJob } from './audit-retention.ts';
+import { auditRetentionJob, oauthUpkeepJob } from './audit-retention.ts';
 import { type HealthServer, startHealthServer } from './health.ts';
 import { type JobStatus, type ScheduledJob, schedule } from './periodic.ts';
 
@@ -48,7 +48,16 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     }),
     log,
   );
-  const scheduled = [auditRetention];
+  const oauthUpkeep = schedule(
+    oauthUpkeepJob({
+      db: deps.db,
+      log,
+      intervalMs: deps.auditPruneIntervalMs ?? HOUR_MS,
+      now: deps.now ?? (() => new Date()),
+    }),
+    log,
+  );
+  const scheduled: ScheduledJob<number>[] = [auditRetention, oauthUpkeep];
   const jobs = () => scheduled.map((job) => job.status());
 
   let delivery: DeliveryWorker | undefined;

@@ -55,6 +55,7 @@ describe('audit retention', () => {
       expect(await remainingAges(db)).toEqual([0, 1, 89.9]);
       expect(worker.jobs()).toEqual([
         expect.objectContaining({ name: 'audit-retention', running: false, lastError: null }),
+        expect.objectContaining({ name: 'oauth-upkeep', lastError: null }),
       ]);
     } finally {
       await worker.stop();

@@ -29,7 +29,7 @@ describe('worker health endpoint', () => {
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = (await response.json()) as { status: string; jobs: { name: string }[] };
     expect(body.status).toBe('ok');
-    expect(body.jobs.map((job) => job.name)).toEqual(['audit-retention']);
+    expect(body.jobs.map((job) => job.name)).toEqual(['audit-retention', 'oauth-upkeep']);
   });
 
   it('answers other paths with 404 and other methods with 405', async () => {

@@ -595,6 +595,18 @@ export class OAuthRepository {
   }
 
   /**
+   * Deletes codes and refresh tokens that expired more than a day before `now`. Used and revoked
+   * ones are kept until then, so a replayed code or a reused refresh token is still recognised
+   * (and revokes what it must) for as long as it could have been valid.
+   */
+  async pruneExpired(now: Date): Promise<{ codes: number; refreshTokens: number }> {
+    const cutoff = new Date(now.getTime() - 24 * 60 * 60 * 1000);
+    const codes = await this.#pool.query('DELETE FROM oauth_codes WHERE expires_at < $1', [cutoff]);
+    const tokens = await this.#pool.query('DELETE FROM oauth_refresh_tokens WHERE expires_at < $1', [cutoff]);
+    return { codes: codes.rowCount ?? 0, refreshTokens: tokens.rowCount ?? 0 };
+  }
+
+  /**
    * Revokes the family of a refresh token issued to `clientId` (RFC 7009); false when there is
    * no such token for that client, which the endpoint answers like a success.
    */

@@ -339,6 +339,32 @@ describe('refresh tokens', () => {
     );
     expect(rows).toHaveLength(0);
   });
+
+  it('revokes a family through one of its tokens, for its own client only', async () => {
+    const keyId = await connect();
+    const token = await repo.issueRefreshToken({ tenantId: A, keyId, clientId, resource: RESOURCE });
+    const { newToken } = await repo.rotateRefreshToken(token, { clientId, resource: RESOURCE });
+    expect(await repo.revokeRefreshTokenFamily(token, 'ocl_someoneelse')).toBe(false);
+    expect(await repo.revokeRefreshTokenFamily(token, clientId)).toBe(true);
+    expect(
+      (await failure(repo.rotateRefreshToken(newToken, { clientId, resource: RESOURCE }))).message,
+    ).toContain('revoked');
+  });
+
+  it('prunes codes and refresh tokens a day after they expired, keeping younger ones', async () => {
+    const keyId = await connect();
+    const old = await repo.issueRefreshToken({ tenantId: A, keyId, clientId, resource: RESOURCE, ttlMs: 1 });
+    const live = await repo.issueRefreshToken({ tenantId: A, keyId, clientId, resource: RESOURCE });
+    await code(keyId, 1);
+    const later = new Date(Date.now() + 25 * 60 * 60 * 1000);
+    const pruned = await repo.pruneExpired(later);
+    expect(pruned.codes).toBeGreaterThanOrEqual(1);
+    expect(pruned.refreshTokens).toBeGreaterThanOrEqual(1);
+    expect((await failure(repo.rotateRefreshToken(old, { clientId, resource: RESOURCE }))).message).toContain(
+      'Unknown',
+    );
+    expect((await repo.rotateRefreshToken(live, { clientId, resource: RESOURCE })).keyId).toBe(keyId);
+  });
 });
 
 describe('prisma schema', () => {

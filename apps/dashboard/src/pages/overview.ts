@@ -17,6 +17,7 @@ const CLIENTS: Record<string, string> = {
   claudeCode: 'Claude Code',
   claudeDesktop: 'Claude Desktop',
   cursor: 'Cursor',
+  claudeAi: 'Claude.ai connector',
   chatgpt: 'ChatGPT connector',
 };
 

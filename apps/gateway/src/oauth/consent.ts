@@ -87,7 +87,13 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       deps.tenancy.listCalendars(tenantId),
       deps.connections.list(tenantId),
     ]);
-    const emails = new Map(connections.map((connection) => [connection.id, connection.accountEmail]));
+    // Calendars kept by Calgate itself have no account to name.
+    const emails = new Map(
+      connections.map((connection) => [
+        connection.id,
+        connection.provider === 'local' ? 'Calgate calendars' : connection.accountEmail,
+      ]),
+    );
     return calendars
       .filter((calendar) => calendar.enabled)
       .map((calendar) => ({

@@ -18,9 +18,13 @@ export function clientConfigs(mcpUrl: string) {
       },
     },
     cursor: { mcpServers: { calgate: { url: mcpUrl, headers } } },
+    claudeAi: {
+      url: mcpUrl,
+      note: "In Claude.ai, add a custom connector (Settings → Connectors) with this URL and no key: Claude signs in with OAuth, and you choose its calendars on Calgate's consent page (see Connected apps).",
+    },
     chatgpt: {
       url: mcpUrl,
-      note: `In ChatGPT, add a custom connector (Settings → Connectors) with this URL and the API key as a bearer token (${KEY_PLACEHOLDER}).`,
+      note: "In ChatGPT, add a custom connector (Settings → Connectors) with this URL and OAuth authentication: ChatGPT registers itself, and you choose its calendars on Calgate's consent page (see Connected apps).",
     },
   };
 }

@@ -120,6 +120,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     guard,
     requests: deps.oauthServer.requests,
     publicUrl: deps.publicUrl,
+    invalidateKeys: () => deps.authenticator.invalidate(),
   });
   registerDashboardApi(app, { ...deps.dashboard, guard });
   registerApi(app, {

@@ -240,7 +240,8 @@ export class OAuthRepository {
 
   /**
    * Creates the connection a user approved for a client: an api_keys row of kind 'oauth' with
-   * its toolsets and grants (write implies read), in one transaction. Returns its key id.
+   * its toolsets and grants (write implies read), in one transaction. The same person approving
+   * the same app again updates their live connection instead. Returns its key id.
    */
   async createConnection(input: NewConnection): Promise<string> {
     const name = cleanText(input.name, 'Connection name', 200);
@@ -277,12 +278,34 @@ export class OAuthRepository {
           context: { calendarIds: missing },
         });
       }
-      const keyId = newId('key');
-      await client.query(
-        `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, toolsets, kind, oauth_client_id, user_id)
-         VALUES ($1, $2, $3, 'oauth', $4, $5, 'oauth', $6, $7)`,
-        [keyId, input.tenantId, name, randomBytes(32), toolsets.value, oauthClient.id, input.userId],
+      // Approving an app again (a client that lost its tokens) updates its connection rather
+      // than adding another: one row per person and app, with what they chose this time.
+      const { rows: existing } = await client.query<{ id: string }>(
+        `SELECT id FROM api_keys WHERE tenant_id = $1 AND user_id = $2 AND oauth_client_id = $3
+           AND kind = 'oauth' AND revoked_at IS NULL
+         ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
+        [input.tenantId, input.userId, oauthClient.id],
       );
+      const reused = existing[0]?.id;
+      const keyId = reused ?? newId('key');
+      if (reused === undefined) {
+        await client.query(
+          `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, toolsets, kind, oauth_client_id, user_id)
+           VALUES ($1, $2, $3, 'oauth', $4, $5, 'oauth', $6, $7)`,
+          [keyId, input.tenantId, name, randomBytes(32), toolsets.value, oauthClient.id, input.userId],
+        );
+      } else {
+        await client.query('UPDATE api_keys SET name = $3, toolsets = $4 WHERE tenant_id = $1 AND id = $2', [
+          input.tenantId,
+          keyId,
+          name,
+          toolsets.value,
+        ]);
+        await client.query('DELETE FROM grants WHERE tenant_id = $1 AND key_id = $2', [
+          input.tenantId,
+          keyId,
+        ]);
+      }
       const granted = [...grants].filter(([, grant]) => grant.read);
       if (granted.length > 0) {
         await client.query(

@@ -174,7 +174,26 @@ describe('connections', () => {
       userId: `usr_${A}`,
       revokedAt: null,
     });
-    expect(await repo.listConnections(B)).toEqual([]);
+    expect((await repo.listConnections(B)).filter((c) => c.keyId === keyId)).toEqual([]);
+  });
+
+  it("approving the same app again updates the person's live connection instead of adding one", async () => {
+    const first = await connect(B);
+    const again = await repo.createConnection({
+      tenantId: B,
+      userId: `usr_${B}`,
+      clientId,
+      name: 'Claude',
+      toolsets: ['calendar', 'search'],
+      calendars: [{ calendarId: `cal_${B}`, read: true, write: false }],
+    });
+    expect(again).toBe(first);
+    const access = await loadKeyAccessById(db, B, first);
+    expect(access?.toolsets).toEqual(['calendar', 'search']);
+    expect(access?.calendars.map((c) => [c.id, c.canRead, c.canWrite])).toEqual([[`cal_${B}`, true, false]]);
+    expect((await repo.listConnections(B)).filter((c) => c.revokedAt === null)).toHaveLength(1);
+    await repo.revokeConnection(B, first);
+    expect(await connect(B)).not.toBe(first);
   });
 
   it('is never swept into new calendars granted to all keys, nor rotated into a key', async () => {
@@ -370,6 +389,10 @@ describe('refresh tokens', () => {
 describe('prisma schema', () => {
   it('reads the oauth tables and api_keys columns through the generated client', async () => {
     const p = db.prisma;
+    // A connection of its own, not the live one earlier tests approved (approving again reuses it).
+    for (const live of (await repo.listConnections(A)).filter((c) => c.revokedAt === null)) {
+      await repo.revokeConnection(A, live.keyId);
+    }
     const keyId = await connect();
     await code(keyId);
     await repo.issueRefreshToken({ tenantId: A, keyId, clientId, resource: RESOURCE });

@@ -20,6 +20,8 @@ export interface ConsentDeps {
   connections: ConnectionRepository;
   requests: AuthorizationRequests;
   publicUrl: string;
+  /** Forgets cached key lookups: approving an app again changes its connection's grants. */
+  invalidateKeys(): void;
 }
 
 const TOOLSET_DESCRIPTIONS: Record<string, string> = {
@@ -170,6 +172,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       toolsets: body.toolsets,
       calendars: body.calendars,
     });
+    deps.invalidateKeys();
     const granted = body.calendars.some((calendar) => calendar.write)
       ? 'calendars:read calendars:write'
       : 'calendars:read';

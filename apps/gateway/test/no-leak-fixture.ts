@@ -1,6 +1,6 @@
 /**
  * Two tenants, three probing keys and three seeded local calendars for the no-leak matrix:
- * tenant A has a1 and a2, tenant B has b1. Every calendar holds a single event, a weekly series
+ * tenant A has a1 and a2, tenant B has b1; probe A2 is a connected app (OAuth access token). Every calendar holds a single event, a weekly series
  * and a book_slot booking, each marked with the calendar's code word so any leak of its data is
  * a string search away. Each tenant has one project and one rule, marked with the tenant's word;
  * its rule files every calendar's single event and a manual filing its series' first occurrence.
@@ -311,9 +311,39 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
     return { id: key.id, secret };
   };
+  // A2 is a connected app: an OAuth connection a person of tenant A approved, calling with an
+  // access token, so every probe also checks that such a principal gets nothing a key would not.
+  const connected = async (tenantId: string, name: KeyName) => {
+    const userId = newId('usr');
+    await gw.db.pool.query('INSERT INTO users (id, tenant_id, email) VALUES ($1, $2, $3)', [
+      userId,
+      tenantId,
+      `${userId}@example.test`,
+    ]);
+    const { oauth } = gw.runtime.deps.dashboard;
+    const { client } = await oauth.registerClient({
+      clientName: name,
+      redirectUris: ['http://127.0.0.1:9/callback'],
+    });
+    const id = await oauth.createConnection({
+      tenantId,
+      userId,
+      clientId: client.clientId,
+      name,
+      toolsets,
+      calendars: [],
+    });
+    const secret = await gw.runtime.deps.oauthServer.tokens.issue({
+      tenantId,
+      keyId: id,
+      clientId: client.clientId,
+      scope: 'calendars:read',
+    });
+    return { id, secret };
+  };
   await gw.runtime.keys.setDefaults(a.tenantId, a.keyId, { toolsets });
   const keyA1 = await made(a.tenantId, 'A1');
-  const keyA2 = await made(a.tenantId, 'A2');
+  const keyA2 = await connected(a.tenantId, 'A2');
   const keyB1 = await made(b.tenantId, 'B1');
   // The seeding keys of each tenant (a.keyId, b.keyId) write what A1 may only read.
   await gw.grant(a.tenantId, a.keyId, a1, { read: true, write: true });

@@ -70,6 +70,31 @@ describe('OAuth authorization server', () => {
     return registered.body as { client_id: string; client_secret?: string };
   }
 
+  /** GET /oauth/authorize as a client starts it (code, PKCE S256, the callback); `extra` adds or overrides. */
+  async function begin(clientId: string, extra: Record<string, string> = {}) {
+    const { verifier, challenge } = pkce();
+    const started = await authorize(gw, {
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: callback.redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      ...extra,
+    });
+    return { ...started, verifier };
+  }
+
+  /** The token endpoint's authorization_code grant for a public client; `extra` adds or overrides. */
+  const redeem = (code: string, verifier: string, clientId: string, extra: Record<string, string> = {}) =>
+    postForm(gw.url, '/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: callback.redirectUri,
+      code_verifier: verifier,
+      client_id: clientId,
+      ...extra,
+    });
+
   /** register → authorize → consent (allow) → the code, verifier and redirect. */
   async function codeFor(
     as: Browser,
@@ -192,14 +217,7 @@ describe('OAuth authorization server', () => {
       client_name: 'Claude',
       redirect_uris: [callback.redirectUri],
     });
-    const { challenge } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: consent.body.client_id,
-      redirect_uri: callback.redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const started = await begin(consent.body.client_id);
     const page = await call(
       gw,
       'GET',
@@ -252,13 +270,7 @@ describe('OAuth authorization server', () => {
 
   it('a client that asked for read only cannot be given Write', async () => {
     const clientId = (await newClient()).client_id;
-    const { challenge } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: callback.redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+    const started = await begin(clientId, {
       scope: 'calendars:read',
     });
     const request = consentRequest(started.location);
@@ -276,13 +288,7 @@ describe('OAuth authorization server', () => {
 
   it('Deny sends access_denied back with the state', async () => {
     const clientId = (await newClient()).client_id;
-    const { challenge } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: callback.redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+    const started = await begin(clientId, {
       state: 'abc',
     });
     const denied = await decide(gw, ann, consentRequest(started.location), { decision: 'deny' });
@@ -296,35 +302,20 @@ describe('OAuth authorization server', () => {
 
   it('a wrong PKCE verifier is refused and burns the code', async () => {
     const { clientId, verifier, code } = await codeFor(ann, [{ calendarId: work, read: true, write: false }]);
-    const exchange = (codeVerifier: string) =>
-      postForm(gw.url, '/oauth/token', {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: callback.redirectUri,
-        code_verifier: codeVerifier,
-        client_id: clientId,
-      });
-    const wrong = await exchange(pkce().verifier);
+    const wrong = await redeem(code, pkce().verifier, clientId);
     expect(wrong.status).toBe(400);
     expect(wrong.body).toMatchObject({ error: 'invalid_grant' });
     expect(wrong.body.error_description).toMatch(/verifier/);
-    const right = await exchange(verifier);
+    const right = await redeem(code, verifier, clientId);
     expect(right.body).toMatchObject({ error: 'invalid_grant' });
   });
 
   it('a replayed code is refused and revokes the refresh token issued for it', async () => {
     const { clientId, verifier, code } = await codeFor(ann, [{ calendarId: work, read: true, write: false }]);
-    const form = {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: callback.redirectUri,
-      code_verifier: verifier,
-      client_id: clientId,
-    };
-    const first = await postForm(gw.url, '/oauth/token', form);
+    const first = await redeem(code, verifier, clientId);
     expect(first.status).toBe(200);
     expect(first.headers.get('cache-control')).toBe('no-store');
-    const replay = await postForm(gw.url, '/oauth/token', form);
+    const replay = await redeem(code, verifier, clientId);
     expect(replay.body).toMatchObject({ error: 'invalid_grant' });
     expect(replay.body.error_description).toMatch(/already used/);
     const refresh = await postForm(gw.url, '/oauth/token', {
@@ -337,14 +328,7 @@ describe('OAuth authorization server', () => {
 
   it('a redirect URI the client did not register gets an error page, never a redirect', async () => {
     const clientId = (await newClient()).client_id;
-    const { challenge } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: 'https://evil.example/callback',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const started = await begin(clientId, { redirect_uri: 'https://evil.example/callback' });
     expect(started.status).toBe(400);
     expect(started.location).toBeNull();
     expect(started.text).toContain('is not one that Test Agent registered');
@@ -354,25 +338,13 @@ describe('OAuth authorization server', () => {
       code,
       clientId: id,
     } = await codeFor(ann, [{ calendarId: work, read: true, write: false }]);
-    const other = await postForm(gw.url, '/oauth/token', {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: `${callback.redirectUri}/other`,
-      code_verifier: verifier,
-      client_id: id,
-    });
+    const other = await redeem(code, verifier, id, { redirect_uri: `${callback.redirectUri}/other` });
     expect(other.body).toMatchObject({ error: 'invalid_grant' });
   });
 
   it('a resource other than this MCP URL is refused at authorize and at the token endpoint', async () => {
     const clientId = (await newClient()).client_id;
-    const { challenge } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: callback.redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+    const started = await begin(clientId, {
       resource: 'https://other.example/mcp',
       state: 's1',
     });
@@ -386,12 +358,7 @@ describe('OAuth authorization server', () => {
       code,
       clientId: id,
     } = await codeFor(ann, [{ calendarId: work, read: true, write: false }]);
-    const wrong = await postForm(gw.url, '/oauth/token', {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: callback.redirectUri,
-      code_verifier: verifier,
-      client_id: id,
+    const wrong = await redeem(code, verifier, id, {
       resource: 'https://other.example/mcp',
     });
     expect(wrong.body).toMatchObject({ error: 'invalid_target' });
@@ -487,14 +454,7 @@ describe('OAuth authorization server', () => {
     const globex = await gw.localCalendar(other.tenantId, 'Globex Ops');
     const bob = await sessionFor(gw, other.tenantId);
     const clientId = (await newClient()).client_id;
-    const { challenge, verifier } = pkce();
-    const started = await authorize(gw, {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: callback.redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-    });
+    const { verifier, ...started } = await begin(clientId);
     const request = consentRequest(started.location);
     const page = await call(gw, 'GET', `/api/v1/oauth/consent?request=${encodeURIComponent(request)}`, {
       as: bob,
@@ -513,13 +473,7 @@ describe('OAuth authorization server', () => {
       calendars: [{ calendarId: globex, read: true, write: false }],
     });
     const code = new URL(own.body.redirectTo).searchParams.get('code') ?? '';
-    const token = await postForm(gw.url, '/oauth/token', {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: callback.redirectUri,
-      code_verifier: verifier,
-      client_id: clientId,
-    });
+    const token = await redeem(code, verifier, clientId);
     const client = await mcp(token.body.access_token);
     const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
     expect((listed.structuredContent as { calendars: { id: string }[] }).calendars.map((c) => c.id)).toEqual([

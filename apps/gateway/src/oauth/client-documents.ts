@@ -24,7 +24,13 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { getCACertificates, rootCertificates } from 'node:tls';
 import { CalgateError, type ErrorCode } from '@calgate/core';
-import { type AddressClass, checkTargetUrl, pinnedLookup, type ResolvedAddress } from '@calgate/scheduler';
+import {
+  type AddressClass,
+  checkTargetUrl,
+  describeAddressClass,
+  pinnedLookup,
+  type ResolvedAddress,
+} from '@calgate/scheduler';
 import type { OAuthClientRecord, OAuthRepository } from '@calgate/store';
 
 export interface ClientDocumentsOptions {
@@ -100,21 +106,6 @@ export function freshnessMs(cacheControl: string | null): number {
     }
   }
   return DEFAULT_FRESH_MS;
-}
-
-function describe(kind: AddressClass): string {
-  switch (kind) {
-    case 'cgnat':
-      return 'a carrier-grade NAT address';
-    case 'metadata':
-      return 'a cloud metadata address';
-    case 'unspecified':
-      return 'the unspecified address';
-    case 'broadcast':
-      return 'the broadcast address';
-    default:
-      return `a ${kind} address`;
-  }
 }
 
 /** A printable, short start of a body that was not what it should be. */
@@ -282,7 +273,7 @@ export class ClientDocuments {
           ? ''
           : '; set OAUTH_ALLOW_PRIVATE_CLIENTS=true only for a test or lab network';
       throw refuse(
-        `${where}, ${describe(kind)}: metadata documents are fetched from public addresses only${hint}.`,
+        `${where}, ${describeAddressClass(kind)}: metadata documents are fetched from public addresses only${hint}.`,
       );
     }
     if (code === 'unavailable') {

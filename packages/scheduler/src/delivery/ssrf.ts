@@ -54,12 +54,17 @@ function refused(host: string, address: string, kind: AddressClass, allowPrivate
       ? '; set TARGETS_ALLOW_PRIVATE=true to allow private networks'
       : '';
   const where = host === address ? `address ${address}` : `host ${host} resolves to ${address}, which`;
-  return new CalgateError('permission_denied', `target URL ${where} is ${describe(kind)}${hint}`, {
-    context: { host, address, addressClass: kind },
-  });
+  return new CalgateError(
+    'permission_denied',
+    `target URL ${where} is ${describeAddressClass(kind)}${hint}`,
+    {
+      context: { host, address, addressClass: kind },
+    },
+  );
 }
 
-function describe(kind: AddressClass): string {
+/** An address class in words, for refusals ("a loopback address", "a cloud metadata address"). */
+export function describeAddressClass(kind: AddressClass): string {
   switch (kind) {
     case 'cgnat':
       return 'a carrier-grade NAT address';

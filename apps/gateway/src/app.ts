@@ -1,6 +1,6 @@
 import { newId } from '@calgate/core';
 import type { RateLimiter } from '@calgate/locks';
-import type { AuditLog } from '@calgate/store';
+import { type AuditLog, PeopleRepository } from '@calgate/store';
 import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
@@ -9,13 +9,16 @@ import type { DirectoryFactory } from './directory.ts';
 import type { DashboardAccountDeps } from './http/api/deps.ts';
 import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
+import { registerDashboardAudit } from './http/dashboard-audit.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
+import { type Metrics, registerMetricsRoute } from './http/metrics.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { originPolicy, registerCors } from './http/origins.ts';
 import { registerDashboardStatic } from './http/static.ts';
+import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import type { LogLevelStore } from './log-levels.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
 import { registerConsentRoutes } from './oauth/consent.ts';
@@ -51,6 +54,11 @@ export interface AppDeps {
   mcpLimits?: McpRouteDeps['mcpLimits'];
   /** The built dashboard's folder; defaults to apps/dashboard/dist. */
   dashboardDir?: string;
+  /** Which proxies' X-Forwarded-For to believe for `request.ip` (TRUST_PROXY); none when absent. */
+  trustProxy?: TrustProxy | undefined;
+  /** Counters for GET /metrics, served when `metricsToken` is set. */
+  metrics?: Metrics | undefined;
+  metricsToken?: string | undefined;
   /** Calgate's own OAuth authorization server for MCP clients (the same tokens the authenticator accepts). */
   oauthServer: {
     tokens: AccessTokens;
@@ -73,6 +81,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // One line per request would dominate the log at agent traffic rates; the audit log has calls.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    trustProxy: fastifyTrustProxy(deps.trustProxy),
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
@@ -93,6 +102,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply.status(400).send(errorBody('invalid_argument', problem, request.id));
     }
   });
+  // Before any route: dashboard actions go to the audit log beside tool calls.
+  registerDashboardAudit(app, {
+    audit: deps.audit,
+    sessions: deps.dashboard.sessions,
+    users: deps.dashboard.users,
+  });
   // Browser-based MCP clients call /api/mcp and the OAuth endpoints from their own origins (see
   // origins.ts for which).
   registerCors(app, originPolicy(deps.publicUrl, deps.allowedOrigins), [
@@ -104,6 +119,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   ]);
   const mcpUrl = `${deps.publicUrl}/api/mcp`;
   registerMetaRoutes(app, deps);
+  if (deps.metrics !== undefined) {
+    registerMetricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
+  }
   registerMcpRoutes(app, { ...deps, mcpUrl });
   registerAuthorizationServer(app, {
     ...deps.oauthServer,
@@ -113,8 +131,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     oauth: deps.dashboard.oauth,
     rateLimiter: deps.rateLimiter,
   });
-  registerOAuthRoutes(app, { ...deps.dashboard, publicUrl: deps.publicUrl });
-  const guard = new DashboardGuard(deps.dashboard.sessions, deps.allowedOrigins, deps.dashboard.csrfKey);
+  registerOAuthRoutes(app, {
+    ...deps.dashboard,
+    publicUrl: deps.publicUrl,
+    dashboardDir: deps.dashboardDir,
+  });
+  const guard = new DashboardGuard(
+    deps.dashboard.sessions,
+    deps.allowedOrigins,
+    deps.dashboard.csrfKey,
+    new PeopleRepository(deps.dashboard.db),
+  );
   registerConsentRoutes(app, {
     ...deps.dashboard,
     guard,
@@ -122,7 +149,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     publicUrl: deps.publicUrl,
     invalidateKeys: () => deps.authenticator.invalidate(),
   });
-  registerDashboardApi(app, { ...deps.dashboard, guard });
+  registerDashboardApi(app, { ...deps.dashboard, guard, publicUrl: deps.publicUrl });
   registerApi(app, {
     ...deps.dashboard,
     guard,

@@ -6,7 +6,7 @@ import { type Io, OPTIONS, UsageError } from './cli/common.ts';
 import { runEmulator } from './cli/emulator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
-import { closeOnSignals, serve } from './serve.ts';
+import { closeOnSignals, ownerBanner, serve } from './serve.ts';
 import { runWorker } from './worker-process.ts';
 
 const USAGE = `Usage: calgate <command> [options]
@@ -16,7 +16,11 @@ Commands:
   serve                         run the gateway alone (scheduled prompts need a worker)
   worker                        deliver scheduled prompts and do background upkeep (any number of them)
   migrate                       apply database migrations
-  tenant create --name N        create a tenant
+  tenant create --name N [--owner-email E]
+                                create a tenant; with --owner-email also an owner
+                                invitation (the link is printed, and e-mailed with SMTP_URL)
+  user reset-password --email E print a one-time, one-hour password reset link
+                                (e-mailed with SMTP_URL)
   tenant list
   key create --name N [--expires ISO] [--toolsets a,b]
                                 create an API key (the secret is shown once)
@@ -81,6 +85,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
       if (command === 'start') {
         const firstRun = await bootstrapFirstRun(gateway.runtime);
         io.out(welcomeText(`${config.publicUrl}/api/mcp`, firstRun));
+      }
+      const banner = await ownerBanner(gateway, config.publicUrl);
+      if (banner !== undefined) {
+        io.out(banner);
       }
       return 0;
     }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseInterval } from '@calgate/scheduler';
 import { z } from 'zod';
+import { parseTrustProxy } from './http/trust-proxy.ts';
 
 const list = z.string().transform((value) =>
   value
@@ -21,7 +22,8 @@ const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const Env = z.object({
+/** Every setting; each needs a line in config-reference.ts (README and .env.example are built from it). */
+export const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -82,6 +84,28 @@ const Env = z.object({
   WORKER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   /** Deliveries one worker process runs at once. */
   SCHEDULER_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(64),
+  /** Outgoing mail for invitations and password resets (smtp:// or smtps://, credentials in the URL); unset: links are shown instead. */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** The From address of that mail. */
+  SMTP_FROM: z.string().min(3).default('Calgate <calgate@localhost>'),
+  /** Trust X-Forwarded-For from this many proxies (or `true` for any, or a comma-separated list of addresses/CIDRs), so rate limits and audit see the client's address. */
+  TRUST_PROXY: z
+    .string()
+    .min(1)
+    .transform((value, context) => {
+      const parsed = parseTrustProxy(value);
+      if (!parsed.ok) {
+        context.addIssue({ code: 'custom', message: parsed.message });
+        return z.NEVER;
+      }
+      return parsed.value;
+    })
+    .optional(),
+  /** Bearer token for GET /metrics (Prometheus); unset: /metrics answers 404. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -164,6 +188,9 @@ function toConfig(env: z.output<typeof Env>) {
       allowPrivateClients: env.OAUTH_ALLOW_PRIVATE_CLIENTS,
       accessTokenTtlSeconds: env.OAUTH_ACCESS_TOKEN_TTL_SECS,
     },
+    smtp: { url: env.SMTP_URL, from: env.SMTP_FROM },
+    trustProxy: env.TRUST_PROXY,
+    metricsToken: env.METRICS_TOKEN,
     workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,
   };

@@ -29,6 +29,7 @@ import {
   SecretBox,
   SessionRepository,
   TenancyRepository,
+  TotpRepository,
   UserRepository,
 } from '@calgate/store';
 import { catalogue, type ProviderResolver } from '@calgate/tools';
@@ -37,6 +38,7 @@ import type { Redis } from 'ioredis';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { AppDeps } from './app.ts';
+import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
 import { type Config, ConfigError } from './config.ts';
@@ -45,12 +47,14 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgre
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
+import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import {
   failOpenLogLevels,
   type LogLevelStore,
   MemoryLogLevelStore,
   RedisLogLevelStore,
 } from './log-levels.ts';
+import { mailerFor } from './mail.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
@@ -221,7 +225,7 @@ export async function calendarProviders(
   const providers: ProviderResolver = (calendar, tenantId) =>
     calendar.provider === 'local'
       ? local
-      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth);
+      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
   return { googleProviders, providers };
 }
 
@@ -427,6 +431,9 @@ export async function createRuntime(
       }),
       logger: log,
       version: VERSION,
+      trustProxy: config.trustProxy,
+      metrics: new Metrics({ version: VERSION, queueDepth: promptQueueDepth(db) }),
+      metricsToken: config.metricsToken,
       oauthServer: {
         tokens,
         requests: new AuthorizationRequests({
@@ -446,8 +453,10 @@ export async function createRuntime(
         states: new OAuthStateRepository(db),
         stateKey: box.deriveKey('oauth-state'),
         csrfKey: box.deriveKey('csrf'),
+        twoStep: new TwoStepSignIn(new TotpRepository(db, box), box.deriveKey('totp-challenge')),
         db,
         users: new UserRepository(db.prisma),
+        mailer: mailerFor(config.smtp),
         keys,
         oauth,
         rulesRepository,

@@ -1,3 +1,4 @@
+import { CalgateError } from '@calgate/core';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
@@ -22,8 +23,11 @@ export async function serve(
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
+    await app.close().catch(() => {});
     await runtime.close();
-    throw error;
+    throw (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
+      ? new CalgateError('unavailable', portInUseMessage(config.host, config.port), { cause: error })
+      : error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
@@ -45,6 +49,28 @@ export async function serve(
       return closing;
     },
   };
+}
+
+/** The one line `calgate serve`/`start` prints when another process holds the port. */
+export function portInUseMessage(host: string, port: number): string {
+  return `Port ${port} on ${host} is in use: stop the other process or set PORT.`;
+}
+
+/**
+ * Printed at start while no dashboard account exists: sign-up is open to whoever comes first, so
+ * the operator should be that person (or keep the port private until then).
+ */
+export async function ownerBanner(gateway: RunningGateway, publicUrl: string): Promise<string | undefined> {
+  if (await gateway.runtime.deps.dashboard.users.hasUsers()) {
+    return undefined;
+  }
+  return [
+    '',
+    `Dashboard: ${publicUrl}/`,
+    'No account exists yet: the first person to sign up on the dashboard becomes its owner.',
+    'Open it now and create the owner account before anyone else can reach it.',
+    '',
+  ].join('\n');
 }
 
 /** How long a shutdown waits for requests still being answered. */

@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import type { SessionRecord, SessionRepository } from '@calgate/store';
+import type { SessionClient, SessionRecord, SessionRepository } from '@calgate/store';
 
 /** The user a session is for. */
 export interface SessionUser {
@@ -52,9 +52,12 @@ export class SessionManager {
     this.#ttlSeconds = options.ttlSeconds ?? DEFAULT_SESSION_TTL_SECONDS;
   }
 
-  /** Starts a session for the user; returns the Set-Cookie value that carries it. */
-  async issue(user: SessionUser): Promise<string> {
-    const { token } = await this.#store.create(user, this.#ttlSeconds * 1000);
+  /**
+   * Starts a session for the user; returns the Set-Cookie value that carries it. `client`
+   * (User-Agent, address) is kept for the sessions list.
+   */
+  async issue(user: SessionUser, client: SessionClient = {}): Promise<string> {
+    const { token } = await this.#store.create(user, this.#ttlSeconds * 1000, client);
     return this.#cookie(token, this.#ttlSeconds);
   }
 
@@ -102,6 +105,11 @@ export class SessionManager {
       session.userId,
       options.keepCurrent ? { exceptId: session.id } : {},
     );
+  }
+
+  /** Ends one session of the session's user by id; false when the user has no such session. */
+  revokeById(session: Session, id: string): Promise<boolean> {
+    return this.#store.revokeById(session.tenantId, session.userId, id);
   }
 
   /** The live sessions of the session's user, newest first. */

@@ -66,7 +66,7 @@ describe('accounts on a fresh install', () => {
       expect(rows[0].password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
       const me = await call(gw, 'GET', '/api/v1/auth/me', { as: owner });
       expect(me.body).toEqual({
-        user: { id: owner.userId, email },
+        user: { id: owner.userId, email, role: 'owner' },
         tenant: { id: owner.tenantId, name: 'My Calgate' },
       });
     });

@@ -11,10 +11,12 @@ describe('/api/v1/keys and /api/v1/overview', () => {
   let ann: Browser;
   let eve: Browser;
   let calendar: string;
+  let acmeId: string;
 
   beforeAll(async () => {
     gw = await startTestGateway();
     const acme = await gw.seedTenant('Acme');
+    acmeId = acme.tenantId;
     const globex = await gw.seedTenant('Globex');
     calendar = await gw.localCalendar(acme.tenantId, 'Work');
     ann = await sessionFor(gw, acme.tenantId);
@@ -82,7 +84,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       await client.close();
     });
 
-    it('rotates a key: same name, grants and defaults, the old secret stops at once, the new one works', async () => {
+    it('rotates a key in place: same id, grants and defaults; without grace the old secret stops at once', async () => {
       const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'agent-r' } });
       const oldId = created.body.key.id as string;
       await call(gw, 'PUT', '/api/v1/grants', {
@@ -108,11 +110,10 @@ describe('/api/v1/keys and /api/v1/overview', () => {
         timeZone: 'Asia/Kathmandu',
         toolsets: ['calendar', 'search'],
       });
-      expect(rotated.body.key.id).not.toBe(oldId);
+      expect(rotated.body.key.id).toBe(oldId);
+      expect(rotated.body.previousValidUntil).toBeNull();
       expect(rotated.body.secret).not.toBe(created.body.secret);
-      await expect(before.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow(
-        /401|revoked/i,
-      );
+      await expect(before.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow(/not valid/i);
       await before.close().catch(() => {});
       const after = await connectClient(gw.mcpUrl, rotated.body.secret);
       const now = (await after.callTool({ name: 'list_calendars', arguments: {} }))
@@ -122,8 +123,91 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       ]);
       await after.close();
       const list = await call(gw, 'GET', '/api/v1/keys', { as: ann });
-      const old = list.body.keys.find((key: { id: string }) => key.id === oldId);
-      expect(old.revokedAt).not.toBeNull();
+      const kept = list.body.keys.find((key: { id: string }) => key.id === oldId);
+      expect(kept.revokedAt).toBeNull();
+      expect(kept.prefix).toBe(rotated.body.secret.slice(0, 12));
+    });
+
+    it('rotates with a grace period: both secrets work until it ends, then only the new one', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'graceful', grants: [{ calendarId: calendar, read: true, write: false }] },
+      });
+      const id = created.body.key.id as string;
+      const rotated = await call(gw, 'POST', `/api/v1/keys/${id}/rotate`, {
+        as: ann,
+        body: { graceSeconds: 2 },
+      });
+      expect(rotated.status).toBe(201);
+      expect(rotated.body.key.id).toBe(id);
+      const until = Date.parse(rotated.body.previousValidUntil);
+      expect(until - Date.now()).toBeGreaterThan(1000);
+      expect(until - Date.now()).toBeLessThanOrEqual(2000);
+      expect(rotated.body.note).toContain('keeps working until');
+      const sees = async (secret: string) => {
+        const client = await connectClient(gw.mcpUrl, secret);
+        try {
+          const answer = (await client.callTool({ name: 'list_calendars', arguments: {} }))
+            .structuredContent as Calendars;
+          return answer.calendars.map((item) => item.id);
+        } finally {
+          await client.close().catch(() => {});
+        }
+      };
+      // Both secrets are the same key: the same grants.
+      await expect(sees(created.body.secret)).resolves.toEqual([calendar]);
+      await expect(sees(rotated.body.secret)).resolves.toEqual([calendar]);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now()) + 100));
+      await expect(sees(created.body.secret)).rejects.toThrow(/not valid|expired/i);
+      await expect(sees(rotated.body.secret)).resolves.toEqual([calendar]);
+    });
+
+    it('creates a key with its calendars, Read and Write, in one step', async () => {
+      const second = await gw.localCalendar(acmeId, 'Side');
+      const created = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: {
+          name: 'one-step',
+          toolsets: ['calendar'],
+          grants: [
+            { calendarId: calendar, read: true, write: true },
+            { calendarId: second, read: true, write: false },
+          ],
+        },
+      });
+      expect(created.status).toBe(201);
+      const client = await connectClient(gw.mcpUrl, created.body.secret);
+      const seen = (await client.callTool({ name: 'list_calendars', arguments: {} }))
+        .structuredContent as Calendars;
+      await client.close();
+      expect(seen.calendars).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ id: calendar, canRead: true, canWrite: true }),
+          expect.objectContaining({ id: second, canRead: true, canWrite: false }),
+        ]),
+      );
+      expect(seen.calendars).toHaveLength(2);
+    });
+
+    it('a test call runs list_calendars as the key and says what it sees and how fast', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: { name: 'tested', grants: [{ calendarId: calendar, read: true, write: false }] },
+      });
+      const test = await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/test-call`, { as: ann });
+      expect(test.status).toBe(200);
+      expect(test.body).toMatchObject({ tool: 'list_calendars', ok: true });
+      expect(test.body.latencyMs).toBeGreaterThanOrEqual(0);
+      expect(test.body.calendars).toEqual([
+        expect.objectContaining({ id: calendar, summary: 'Work', canRead: true, canWrite: false }),
+      ]);
+      const bare = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'bare' } });
+      const empty = await call(gw, 'POST', `/api/v1/keys/${bare.body.key.id}/test-call`, { as: ann });
+      expect(empty.body.calendars).toEqual([]);
+      expect(empty.body.message).toContain('no calendar grants');
+      await call(gw, 'POST', `/api/v1/keys/${bare.body.key.id}/revoke`, { as: ann });
+      const revoked = await call(gw, 'POST', `/api/v1/keys/${bare.body.key.id}/test-call`, { as: ann });
+      expect(revoked.status).toBe(409);
     });
 
     it("sets a key's default calendar and time zone; the next MCP call uses them; null clears", async () => {
@@ -246,6 +330,65 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       ]);
     });
 
+    it('refuses grants it cannot give on create, and then creates nothing', async () => {
+      const readOnly = await gw.localCalendar(acmeId, 'Shared with us');
+      await gw.db.pool.query(`UPDATE calendars SET access_role = 'reader' WHERE id = $1`, [readOnly]);
+      const before = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.length;
+      const write = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: {
+          name: 'too-much',
+          grants: [
+            { calendarId: calendar, read: true, write: true },
+            { calendarId: readOnly, read: true, write: true },
+          ],
+        },
+      });
+      expect(write.status).toBe(412);
+      expect(write.body.error.message).toContain(
+        `Calendar ${readOnly} ('Shared with us') is shared with the account as reader`,
+      );
+      expect(write.body.error.message).toContain('No key was created');
+      const foreign = await call(gw, 'POST', '/api/v1/keys', {
+        as: eve,
+        body: { name: 'too-much', grants: [{ calendarId: calendar, read: true, write: false }] },
+      });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.error.message).toContain(`No calendar ${calendar} in this tenant`);
+      const twice = await call(gw, 'POST', '/api/v1/keys', {
+        as: ann,
+        body: {
+          name: 'too-much',
+          grants: [
+            { calendarId: calendar, read: true, write: false },
+            { calendarId: calendar, read: true, write: true },
+          ],
+        },
+      });
+      expect(twice.status).toBe(400);
+      expect((await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys).toHaveLength(before);
+      expect(
+        (await call(gw, 'GET', '/api/v1/keys', { as: eve })).body.keys.map((k: { name: string }) => k.name),
+      ).not.toContain('too-much');
+      const rows = await gw.db.pool.query(`SELECT count(*)::int AS n FROM api_keys WHERE name = 'too-much'`);
+      expect(rows.rows[0].n).toBe(0);
+    });
+
+    it('refuses a grace period outside 0..86400 seconds, and changes nothing', async () => {
+      const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'grace-bounds' } });
+      for (const graceSeconds of [-1, 86_401, 1.5]) {
+        const answer = await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/rotate`, {
+          as: ann,
+          body: { graceSeconds },
+        });
+        expect(answer.status, String(graceSeconds)).toBe(400);
+        expect(answer.body.error.message).toContain('graceSeconds');
+      }
+      const client = await connectClient(gw.mcpUrl, created.body.secret);
+      await client.callTool({ name: 'list_calendars', arguments: {} });
+      await client.close();
+    });
+
     it('rotating a revoked key is a conflict; unknown ids are 404', async () => {
       const created = await call(gw, 'POST', '/api/v1/keys', { as: ann, body: { name: 'gone' } });
       await call(gw, 'POST', `/api/v1/keys/${created.body.key.id}/revoke`, { as: ann });
@@ -280,6 +423,9 @@ describe('/api/v1/keys and /api/v1/overview', () => {
         headers: { origin: 'https://evil.test' },
       });
       expect(crossSite.status).toBe(403);
+      expect(crossSite.body.error.message).toBe(
+        'Origin https://evil.test is not allowed: this gateway accepts http://calgate.test (PUBLIC_URL) only. Add it to ALLOWED_ORIGINS to let its pages call Calgate.',
+      );
       const names = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.map(
         (k: { name: string }) => k.name,
       );

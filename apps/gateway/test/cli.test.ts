@@ -296,3 +296,91 @@ describe('calgate emulator google', () => {
     }
   });
 });
+
+describe('calgate serve: a taken port, and the first-run banner', () => {
+  let db: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'warn',
+    };
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('prints one line naming the port and exits 1 when another process holds it', async () => {
+    const { createServer } = await import('node:net');
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const address = holder.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const failure = await run(process.execPath, [BIN, 'serve'], {
+        env: { ...env, PORT: String(port) },
+      }).then(
+        () => undefined,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stderr).toBe(
+        `Port ${port} on 127.0.0.1 is in use: stop the other process or set PORT.\n`,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+
+  /** Starts `calgate serve`, returns what it printed once listening, and stops it. */
+  async function serveOutput(): Promise<string> {
+    const { spawn } = await import('node:child_process');
+    const { freePort } = await import('@calgate/testkit');
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      env: { ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout?.on('data', (chunk) => (out += String(chunk)));
+    child.stderr?.on('data', (chunk) => (out += String(chunk)));
+    try {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const ready = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+        if (ready?.ok || child.exitCode !== null || Date.now() > deadline) {
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // The banner is written right after listening.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return out.replaceAll(String(port), '<port>');
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  }
+
+  it('names the dashboard and its future owner until the first account exists', async () => {
+    const first = await serveOutput();
+    expect(first).toContain('Dashboard: http://127.0.0.1:<port>/\n');
+    expect(first).toContain(
+      'No account exists yet: the first person to sign up on the dashboard becomes its owner.',
+    );
+
+    const { UserRepository } = await import('@calgate/store');
+    const signedUp = await new UserRepository(db.prisma).signUpFirst({
+      email: 'owner@example.com',
+      passwordHash: 'not-a-real-hash',
+    });
+    expect(signedUp.ok).toBe(true);
+    const second = await serveOutput();
+    expect(second).not.toContain('Dashboard:');
+    expect(second).not.toContain('first person');
+  }, 90_000);
+});

@@ -88,8 +88,8 @@ describe('CORS and Origin on a public PUBLIC_URL', () => {
       expect(response.status, origin).toBe(403);
       expect(response.headers.get('access-control-allow-origin')).toBeNull();
       expect(response.headers.get('access-control-allow-methods')).toBeNull();
-      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(
-        /is not allowed: add it to ALLOWED_ORIGINS/,
+      expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+        `Origin ${origin} is not allowed: this gateway accepts http://calgate.test (PUBLIC_URL) and https://app.example.com (ALLOWED_ORIGINS). Add it to ALLOWED_ORIGINS to let its pages call Calgate.`,
       );
     }
   });

@@ -57,6 +57,7 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
     await page.getByRole('button', { name: 'Create key' }).click();
     const secret = (await page.locator('#secret').textContent()) ?? '';
     await openPage(page, 'Accounts');
+    await page.getByLabel('Calgate may').selectOption('write');
     await page.getByRole('button', { name: 'Connect Google' }).click();
     await consent(page, ANN);
     await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();

@@ -70,6 +70,7 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.getByRole('button', { name: 'Create key' }).click();
     secret = (await page.locator('#secret').textContent()) ?? '';
     await openPage(page, 'Accounts');
+    await page.getByLabel('Calgate may').selectOption('write');
     await page.getByRole('button', { name: 'Connect Google' }).click();
     await consent(page, ANN);
     await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
@@ -85,10 +86,17 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.goto(`${gw.url}/matrix`);
     await page.locator('main[data-ready="true"]').waitFor();
     await page.getByRole('button', { name: 'None for bot', exact: true }).click();
+    await page
+      .getByRole('dialog', { name: "Remove 'bot' from all 2 calendars?" })
+      .getByRole('button', { name: 'Remove access' })
+      .click();
     await page.getByText('bot: None.').waitFor();
     await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(false);
     await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual([]);
     await page.getByRole('button', { name: 'All for bot', exact: true }).click();
+    const giveWrite = page.getByRole('dialog', { name: "Give Write on all 2 calendars to 'bot'?" });
+    await expect(giveWrite.getByText(/create, change and delete events/).count()).resolves.toBe(1);
+    await giveWrite.getByRole('button', { name: 'Give Write' }).click();
     await page.getByText('bot: All.').waitFor();
     await expect(page.getByLabel(`Write ${ANN} with bot`).isChecked()).resolves.toBe(true);
     await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual(['Team', ANN]);
@@ -99,20 +107,49 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await page.getByText('bot on Team: read.').waitFor();
     await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(true);
     await page.getByRole('button', { name: 'No key for Team' }).click();
+    await page
+      .getByRole('dialog', { name: "Remove the 1 API key from 'Team'?" })
+      .getByRole('button', { name: 'Remove access' })
+      .click();
     await page.getByText('Team: No key.').waitFor();
     await expect(page.getByLabel('Read Team with bot').isChecked()).resolves.toBe(false);
     await expect(page.getByLabel(`Read ${ANN} with bot`).isChecked()).resolves.toBe(true);
   });
 
+  it('revoke and rotate ask first; cancel changes nothing', async () => {
+    await openPage(page, 'API keys');
+    await page.getByRole('button', { name: 'Revoke bot' }).click();
+    const revoke = page.getByRole('dialog', { name: "Revoke key 'bot'?" });
+    await expect(revoke.textContent()).resolves.toContain(
+      'Agents using it are refused within a few seconds; this cannot be undone.',
+    );
+    await revoke.getByRole('button', { name: 'Cancel' }).click();
+    await revoke.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Rotate bot' }).click();
+    const rotate = page.getByRole('dialog', { name: "Rotate key 'bot'?" });
+    await rotate.getByLabel('The old secret keeps working for').waitFor();
+    await page.keyboard.press('Escape');
+    await rotate.waitFor({ state: 'detached' });
+    const live = await gw.db.pool.query(`SELECT revoked_at FROM api_keys WHERE name = 'bot'`);
+    expect(live.rows[0].revoked_at).toBeNull();
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toContain(ANN);
+  });
+
   it('rotates a key: the new secret works at once and the old one is refused', async () => {
     await openPage(page, 'API keys');
     await page.getByRole('button', { name: 'Rotate bot' }).click();
+    const dialog = page.getByRole('dialog', { name: "Rotate key 'bot'?" });
+    await dialog
+      .getByLabel('The old secret keeps working for')
+      .selectOption({ label: 'None: the old secret stops at once' });
+    await screenshot(page, '21-key-rotate-confirm');
+    await dialog.getByRole('button', { name: 'Rotate key' }).click();
     await page.getByRole('heading', { name: 'New secret for bot' }).waitFor();
     const rotated = (await page.locator('#secret').textContent()) ?? '';
     expect(rotated).toMatch(/^cg_live_/);
     expect(rotated).not.toBe(secret);
     await screenshot(page, '21-key-rotated');
-    await expect(connectClient(gw.mcpUrl, secret)).rejects.toThrow(/revoked/);
+    await expect(connectClient(gw.mcpUrl, secret)).rejects.toThrow(/not valid/);
     await expect(calendarsOf(gw.mcpUrl, rotated)).resolves.toContain(ANN);
   });
 
@@ -121,7 +158,14 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
     await openPage(page, 'Accounts');
     await page.getByText('needs reauth').waitFor();
     await screenshot(page, '22-needs-reauth');
-    await page.getByRole('link', { name: `Reconnect ${ANN}` }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/An account needs reconnecting/)
+      .waitFor();
+    await page
+      .getByRole('link', { name: `Reconnect ${ANN}` })
+      .first()
+      .click();
     await consent(page, ANN);
     await page.getByRole('heading', { name: `Reconnected ${ANN}` }).waitFor();
     await page.goto(`${gw.url}/accounts`);
@@ -142,6 +186,11 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
       .waitFor();
     await screenshot(page, '24-service-account');
     await page.getByRole('button', { name: `Disconnect ${ROBOT}` }).click();
+    const disconnect = page.getByRole('dialog', { name: `Disconnect ${ROBOT}?` });
+    await expect(disconnect.textContent()).resolves.toMatch(
+      /Its 1 calendar and their grants on \d+ keys? are removed/,
+    );
+    await disconnect.getByRole('button', { name: 'Disconnect' }).click();
     await page.getByText(`Disconnected ${ROBOT}.`).waitFor();
     // The message shows before the account list is drawn again.
     await page.getByRole('list', { name: `Calendars of ${ROBOT}` }).waitFor({ state: 'detached' });

@@ -67,6 +67,7 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
 
   it('connects a Google account through the consent page', async () => {
     await openPage(page, 'Accounts');
+    await page.getByLabel('Calgate may').selectOption('write');
     await page.getByLabel('Give every existing API key').selectOption('none');
     await page.getByRole('button', { name: 'Connect Google' }).click();
     await page.waitForURL((url) => url.href.startsWith(emulator.url));
@@ -75,9 +76,9 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
     await screenshot(page, '04-oauth-callback');
-    await page.getByRole('link', { name: 'Back to Calgate' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    await openPage(page, 'Accounts');
+    await page.getByRole('link', { name: 'Back to Accounts' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    await page.locator('main[data-ready="true"]').waitFor();
     const calendars = page.getByRole('list', { name: `Calendars of ${ANN}` });
     await expect(calendars.getByRole('listitem').allTextContents()).resolves.toHaveLength(2);
     await screenshot(page, '05-accounts');
@@ -148,13 +149,13 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
         return rows.count();
       })
       .toBeGreaterThan(0);
-    await page.getByLabel('Tool').fill('create_event');
+    await page.getByLabel('Tools and actions').selectOption(['create_event']);
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => rows.count()).toBe(0);
     // The filtered rows replace the table once the answer arrives.
     await expect.poll(() => page.getByRole('row', { name: /create_event/ }).count()).toBe(2);
     await expect.poll(() => page.getByRole('row', { name: /create_event Team ok/ }).count()).toBe(1);
-    await expect(page.getByRole('button', { name: 'Older calls' }).isVisible()).resolves.toBe(false);
+    await expect(page.getByRole('button', { name: 'Older entries' }).isVisible()).resolves.toBe(false);
     await screenshot(page, '08-audit');
     await openPage(page, 'Docs');
     await page.getByRole('heading', { name: /book_slot/ }).waitFor();
@@ -164,6 +165,10 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
   it('revokes the key; the agent is refused', async () => {
     await openPage(page, 'API keys');
     await page.getByRole('button', { name: 'Revoke agent' }).click();
+    await page
+      .getByRole('dialog', { name: "Revoke key 'agent'?" })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
     await page.getByText('Revoked agent.').waitFor();
     await screenshot(page, '10-key-revoked');
     await expect(connectClient(gw.mcpUrl, secret)).rejects.toThrow(/revoked/);

@@ -151,9 +151,12 @@ describe('server-side dashboard sessions', () => {
       expect(listed.body.sessions).toHaveLength(2);
       expect(listed.body.sessions.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
       expect(Object.keys(listed.body.sessions[0]).sort()).toEqual([
+        'client',
         'createdAt',
         'current',
         'expiresAt',
+        'id',
+        'ip',
         'lastSeenAt',
       ]);
 
@@ -169,6 +172,72 @@ describe('server-side dashboard sessions', () => {
       expect(await works(colleague)).toBe(true);
       // A new sign-in works again.
       expect(await works(await signIn(gw, email, PASSWORD))).toBe(true);
+    });
+
+    it('lists where each session signed in from: browser and system from the User-Agent, and the address', async () => {
+      const email = await member();
+      const firefox = await call(gw, 'POST', '/api/v1/auth/signin', {
+        body: { email, password: PASSWORD },
+        headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0' },
+      });
+      expect(firefox.status).toBe(200);
+      const safari = await call(gw, 'POST', '/api/v1/auth/signin', {
+        body: { email, password: PASSWORD },
+        headers: {
+          'user-agent':
+            'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+        },
+      });
+      expect(safari.status).toBe(200);
+      const as: Browser = {
+        cookie: (safari.headers.get('set-cookie') ?? '').split(';')[0] as string,
+        csrf: safari.body.csrfToken,
+        tenantId: owner.tenantId,
+        userId: safari.body.user.id,
+      };
+      const { body } = await call(gw, 'GET', '/api/v1/sessions', { as });
+      expect(body.sessions).toHaveLength(2);
+      expect(body.sessions.map((s: { client: string }) => s.client).sort()).toEqual([
+        'Firefox 133 on Linux',
+        'Safari 18 on iOS',
+      ]);
+      for (const session of body.sessions) {
+        expect(session.id).toMatch(/^[0-9a-f]{64}$/);
+        expect(session.ip).toBe('127.0.0.1');
+      }
+      const current = body.sessions.find((s: { current: boolean }) => s.current);
+      expect(current.client).toBe('Safari 18 on iOS');
+      const stored = await gw.db.pool.query('SELECT user_agent, ip FROM sessions WHERE user_id = $1', [
+        as.userId,
+      ]);
+      expect(stored.rows.map((row) => row.user_agent).join()).toContain('Firefox/133.0');
+    });
+
+    it('ends one session by id: the other stays, and ending the current one clears the cookie', async () => {
+      const email = await member();
+      const laptop = await signIn(gw, email, PASSWORD);
+      const phone = await signIn(gw, email, PASSWORD);
+      const listed = await call(gw, 'GET', '/api/v1/sessions', { as: laptop });
+      const phoneId = listed.body.sessions.find((s: { current: boolean }) => !s.current).id;
+      const laptopId = listed.body.sessions.find((s: { current: boolean }) => s.current).id;
+
+      const one = await call(gw, 'POST', `/api/v1/sessions/${phoneId}/revoke`, { as: laptop });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual({ revoked: true, current: false });
+      expect(one.headers.get('set-cookie')).toBeNull();
+      expect(await works(phone)).toBe(false);
+      expect(await works(laptop)).toBe(true);
+      const after = await call(gw, 'GET', '/api/v1/sessions', { as: laptop });
+      expect(after.body.sessions.map((s: { id: string }) => s.id)).toEqual([laptopId]);
+
+      const again = await call(gw, 'POST', `/api/v1/sessions/${phoneId}/revoke`, { as: laptop });
+      expect(again.status).toBe(404);
+
+      const self = await call(gw, 'POST', `/api/v1/sessions/${laptopId}/revoke`, { as: laptop });
+      expect(self.status).toBe(200);
+      expect(self.body).toEqual({ revoked: true, current: true });
+      expect(self.headers.get('set-cookie')).toContain('Max-Age=0');
+      expect(await works(laptop)).toBe(false);
     });
 
     it('changing the password ends the other sessions and keeps this one', async () => {
@@ -270,6 +339,24 @@ describe('server-side dashboard sessions', () => {
       }
       expect(await works(ann)).toBe(true);
       expect(await works(await signIn(gw, email, PASSWORD))).toBe(true);
+    });
+
+    it('another person’s session id is unknown (404) and stays signed in; a malformed id is a 400', async () => {
+      const ann = await signIn(gw, await member(), PASSWORD);
+      const bob = await signIn(gw, await member(), PASSWORD);
+      const bobId = createHash('sha256').update(tokenOf(bob)).digest('hex');
+      const foreign = await call(gw, 'POST', `/api/v1/sessions/${bobId}/revoke`, { as: ann });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.error.code).toBe('not_found');
+      expect(await works(bob)).toBe(true);
+      expect(await works(ann)).toBe(true);
+      expect((await call(gw, 'POST', '/api/v1/sessions/nothex/revoke', { as: ann })).status).toBe(400);
+      const noCsrf = await call(gw, 'POST', `/api/v1/sessions/${bobId}/revoke`, {
+        as: bob,
+        headers: { 'x-calgate-csrf': 'wrong' },
+      });
+      expect(noCsrf.status).toBe(403);
+      expect(await works(bob)).toBe(true);
     });
 
     it('a session of one tenant never reaches another tenant’s resources', async () => {

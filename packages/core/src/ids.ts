@@ -13,7 +13,8 @@ export type IdPrefix =
   | 'rul'
   | 'tgt'
   | 'sch'
-  | 'ocl';
+  | 'ocl'
+  | 'inv';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 

@@ -89,6 +89,16 @@ export interface ApiKeySummary {
   revokedAt: Date | null;
 }
 
+/** The longest a replaced secret keeps working after a rotation: 24 hours. */
+export const MAX_ROTATION_GRACE_SECONDS = 86_400;
+
+/** A calendar a new key gets at once; Write implies Read, neither is no grant. */
+export interface NewKeyGrant {
+  calendarId: string;
+  read: boolean;
+  write: boolean;
+}
+
 /** What a person set for a key: its default calendar, time zone and toolsets. */
 export interface KeyDefaults {
   /** The calendar set as the key's default (what `primary` means); null: Calgate chooses. */
@@ -142,27 +152,127 @@ export class ApiKeyRepository {
 
   /**
    * Creates a key and returns its secret, which is stored only as a SHA-256 hash. Without
-   * toolsets it gets DEFAULT_TOOLSETS; unknown toolsets are refused before anything is created.
+   * toolsets it gets DEFAULT_TOOLSETS; with grants it gets them in the same transaction. Unknown
+   * toolsets, another tenant's calendar, a calendar named twice or Write where the account may
+   * not write are refused, and then nothing is created.
    */
   async create(
     tenantId: string,
-    input: { name: string; expiresAt?: Date | null; toolsets?: readonly string[] | undefined },
+    input: {
+      name: string;
+      expiresAt?: Date | null;
+      toolsets?: readonly string[] | undefined;
+      grants?: readonly NewKeyGrant[] | undefined;
+    },
   ): Promise<{ key: ApiKeyDetails; secret: string }> {
     const toolsets = checkedToolsets(input.toolsets ?? DEFAULT_TOOLSETS);
+    const grants = (input.grants ?? []).filter((grant) => grant.read || grant.write);
+    const named = grants.map((grant) => grant.calendarId);
+    const twice = named.find((id, index) => named.indexOf(id) !== index);
+    if (twice !== undefined) {
+      throw new CalgateError('invalid_argument', `Calendar ${twice} is named twice in grants; name it once.`);
+    }
     const secret = generateApiKeySecret();
-    const key = await this.#prisma.apiKey.create({
-      data: {
-        id: newId('key'),
-        tenantId,
-        name: input.name,
-        prefix: displayPrefix(secret),
-        hash: hashApiKey(secret),
-        expiresAt: input.expiresAt ?? null,
-        toolsets,
-      },
-      select: DETAILS,
+    return this.#prisma.$transaction(async (tx) => {
+      const calendars = await tx.calendar.findMany({
+        where: { tenantId, id: { in: named } },
+        select: { id: true, summary: true, accessRole: true },
+      });
+      for (const grant of grants) {
+        const calendar = calendars.find((item) => item.id === grant.calendarId);
+        if (calendar === undefined) {
+          throw new CalgateError(
+            'not_found',
+            `No calendar ${grant.calendarId} in this tenant; no key was created.`,
+          );
+        }
+        if (grant.write && calendar.accessRole !== 'owner' && calendar.accessRole !== 'writer') {
+          throw new CalgateError(
+            'precondition_failed',
+            `Calendar ${calendar.id} ('${calendar.summary}') is shared with the account as ${calendar.accessRole}; Calgate cannot write to it, so the key cannot get Write on it. No key was created.`,
+          );
+        }
+      }
+      const key = await tx.apiKey.create({
+        data: {
+          id: newId('key'),
+          tenantId,
+          name: input.name,
+          prefix: displayPrefix(secret),
+          hash: hashApiKey(secret),
+          expiresAt: input.expiresAt ?? null,
+          toolsets,
+        },
+        select: DETAILS,
+      });
+      if (grants.length > 0) {
+        await tx.grant.createMany({
+          data: grants.map((grant) => ({
+            tenantId,
+            keyId: key.id,
+            calendarId: grant.calendarId,
+            canRead: true,
+            canWrite: grant.write,
+          })),
+        });
+      }
+      return { key, secret };
     });
-    return { key, secret };
+  }
+
+  /**
+   * Gives a live key a new secret; the key keeps its id, grants, defaults and schedules. The
+   * replaced secret keeps working for `graceSeconds` (0: it stops at once), so agents can be
+   * moved over without a gap; a second rotation ends the first one's grace. Null when the key is
+   * not this tenant's or is an OAuth connection (it has no secret); a conflict when revoked.
+   */
+  async rotate(
+    tenantId: string,
+    keyId: string,
+    options: { graceSeconds?: number; at?: Date } = {},
+  ): Promise<{ key: ApiKeyDetails; secret: string; previousValidUntil: Date | null } | null> {
+    const graceSeconds = options.graceSeconds ?? 0;
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+      throw new CalgateError(
+        'invalid_argument',
+        `The grace period is whole seconds from 0 to ${MAX_ROTATION_GRACE_SECONDS} (24 h), not ${graceSeconds}.`,
+      );
+    }
+    const at = options.at ?? new Date();
+    const old = await this.#prisma.apiKey.findFirst({
+      where: { id: keyId, tenantId, kind: 'key' },
+      select: { hash: true, revokedAt: true },
+    });
+    if (old === null) {
+      return null;
+    }
+    if (old.revokedAt !== null) {
+      throw new CalgateError('conflict', `API key ${keyId} is already revoked; create a new key instead.`);
+    }
+    const secret = generateApiKeySecret();
+    const previousValidUntil = graceSeconds === 0 ? null : new Date(at.getTime() + graceSeconds * 1000);
+    // Only if nothing rotated or revoked it since it was read: two rotations at once must not
+    // leave a secret nobody was shown.
+    const { count } = await this.#prisma.apiKey.updateMany({
+      where: { id: keyId, tenantId, hash: old.hash, revokedAt: null },
+      data: {
+        hash: hashApiKey(secret),
+        prefix: displayPrefix(secret),
+        previousHash: previousValidUntil === null ? null : old.hash,
+        previousValidUntil,
+      },
+    });
+    if (count === 0) {
+      throw new CalgateError(
+        'conflict',
+        `API key ${keyId} was rotated or revoked meanwhile; reload and try again.`,
+      );
+    }
+    const key = await this.get(tenantId, keyId);
+    if (key === null) {
+      return null;
+    }
+    return { key, secret, previousValidUntil };
   }
 
   /** The tenant's API keys; OAuth connections (kind 'oauth') are listed by OAuthRepository. */

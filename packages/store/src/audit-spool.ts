@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AuditRecord } from './audit.ts';
+import type { AuditKind, AuditRecord } from './audit.ts';
 
 /** A recorded call as it waits to be written: the record and the id that makes its insert idempotent. */
 export interface PendingAuditRecord extends AuditRecord {
@@ -24,6 +24,8 @@ function parse(line: string): PendingAuditRecord | undefined {
     const row = JSON.parse(line) as Partial<Record<keyof PendingAuditRecord, unknown>>;
     const at = typeof row.at === 'string' ? new Date(row.at) : undefined;
     const textOrNull = (value: unknown) => typeof value === 'string' || value === null;
+    // Segments written before dashboard actions were recorded lack these fields.
+    const optionalText = (value: unknown) => value === undefined || textOrNull(value);
     if (
       typeof row.entryId !== 'string' ||
       typeof row.tenantId !== 'string' ||
@@ -36,6 +38,14 @@ function parse(line: string): PendingAuditRecord | undefined {
       !textOrNull(row.keyId) ||
       !textOrNull(row.requestId) ||
       !textOrNull(row.errorCode) ||
+      !optionalText(row.actorUserId) ||
+      !optionalText(row.clientName) ||
+      !optionalText(row.errorMessage) ||
+      !(row.kind === undefined || row.kind === 'tool' || row.kind === 'dashboard') ||
+      !(
+        row.target === undefined ||
+        (Array.isArray(row.target) && row.target.every((id) => typeof id === 'string'))
+      ) ||
       at === undefined ||
       Number.isNaN(at.getTime())
     ) {
@@ -52,6 +62,12 @@ function parse(line: string): PendingAuditRecord | undefined {
       errorCode: row.errorCode as string | null,
       latencyMs: row.latencyMs,
       at,
+      // Fields of dashboard rows and client names: kept when the line has them, as written.
+      ...(row.kind === undefined ? {} : { kind: row.kind as AuditKind }),
+      ...(row.actorUserId === undefined ? {} : { actorUserId: row.actorUserId as string | null }),
+      ...(row.target === undefined ? {} : { target: row.target as string[] }),
+      ...(row.clientName === undefined ? {} : { clientName: row.clientName as string | null }),
+      ...(row.errorMessage === undefined ? {} : { errorMessage: row.errorMessage as string | null }),
     };
   } catch {
     return undefined;

@@ -12,9 +12,21 @@ export interface AuditRecord {
   errorCode: string | null;
   latencyMs: number;
   at: Date;
+  /** 'tool' (the default) for MCP calls; 'dashboard' for a person's action, `tool` naming it. */
+  kind?: AuditKind;
+  /** The signed-in person behind a dashboard action. */
+  actorUserId?: string | null;
+  /** Ids a dashboard action acted on; never secrets. */
+  target?: string[];
+  /** The MCP client's product token (from its User-Agent). */
+  clientName?: string | null;
+  /** What a failed dashboard action answered, shortened. */
+  errorMessage?: string | null;
 }
 
-/** Where tool calls are recorded. Never receives arguments, event bodies or secrets. */
+export type AuditKind = 'tool' | 'dashboard';
+
+/** Where tool calls and dashboard actions are recorded. Never receives arguments, event bodies or secrets. */
 export interface AuditLog {
   record(entry: AuditRecord): void;
   /**
@@ -317,10 +329,13 @@ export class PostgresAuditLog implements AuditLog {
   // audit rows were deleted with it.
   async #insert(rows: PendingAuditRecord[]): Promise<void> {
     await this.#db.pool.query(
-      `INSERT INTO audit_log (entry_id, tenant_id, key_id, request_id, tool, calendar_ids, outcome, error_code, latency_ms, created_at)
-       SELECT id, t, k, r, tool, ARRAY(SELECT json_array_elements_text(c::json)), o::"AuditOutcome", e, l, a
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::timestamptz[])
-         WITH ORDINALITY AS x(id, t, k, r, tool, c, o, e, l, a, n)
+      `INSERT INTO audit_log (entry_id, tenant_id, key_id, request_id, tool, calendar_ids, outcome, error_code, latency_ms, created_at,
+                              kind, actor_user_id, target, client_name, error_message)
+       SELECT id, t, k, r, tool, ARRAY(SELECT json_array_elements_text(c::json)), o::"AuditOutcome", e, l, a,
+              kind, u, ARRAY(SELECT json_array_elements_text(g::json)), cn, em
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::timestamptz[],
+                   $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+         WITH ORDINALITY AS x(id, t, k, r, tool, c, o, e, l, a, kind, u, g, cn, em, n)
        WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = x.t)
        ORDER BY n
        ON CONFLICT (entry_id) DO NOTHING`,
@@ -335,6 +350,11 @@ export class PostgresAuditLog implements AuditLog {
         rows.map((row) => row.errorCode),
         rows.map((row) => row.latencyMs),
         rows.map((row) => row.at),
+        rows.map((row) => row.kind ?? 'tool'),
+        rows.map((row) => row.actorUserId ?? null),
+        rows.map((row) => JSON.stringify(row.target ?? [])),
+        rows.map((row) => row.clientName ?? null),
+        rows.map((row) => row.errorMessage ?? null),
       ],
     );
   }

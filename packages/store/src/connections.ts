@@ -10,6 +10,11 @@ export interface ConnectionRecord {
   auth: 'oauth' | 'service_account' | 'none';
   status: 'active' | 'needs_reauth' | 'disabled';
   statusDetail: string | null;
+  /**
+   * OAuth scopes Google granted (its token response's `scope`); empty when unknown (service
+   * accounts, local calendars, or a token whose answer did not list them).
+   */
+  scopes: string[];
 }
 
 const SUMMARY = {
@@ -20,6 +25,7 @@ const SUMMARY = {
   auth: true,
   status: true,
   statusDetail: true,
+  scopes: true,
 } as const;
 
 /** Upstream accounts and their credentials, which are only ever stored sealed. */
@@ -48,7 +54,13 @@ export class ConnectionRepository {
    */
   upsert(
     tenantId: string,
-    input: { provider: 'google' | 'local'; accountEmail: string; auth: 'oauth' | 'service_account' | 'none' },
+    input: {
+      provider: 'google' | 'local';
+      accountEmail: string;
+      auth: 'oauth' | 'service_account' | 'none';
+      /** Replaces the stored scopes when given (a new consent); left alone when absent. */
+      scopes?: string[];
+    },
   ): Promise<ConnectionRecord> {
     return this.#prisma.connection.upsert({
       where: {
@@ -58,7 +70,12 @@ export class ConnectionRepository {
           accountEmail: input.accountEmail,
         },
       },
-      update: { auth: input.auth, status: 'active', statusDetail: null },
+      update: {
+        auth: input.auth,
+        status: 'active',
+        statusDetail: null,
+        ...(input.scopes === undefined ? {} : { scopes: input.scopes }),
+      },
       create: { id: newId('con'), tenantId, ...input },
       select: SUMMARY,
     });

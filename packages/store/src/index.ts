@@ -15,11 +15,14 @@ export {
   hashApiKey,
   type KeyDefaults,
   type KeyDefaultsChange,
+  MAX_ROTATION_GRACE_SECONDS,
+  type NewKeyGrant,
   TOOLSETS,
   type Toolset,
   validateToolsets,
 } from './api-keys.ts';
 export {
+  type AuditKind,
   type AuditLog,
   type AuditRecord,
   type BufferedAuditLogOptions,
@@ -27,6 +30,18 @@ export {
   MemoryAuditLog,
   PostgresAuditLog,
 } from './audit.ts';
+export { clientNameOf } from './audit-client.ts';
+export { csvCell, csvLine } from './audit-csv.ts';
+export {
+  type AuditFilter,
+  type AuditPage,
+  type AuditRow,
+  auditFacets,
+  getAuditRow,
+  queryAuditRows,
+  streamAuditRows,
+  tenantPeople,
+} from './audit-query.ts';
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
 export { type BookingRecord, BookingRepository } from './bookings.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
@@ -57,6 +72,18 @@ export {
   type TokenEndpointAuthMethod,
 } from './oauth.ts';
 export { type GrantAccess, type OAuthStateRecord, OAuthStateRepository } from './oauth-states.ts';
+export {
+  INVITATION_TTL_MS,
+  type InvitationRecord,
+  isRole,
+  type LinkOutcome,
+  type LinkProblem,
+  type MemberRecord,
+  PASSWORD_RESET_TTL_MS,
+  PeopleRepository,
+  ROLES,
+  type Role,
+} from './people.ts';
 export {
   type ClassificationChange,
   type ClassificationDecision,
@@ -123,8 +150,10 @@ export {
   generateSessionToken,
   hashSessionToken,
   SESSION_TOKEN_PATTERN,
+  type SessionClient,
   type SessionRecord,
   SessionRepository,
 } from './sessions.ts';
 export { type CalendarRecord, type DiscoveredCalendar, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
+export { type TotpRecord, TotpRepository } from './totp.ts';
 export { type SignUpOutcome, type UserRecord, UserRepository } from './users.ts';

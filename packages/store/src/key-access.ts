@@ -54,9 +54,10 @@ interface Row {
   calendars: GrantedCalendar[] | null;
 }
 
-// Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup.
-const QUERY = `
-SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id,
+// Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup. EXPIRES is the
+// expression for expires_at: a secret replaced by a rotation also ends with its grace period.
+const query = (expires: string) => `
+SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -80,8 +81,22 @@ SELECT k.id AS key_id, k.tenant_id, k.name, k.expires_at, k.revoked_at, k.time_z
    WHERE g.key_id = k.id AND (g.can_read OR g.can_write)) AS calendars
 FROM api_keys k`;
 
+const BY_ID = query('k.expires_at');
+// A secret that a rotation replaced matches only until its grace period ends, and then reads as
+// expiring at that moment, so the authenticator (which checks expiry against the clock on every
+// call, cached or not) refuses it on time.
+const BY_HASH = query(
+  'CASE WHEN k.hash = $1 THEN k.expires_at ELSE LEAST(k.expires_at, k.previous_valid_until) END',
+);
+
+/** The key whose current secret, or replaced secret still in its grace period, has this hash. */
 export async function loadKeyAccess(db: Database, hash: Uint8Array): Promise<KeyAccess | null> {
-  return keyAccessWhere(db, 'k.hash = $1', [hash]);
+  return keyAccessWhere(
+    db,
+    BY_HASH,
+    'k.hash = $1 OR (k.previous_hash = $1 AND k.previous_valid_until > now())',
+    [hash],
+  );
 }
 
 /** The same, by key id within a tenant: for work done in a key's name outside a request (scheduled prompts). */
@@ -90,11 +105,16 @@ export async function loadKeyAccessById(
   tenantId: string,
   keyId: string,
 ): Promise<KeyAccess | null> {
-  return keyAccessWhere(db, 'k.tenant_id = $1 AND k.id = $2', [tenantId, keyId]);
+  return keyAccessWhere(db, BY_ID, 'k.tenant_id = $1 AND k.id = $2', [tenantId, keyId]);
 }
 
-async function keyAccessWhere(db: Database, where: string, values: unknown[]): Promise<KeyAccess | null> {
-  const { rows } = await db.pool.query<Row>(`${QUERY} WHERE ${where}`, values);
+async function keyAccessWhere(
+  db: Database,
+  sql: string,
+  where: string,
+  values: unknown[],
+): Promise<KeyAccess | null> {
+  const { rows } = await db.pool.query<Row>(`${sql} WHERE ${where}`, values);
   const [row] = rows;
   if (row === undefined) {
     return null;

@@ -22,7 +22,20 @@ export interface SessionRecord {
   createdAt: Date;
   lastSeenAt: Date;
   expiresAt: Date;
+  /** The User-Agent header the session signed in with, when known. */
+  userAgent: string | null;
+  /** The client address the session signed in from, as the gateway saw it, when known. */
+  ip: string | null;
 }
+
+/** Where a sign-in came from, kept with its session for the sessions list. */
+export interface SessionClient {
+  userAgent?: string | undefined;
+  ip?: string | undefined;
+}
+
+/** A User-Agent is kept to this many characters: enough to tell browsers apart. */
+const USER_AGENT_MAX = 512;
 
 interface Row {
   id: Buffer;
@@ -31,7 +44,11 @@ interface Row {
   created_at: Date;
   last_seen_at: Date;
   expires_at: Date;
+  user_agent: string | null;
+  ip: string | null;
 }
+
+const COLUMNS = 'id, user_id, tenant_id, created_at, last_seen_at, expires_at, user_agent, ip';
 
 function record(row: Row): SessionRecord {
   return {
@@ -41,6 +58,8 @@ function record(row: Row): SessionRecord {
     createdAt: row.created_at,
     lastSeenAt: row.last_seen_at,
     expiresAt: row.expires_at,
+    userAgent: row.user_agent,
+    ip: row.ip,
   };
 }
 
@@ -68,6 +87,7 @@ export class SessionRepository {
   async create(
     user: { userId: string; tenantId: string },
     ttlMs: number,
+    client: SessionClient = {},
   ): Promise<{ token: string; session: SessionRecord }> {
     const token = generateSessionToken();
     const { rows } = await this.#db.pool.query<Row>(
@@ -76,11 +96,18 @@ export class SessionRepository {
            SELECT id FROM sessions WHERE expires_at <= now() ORDER BY expires_at LIMIT ${SWEEP_BATCH}
          )
        )
-       INSERT INTO sessions (id, user_id, tenant_id, expires_at)
-       SELECT $1, u.id, u.tenant_id, now() + make_interval(secs => $4::double precision / 1000)
+       INSERT INTO sessions (id, user_id, tenant_id, expires_at, user_agent, ip)
+       SELECT $1, u.id, u.tenant_id, now() + make_interval(secs => $4::double precision / 1000), $5, $6
        FROM users u WHERE u.id = $2 AND u.tenant_id = $3
-       RETURNING id, user_id, tenant_id, created_at, last_seen_at, expires_at`,
-      [hashSessionToken(token), user.userId, user.tenantId, ttlMs],
+       RETURNING ${COLUMNS}`,
+      [
+        hashSessionToken(token),
+        user.userId,
+        user.tenantId,
+        ttlMs,
+        client.userAgent?.slice(0, USER_AGENT_MAX) ?? null,
+        client.ip ?? null,
+      ],
     );
     const [row] = rows;
     if (row === undefined) {
@@ -99,7 +126,8 @@ export class SessionRepository {
     }
     const { rows } = await this.#db.pool.query<Row>(
       `WITH live AS (
-         SELECT s.id, s.user_id, s.tenant_id, s.created_at, s.last_seen_at, s.expires_at
+         SELECT s.id, s.user_id, s.tenant_id, s.created_at, s.last_seen_at, s.expires_at,
+                s.user_agent, s.ip
          FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
          WHERE s.id = $1 AND s.revoked_at IS NULL AND s.expires_at > now()
        ), touched AS (
@@ -125,6 +153,22 @@ export class SessionRepository {
     return (rowCount ?? 0) > 0;
   }
 
+  /**
+   * Ends one live session of a user by its id (hex of the token's hash); false when the user
+   * has no such live session — another person's id included.
+   */
+  async revokeById(tenantId: string, userId: string, id: string): Promise<boolean> {
+    if (!/^[0-9a-f]{64}$/.test(id)) {
+      return false;
+    }
+    const { rowCount } = await this.#db.pool.query(
+      `UPDATE sessions SET revoked_at = now()
+       WHERE id = $1 AND user_id = $2 AND tenant_id = $3 AND revoked_at IS NULL AND expires_at > now()`,
+      [Buffer.from(id, 'hex'), userId, tenantId],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   /** Ends every live session of a user, except the one whose `id` is `exceptId`; returns how many. */
   async revokeAll(tenantId: string, userId: string, options: { exceptId?: string } = {}): Promise<number> {
     const except = options.exceptId === undefined ? null : Buffer.from(options.exceptId, 'hex');
@@ -140,7 +184,7 @@ export class SessionRepository {
   /** A user's live sessions, newest first. */
   async list(tenantId: string, userId: string): Promise<SessionRecord[]> {
     const { rows } = await this.#db.pool.query<Row>(
-      `SELECT id, user_id, tenant_id, created_at, last_seen_at, expires_at FROM sessions
+      `SELECT ${COLUMNS} FROM sessions
        WHERE user_id = $1 AND tenant_id = $2 AND revoked_at IS NULL AND expires_at > now()
        ORDER BY created_at DESC`,
       [userId, tenantId],

@@ -36,6 +36,27 @@ export interface Principal {
 /** Finds the provider behind a calendar's connection (of the given tenant). */
 export type ProviderResolver = (calendar: KeyCalendar, tenantId: string) => CalendarProvider;
 
+/**
+ * Whether Calgate itself may only read the calendar: a Google account connected through OAuth
+ * stores the role it may use, capped to `reader` when its consent granted no write scope. (A
+ * calendar shared with the account as reader reads the same; the message covers both.)
+ */
+export function readOnlyForCalgate(calendar: KeyCalendar): boolean {
+  return calendar.provider === 'google' && calendar.auth === 'oauth' && calendar.accessRole === 'reader';
+}
+
+/**
+ * Why a calendar the key reads cannot be written: where Calgate has only read access, ticking
+ * Write would not help (the dashboard does not even offer it), so the message names the account
+ * and the upgrade instead.
+ */
+export function notWritableMessage(calendar: KeyCalendar, asked: string): string {
+  if (readOnlyForCalgate(calendar)) {
+    return `Calgate has read-only access to ${calendar.accountEmail}, so calendar '${asked}' cannot be written; upgrade it on the Accounts page (Allow writing for ${calendar.accountEmail}). If the calendar is only shared with that account to read, its owner must share it with write access.`;
+  }
+  return `This API key may read but not write calendar '${asked}'. Ask its owner to tick Write for this key in the dashboard.`;
+}
+
 /** A calendar the key may use for the requested purpose, with the provider to reach it. */
 export interface CalendarHandle {
   calendar: KeyCalendar;
@@ -136,11 +157,9 @@ export class CalendarAccess {
   writable(calendarId: string): CalendarHandle {
     const calendar = this.#resolve(calendarId);
     if (!calendar.canWrite) {
-      throw new CalgateError(
-        'permission_denied',
-        `This API key may read but not write calendar '${calendarId}'. Ask its owner to tick Write for this key in the dashboard.`,
-        { context: { calendarId: calendar.id } },
-      );
+      throw new CalgateError('permission_denied', notWritableMessage(calendar, calendarId), {
+        context: { calendarId: calendar.id },
+      });
     }
     return this.#handle(calendar);
   }

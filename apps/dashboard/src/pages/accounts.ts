@@ -1,6 +1,6 @@
 import { api } from '../api.ts';
-import { h, notice } from '../dom.ts';
-import { accountName, statusBadge } from './overview.ts';
+import { confirmDialog, h, notice } from '../dom.ts';
+import { accountName, reauthBanner, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
 interface Connection {
@@ -9,30 +9,109 @@ interface Connection {
   accountEmail: string | null;
   status: string;
   statusDetail?: string | null;
+  /** False for a Google account Calgate may only read (its consent granted no write scope). */
+  writable?: boolean;
+  scopes?: string[];
   calendars: { id: string; summary: string; accessRole: string; enabled: boolean; primary: boolean }[];
 }
 
-function startUrl(access: string): string {
-  return `/oauth/google/start?access=${encodeURIComponent(access)}`;
+interface GoogleStatus {
+  configured: boolean;
+  reason?: string;
+  fix?: string;
 }
 
-function connectForm(): HTMLElement {
+/** Reconnecting asks Google for the same level the account has now. */
+function startUrl(access: string, google: 'read' | 'write'): string {
+  return `/oauth/google/start?access=${encodeURIComponent(access)}&google=${google}`;
+}
+
+/** "Allow writing": incremental consent for the write scopes of one connected account. */
+function upgradeUrl(connection: Connection): string {
+  return `/oauth/google/start?upgrade=${encodeURIComponent(connection.id)}`;
+}
+
+function connectForm(google: GoogleStatus): HTMLElement {
+  const scopes = h(
+    'select',
+    { id: 'google-access', name: 'google', disabled: !google.configured },
+    h('option', { value: 'read' }, 'Read only (Google asks only to see calendars)'),
+    h('option', { value: 'write' }, 'Read and write'),
+  );
   const access = h(
     'select',
-    { id: 'access', name: 'access' },
-    h('option', { value: 'write' }, 'Read and write (where the account may write)'),
+    { id: 'access', name: 'access', disabled: !google.configured },
+    h('option', { value: 'write' }, 'Read and write (where Calgate and the account may write)'),
     h('option', { value: 'read' }, 'Read only'),
     h('option', { value: 'none' }, 'No access yet (set it in Permissions)'),
   );
+  const explanation = google.configured
+    ? h(
+        'p',
+        { class: 'muted' },
+        'Read only is enough to list events and find free time; you can allow writing later without reconnecting.',
+      )
+    : h(
+        'div',
+        { class: 'notice error', id: 'google-not-configured', role: 'note' },
+        h('p', {}, google.reason ?? 'Google is not configured on this Calgate.'),
+        h('p', {}, google.fix ?? 'Set GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET and restart Calgate.'),
+      );
   // A plain GET form: the browser itself goes to Google's consent page and back.
   return h(
     'form',
     { class: 'card', method: 'get', action: '/oauth/google/start' },
     h('h2', {}, 'Connect a Google account'),
+    h('label', { for: 'google-access' }, 'Calgate may'),
+    scopes,
     h('label', { for: 'access' }, 'Give every existing API key'),
     access,
-    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Connect Google')),
+    explanation,
+    h(
+      'div',
+      { class: 'row' },
+      h(
+        'button',
+        {
+          type: 'submit',
+          disabled: !google.configured,
+          ...(google.configured ? {} : { 'aria-describedby': 'google-not-configured' }),
+        },
+        'Connect Google',
+      ),
+    ),
   );
+}
+
+/** The read-only badge and "Allow writing" of a Google account Calgate may only read. */
+function readOnlyNotice(connection: Connection, name: string): HTMLElement | null {
+  if (connection.provider !== 'google' || connection.writable !== false) {
+    return null;
+  }
+  return h(
+    'p',
+    { class: 'notice warning' },
+    'Calgate has read-only access to this account: no key can write to its calendars. ',
+    h('a', { href: upgradeUrl(connection), class: 'button' }, `Allow writing for ${name}`),
+  );
+}
+
+/**
+ * Asks before disconnecting, naming what goes with the account: its calendars and every grant
+ * on them (counted from the matrix, keys and connected apps alike).
+ */
+async function confirmDisconnect(connection: Connection): Promise<boolean> {
+  const { grants } = await api<{ grants: { keyId: string; calendarId: string }[] }>('GET', '/matrix');
+  const own = new Set(connection.calendars.map((calendar) => calendar.id));
+  const granted = grants.filter((grant) => own.has(grant.calendarId));
+  const holders = new Set(granted.map((grant) => grant.keyId)).size;
+  const calendars = connection.calendars.length;
+  return confirmDialog({
+    question: `Disconnect ${accountName(connection)}?`,
+    detail: `Its ${calendars} calendar${calendars === 1 ? '' : 's'} and their grants on ${holders} key${holders === 1 ? '' : 's'} are removed; agents can no longer reach them.`,
+    confirm: 'Disconnect',
+    danger: true,
+  });
 }
 
 /** Connected accounts with their calendars: connect, reconnect, disconnect. */
@@ -41,6 +120,12 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
   const list = h('div', {});
   async function load(): Promise<void> {
     const { connections } = await api<{ connections: Connection[] }>('GET', '/connections');
+    // Accounts Google no longer accepts, named at the top of the page.
+    root.querySelector('.reauth-banner')?.remove();
+    const banner = reauthBanner(connections);
+    if (banner !== null) {
+      root.prepend(banner);
+    }
     list.replaceChildren(
       connections.length === 0
         ? h('p', {}, 'No accounts connected yet.')
@@ -48,6 +133,9 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
     );
   }
   async function disconnect(connection: Connection): Promise<void> {
+    if (!(await confirmDisconnect(connection))) {
+      return;
+    }
     try {
       await api('DELETE', `/connections/${connection.id}`);
       status.replaceChildren(notice(`Disconnected ${accountName(connection)}.`));
@@ -61,15 +149,32 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
     return h(
       'li',
       { class: 'card', 'data-account': name },
-      h('div', { class: 'row spread' }, h('h3', {}, name, ' ', statusBadge(connection.status))),
+      h(
+        'div',
+        { class: 'row spread' },
+        h(
+          'h3',
+          {},
+          name,
+          ' ',
+          statusBadge(connection.status),
+          connection.provider === 'google' && connection.writable === false
+            ? [' ', h('span', { class: 'badge read-only' }, 'read-only')]
+            : null,
+        ),
+      ),
       connection.status === 'needs_reauth'
         ? h(
             'p',
             { class: 'notice error' },
             'Google no longer accepts this account’s token. ',
-            h('a', { href: startUrl('none'), class: 'button' }, `Reconnect ${name}`),
+            h(
+              'a',
+              { href: startUrl('none', connection.writable === false ? 'read' : 'write'), class: 'button' },
+              `Reconnect ${name}`,
+            ),
           )
-        : null,
+        : readOnlyNotice(connection, name),
       h(
         'ul',
         { 'aria-label': `Calendars of ${name}` },
@@ -95,8 +200,9 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           ),
     );
   }
+  const google = await api<GoogleStatus>('GET', '/google/status');
   root.append(
-    connectForm(),
+    connectForm(google),
     await serviceAccountSection(load),
     status,
     h('h2', {}, 'Connected accounts'),

@@ -1,5 +1,5 @@
 import { api } from '../api.ts';
-import { h, notice, when } from '../dom.ts';
+import { confirmDialog, h, notice, when } from '../dom.ts';
 
 interface ConnectedApp {
   id: string;
@@ -32,31 +32,13 @@ function calendarSummary(app: ConnectedApp): string {
     .join(', ');
 }
 
-/**
- * Asks before revoking, in a modal dialog named after the app. Resolves true on "Revoke"; the
- * dialog is removed either way.
- */
+/** Asks before revoking, in the shared confirm dialog named after the app. */
 function confirmRevoke(app: ConnectedApp): Promise<boolean> {
-  const question = `Revoke ${app.clientName}?`;
-  return new Promise((resolve) => {
-    const dialog = h(
-      'dialog',
-      { class: 'card confirm', 'aria-labelledby': 'revoke-question', 'aria-describedby': 'revoke-detail' },
-      h('h2', { id: 'revoke-question' }, question),
-      h('p', { id: 'revoke-detail' }, 'It loses access to your calendars within a few seconds.'),
-      h(
-        'div',
-        { class: 'row' },
-        h('button', { type: 'button', class: 'danger', onclick: () => dialog.close('revoke') }, 'Revoke'),
-        h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close('cancel') }, 'Cancel'),
-      ),
-    );
-    dialog.addEventListener('close', () => {
-      dialog.remove();
-      resolve(dialog.returnValue === 'revoke');
-    });
-    document.body.append(dialog);
-    dialog.showModal();
+  return confirmDialog({
+    question: `Revoke ${app.clientName}?`,
+    detail: 'It loses access to your calendars within a few seconds.',
+    confirm: 'Revoke',
+    danger: true,
   });
 }
 

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
-import { copyButton, h, notice, when } from '../dom.ts';
+import { confirmDialog, copyButton, h, notice, when } from '../dom.ts';
+import { keyCreateForm } from './key-create.ts';
 import { renderKeyDefaults } from './key-defaults.ts';
 
 interface Key {
@@ -15,12 +16,20 @@ interface Key {
   toolsets: string[];
 }
 
-function secretPanel(title: string, secret: string): HTMLElement {
+/** How long the old secret keeps working after a rotation, as offered in the rotate dialog. */
+const GRACE_CHOICES: [seconds: number, label: string][] = [
+  [0, 'None: the old secret stops at once'],
+  [300, '5 minutes'],
+  [3600, '1 hour'],
+  [86_400, '24 hours'],
+];
+
+function secretPanel(title: string, secret: string, note?: string): HTMLElement {
   return h(
     'section',
     { class: 'card secret', role: 'status', 'aria-label': title },
     h('h2', {}, title),
-    h('p', {}, 'Copy the secret now: Calgate keeps only its hash and cannot show it again.'),
+    h('p', {}, note ?? 'Copy the secret now: Calgate keeps only its hash and cannot show it again.'),
     h('div', { class: 'row' }, h('code', { id: 'secret' }, secret), copyButton(secret, 'Copy the secret')),
   );
 }
@@ -31,8 +40,6 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
   const table = h('div', {});
   const settingsStatus = h('div', { 'aria-live': 'polite' });
   const settings = h('div', {});
-  const name = h('input', { id: 'key-name', name: 'name', required: true, maxlength: '100' });
-  const expires = h('input', { id: 'key-expires', name: 'expires', type: 'date' });
 
   async function act(work: () => Promise<void>): Promise<void> {
     try {
@@ -41,6 +48,44 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
       shown.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
     }
     await load();
+  }
+  async function rotate(key: Key): Promise<void> {
+    const grace = h(
+      'select',
+      { id: 'rotate-grace' },
+      GRACE_CHOICES.map(([seconds, label]) => h('option', { value: String(seconds) }, label)),
+    );
+    const confirmed = await confirmDialog({
+      question: `Rotate key '${key.name}'?`,
+      detail:
+        'A new secret replaces the current one; the key keeps its calendars and settings. Agents must switch to the new secret before the old one stops working.',
+      confirm: 'Rotate key',
+      fields: [h('label', { for: 'rotate-grace' }, 'The old secret keeps working for'), grace],
+    });
+    if (!confirmed) {
+      return;
+    }
+    await act(async () => {
+      const answer = await api<{ secret: string; note: string }>('POST', `/keys/${key.id}/rotate`, {
+        graceSeconds: Number(grace.value),
+      });
+      shown.replaceChildren(secretPanel(`New secret for ${key.name}`, answer.secret, answer.note));
+    });
+  }
+  async function revoke(key: Key): Promise<void> {
+    const confirmed = await confirmDialog({
+      question: `Revoke key '${key.name}'?`,
+      detail: 'Agents using it are refused within a few seconds; this cannot be undone.',
+      confirm: 'Revoke key',
+      danger: true,
+    });
+    if (!confirmed) {
+      return;
+    }
+    await act(async () => {
+      await api('POST', `/keys/${key.id}/revoke`);
+      shown.replaceChildren(notice(`Revoked ${key.name}.`));
+    });
   }
   function row(key: Key): HTMLElement {
     const live = key.revokedAt === null;
@@ -63,11 +108,7 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
                 {
                   type: 'button',
                   class: 'secondary',
-                  onclick: () =>
-                    void act(async () => {
-                      const answer = await api<{ secret: string }>('POST', `/keys/${key.id}/rotate`);
-                      shown.replaceChildren(secretPanel(`New secret for ${key.name}`, answer.secret));
-                    }),
+                  onclick: () => void rotate(key),
                 },
                 `Rotate ${key.name}`,
               ),
@@ -76,11 +117,7 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
                 {
                   type: 'button',
                   class: 'danger',
-                  onclick: () =>
-                    void act(async () => {
-                      await api('POST', `/keys/${key.id}/revoke`);
-                      shown.replaceChildren(notice(`Revoked ${key.name}.`));
-                    }),
+                  onclick: () => void revoke(key),
                 },
                 `Revoke ${key.name}`,
               ),
@@ -125,27 +162,12 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
           ),
     );
   }
-  const form = h(
-    'form',
-    { class: 'card' },
-    h('h2', {}, 'Create a key'),
-    h('label', { for: 'key-name' }, 'Name'),
-    name,
-    h('label', { for: 'key-expires' }, 'Expires (optional)'),
-    expires,
-    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Create key')),
-  );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void act(async () => {
-      const body = {
-        name: name.value,
-        ...(expires.value === '' ? {} : { expiresAt: new Date(`${expires.value}T23:59:59Z`).toISOString() }),
-      };
-      const answer = await api<{ secret: string; key: Key }>('POST', '/keys', body);
+  const form = await keyCreateForm({
+    title: 'Create a key',
+    onCreated: async (answer) => {
       shown.replaceChildren(secretPanel(`Secret for ${answer.key.name}`, answer.secret));
-      form.reset();
-    });
+      await load();
+    },
   });
   root.append(form, shown, table, settings);
   await load();

@@ -1,5 +1,5 @@
 import { api } from '../api.ts';
-import { h, notice } from '../dom.ts';
+import { type ConfirmOptions, confirmDialog, h, notice } from '../dom.ts';
 import { accountName } from './overview.ts';
 
 interface Calendar {
@@ -29,6 +29,51 @@ interface Holder {
 const subject = (holder: Holder) => (holder.kind === 'app' ? `${holder.name} (app)` : holder.name);
 
 const writable = (calendar: Calendar) => calendar.accessRole === 'owner' || calendar.accessRole === 'writer';
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/** What a bulk change of one key's (or app's) column asks and says will happen. */
+function keyQuestion(name: string, access: 'write' | 'read' | 'none', calendars: number): ConfirmOptions {
+  const all = calendars === 1 ? 'the 1 calendar' : `all ${plural(calendars, 'calendar')}`;
+  if (access === 'write') {
+    return {
+      question: `Give Write on ${all} to '${name}'?`,
+      detail: `Its agents may then create, change and delete events on ${all} (Read only where the account may not write). This replaces what it has now.`,
+      confirm: 'Give Write',
+    };
+  }
+  if (access === 'read') {
+    return {
+      question: `Give Read on ${all} to '${name}'?`,
+      detail: `Its agents may read ${all} and write none: any Write it has now is removed.`,
+      confirm: 'Give Read',
+    };
+  }
+  return {
+    question: `Remove '${name}' from ${all}?`,
+    detail: 'Its agents can then read and write no calendar until you grant one again.',
+    confirm: 'Remove access',
+    danger: true,
+  };
+}
+
+/** What a bulk change of one calendar's row asks; connected apps are never swept in. */
+function calendarQuestion(summary: string, access: 'write' | 'read' | 'none', keys: number): ConfirmOptions {
+  const all = keys === 1 ? 'the 1 API key' : `all ${plural(keys, 'API key')}`;
+  return access === 'none'
+    ? {
+        question: `Remove ${all} from '${summary}'?`,
+        detail: 'No API key can read or write it afterwards. Connected apps keep what their users approved.',
+        confirm: 'Remove access',
+        danger: true,
+      }
+    : {
+        question: `Give Write on '${summary}' to ${all}?`,
+        detail:
+          'Their agents may then create, change and delete its events (Read only if the account may not write). Connected apps keep what their users approved.',
+        confirm: 'Give Write',
+      };
+}
 
 /**
  * Calendars grouped by account × keys and connected apps, with Read and Write toggles; write
@@ -97,13 +142,16 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
     });
   }
 
-  /** Grant every calendar of a key, or every key on a calendar, at once. */
+  /** Grant every calendar of a key, or every key on a calendar, at once, after a confirmation. */
   function bulk(
     target: { keyId: string } | { calendarId: string },
     subject: string,
     access: 'write' | 'read' | 'none',
     text: string,
+    count: number,
   ): HTMLElement {
+    const ask =
+      'keyId' in target ? keyQuestion(subject, access, count) : calendarQuestion(subject, access, count);
     return h(
       'button',
       {
@@ -111,7 +159,11 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
         class: 'secondary small',
         'aria-label': `${text} for ${subject}`,
         onclick: () =>
-          void change(() => api('POST', '/grants/bulk', { ...target, access }), `${subject}: ${text}.`),
+          void (async () => {
+            if (await confirmDialog(ask)) {
+              await change(() => api('POST', '/grants/bulk', { ...target, access }), `${subject}: ${text}.`);
+            }
+          })(),
       },
       text,
     );
@@ -133,6 +185,8 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
       );
       return;
     }
+    const calendarCount = matrix.accounts.reduce((sum, account) => sum + account.calendars.length, 0);
+    const keyCount = matrix.keys.filter((key) => key.kind !== 'app').length;
     const head = h(
       'tr',
       {},
@@ -151,9 +205,9 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
           h(
             'div',
             { class: 'row' },
-            bulk({ keyId: key.id }, subject(key), 'write', 'All'),
-            bulk({ keyId: key.id }, subject(key), 'read', 'Read all'),
-            bulk({ keyId: key.id }, subject(key), 'none', 'None'),
+            bulk({ keyId: key.id }, subject(key), 'write', 'All', calendarCount),
+            bulk({ keyId: key.id }, subject(key), 'read', 'Read all', calendarCount),
+            bulk({ keyId: key.id }, subject(key), 'none', 'None', calendarCount),
           ),
         ),
       ),
@@ -182,8 +236,8 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
               h(
                 'div',
                 { class: 'row' },
-                bulk({ calendarId: calendar.id }, calendar.summary, 'write', 'All keys'),
-                bulk({ calendarId: calendar.id }, calendar.summary, 'none', 'No key'),
+                bulk({ calendarId: calendar.id }, calendar.summary, 'write', 'All keys', keyCount),
+                bulk({ calendarId: calendar.id }, calendar.summary, 'none', 'No key', keyCount),
               ),
             ),
             h(

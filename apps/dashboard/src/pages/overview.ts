@@ -1,9 +1,13 @@
 import { api } from '../api.ts';
-import { copyButton, h } from '../dom.ts';
+import { copyButton, h, notice } from '../dom.ts';
+import { type CreatedKey, keyCreateForm } from './key-create.ts';
 
 interface Overview {
   mcpUrl: string;
   clientConfigs: Record<string, unknown>;
+  keyPlaceholder: string;
+  calendars: { id: string; summary: string }[];
+  liveKeys: number;
   accounts: {
     id: string;
     accountEmail: string | null;
@@ -30,11 +34,50 @@ export function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge ${status}` }, status.replace('_', ' '));
 }
 
-/** The MCP URL, copy-ready client configurations and the state of each account. */
-export async function renderOverview(root: HTMLElement): Promise<void> {
-  const overview = await api<Overview>('GET', '/overview');
-  const configs = Object.entries(overview.clientConfigs).map(([name, config]) => {
-    const text = typeof config === 'string' ? config : JSON.stringify(config, null, 2);
+/**
+ * A banner naming the accounts Google no longer accepts, each with its reconnect link; null when
+ * every account is fine.
+ */
+export function reauthBanner(
+  accounts: readonly { id: string; provider: string; accountEmail: string | null; status: string }[],
+): HTMLElement | null {
+  const broken = accounts.filter((account) => account.status === 'needs_reauth');
+  if (broken.length === 0) {
+    return null;
+  }
+  return h(
+    'section',
+    { class: 'card notice error reauth-banner', role: 'alert' },
+    h(
+      'p',
+      {},
+      broken.length === 1
+        ? 'An account needs reconnecting: Google no longer accepts its token, so its calendars cannot be reached.'
+        : `${broken.length} accounts need reconnecting: Google no longer accepts their tokens, so their calendars cannot be reached.`,
+    ),
+    h(
+      'ul',
+      { class: 'plain' },
+      broken.map((account) =>
+        h(
+          'li',
+          {},
+          h(
+            'a',
+            { href: '/oauth/google/start?access=none', class: 'button' },
+            `Reconnect ${accountName(account)}`,
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Each client's configuration as text, with `secret` in place of the placeholder when given. */
+function configCards(overview: Overview, secret?: string): HTMLElement[] {
+  return Object.entries(overview.clientConfigs).map(([name, config]) => {
+    const raw = typeof config === 'string' ? config : JSON.stringify(config, null, 2);
+    const text = secret === undefined ? raw : raw.replaceAll(overview.keyPlaceholder, secret);
     const label = CLIENTS[name] ?? name;
     return h(
       'section',
@@ -48,7 +91,123 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
       h('pre', { tabindex: '0', 'aria-label': `${label} configuration` }, text),
     );
   });
+}
+
+interface TestCall {
+  ok: boolean;
+  latencyMs: number;
+  calendars: { id: string; summary: string; canRead: boolean; canWrite: boolean }[];
+  message?: string;
+}
+
+/** Step 4: list_calendars as the new key, and what it saw. */
+function testCallStep(created: CreatedKey): HTMLElement {
+  const result = h('div', { 'aria-live': 'polite' });
+  const button = h('button', { type: 'button' }, 'Send a test call');
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    void (async () => {
+      try {
+        const call = await api<TestCall>('POST', `/keys/${created.key.id}/test-call`);
+        const seen = call.calendars.map(
+          (calendar) =>
+            `${calendar.summary} (${calendar.canWrite ? 'Read, Write' : calendar.canRead ? 'Read' : 'disabled'})`,
+        );
+        result.replaceChildren(
+          notice(
+            call.ok
+              ? `list_calendars answered in ${call.latencyMs} ms. ${created.key.name} sees ${seen.length === 0 ? 'no calendar' : seen.join(', ')}.${call.message === undefined ? '' : ` ${call.message}`}`
+              : `The test call failed: ${call.message ?? 'no details'}`,
+            call.ok ? 'info' : 'error',
+          ),
+        );
+      } catch (error) {
+        result.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
+      } finally {
+        button.disabled = false;
+      }
+    })();
+  });
+  return h(
+    'li',
+    {},
+    h('h3', {}, 'Send a test call'),
+    h('p', {}, `Calls list_calendars as ${created.key.name}, as an agent would, and shows what it sees.`),
+    button,
+    result,
+  );
+}
+
+/**
+ * The checklist of a new workspace: connect a calendar, create a key with its calendars, copy a
+ * client configuration with the secret filled in (shown once), send a test call.
+ */
+async function onboarding(overview: Overview): Promise<HTMLElement> {
+  const hasCalendar = overview.calendars.length > 0;
+  // Steps 3 and 4 appear once the key exists (its secret is only known then).
+  const after = h('ol', { class: 'checklist', start: '3' });
+  const steps = h(
+    'ol',
+    { class: 'checklist' },
+    h(
+      'li',
+      { 'data-done': String(hasCalendar) },
+      h('h3', {}, hasCalendar ? 'Connect a calendar ✓' : 'Connect a calendar'),
+      hasCalendar
+        ? h(
+            'p',
+            {},
+            `${overview.calendars.length} calendar${overview.calendars.length === 1 ? '' : 's'} ready.`,
+          )
+        : h('p', {}, h('a', { href: '/accounts' }, 'Connect a Google account'), ' or add a calendar.'),
+    ),
+    h(
+      'li',
+      {},
+      await keyCreateForm({
+        title: 'Create a key with its calendars',
+        onCreated: (created) => {
+          after.replaceChildren(
+            h(
+              'li',
+              {},
+              h('h3', {}, `Configure your client with ${created.key.name}`),
+              h(
+                'p',
+                { role: 'status' },
+                'The secret is filled in below. Copy it now: Calgate keeps only its hash and cannot show it again.',
+              ),
+              h(
+                'div',
+                { class: 'row' },
+                h('code', { id: 'secret' }, created.secret),
+                copyButton(created.secret, 'Copy the secret'),
+              ),
+              h('div', { class: 'grid' }, configCards(overview, created.secret)),
+            ),
+            testCallStep(created),
+          );
+        },
+      }),
+    ),
+  );
+  return h(
+    'section',
+    { class: 'card onboarding', 'aria-labelledby': 'onboarding-title' },
+    h('h2', { id: 'onboarding-title' }, 'Get started'),
+    steps,
+    after,
+  );
+}
+
+/** The MCP URL, copy-ready client configurations and the state of each account. */
+export async function renderOverview(root: HTMLElement): Promise<void> {
+  const overview = await api<Overview>('GET', '/overview');
+  const configs = configCards(overview);
+  const banner = reauthBanner(overview.accounts);
   root.append(
+    ...(banner === null ? [] : [banner]),
+    ...(overview.liveKeys === 0 ? [await onboarding(overview)] : []),
     h(
       'section',
       { class: 'card' },

@@ -6,6 +6,7 @@ import {
   DeliveryTargetRepository,
   migrate,
   TenancyRepository,
+  TotpRepository,
 } from '@calgate/store';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -21,6 +22,7 @@ import {
   validTimeZone,
 } from './common.ts';
 import { connectCommand } from './connect.ts';
+import { peopleCommand } from './people.ts';
 import { targetCommand } from './targets.ts';
 
 export async function adminCommand(
@@ -64,6 +66,10 @@ async function runAdmin(
       return;
     }
     case 'tenant create': {
+      if (values['owner-email'] !== undefined) {
+        await peopleCommand(db, config, io, command, values);
+        return;
+      }
       const tenant = await tenancy.createTenant(required(values, 'name'));
       print(
         io,
@@ -240,9 +246,10 @@ async function runAdmin(
       const box = await loadSecretBox(config, embedded);
       const credentials = await new ConnectionRepository(db.prisma, box).resealAll();
       const targets = await new DeliveryTargetRepository(db, box).resealAll();
+      const totp = await new TotpRepository(db, box).resealAll();
       const report = {
-        resealed: credentials.resealed + targets.resealed,
-        unreadable: [...credentials.unreadable, ...targets.unreadable],
+        resealed: credentials.resealed + targets.resealed + totp.resealed,
+        unreadable: [...credentials.unreadable, ...targets.unreadable, ...totp.unreadable],
       };
       print(
         io,
@@ -261,6 +268,9 @@ async function runAdmin(
     case 'target delete':
     case 'target test':
       await targetCommand(db, config, embedded, io, command, values);
+      return;
+    case 'user reset-password':
+      await peopleCommand(db, config, io, command, values);
       return;
     default:
       throw new UsageError(`Unknown command '${command}'.`);

@@ -35,6 +35,7 @@ export const OPTIONS = {
   'api-key': { type: 'string' },
   'default-agent': { type: 'string' },
   target: { type: 'string' },
+  'owner-email': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -55,7 +55,13 @@ export async function connectCommand(
     }
     result = await google.connectOAuth(
       tenantId,
-      { email, refreshToken, accessToken: token.accessToken, expiresAt: token.expiresAt },
+      {
+        email,
+        refreshToken,
+        accessToken: token.accessToken,
+        expiresAt: token.expiresAt,
+        ...(token.scope === undefined ? {} : { scope: token.scope }),
+      },
       choice,
     );
   } else {

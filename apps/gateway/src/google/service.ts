@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import { GoogleOAuth } from '@calgate/providers';
+import { GoogleOAuth, grantsWrite, parseScopes } from '@calgate/providers';
 import type {
   ApiKeyRepository,
   CalendarRecord,
@@ -20,7 +20,26 @@ export interface ConnectResult {
   connectionId: string;
   accountEmail: string;
   reconnected: boolean;
+  /** The scopes Google granted, as stored on the connection (empty when unknown). */
+  scopes: string[];
+  /** Whether the connection may write at all (see connectionWritable). */
+  writable: boolean;
   calendars: { id: string; summary: string; externalId: string; created: boolean }[];
+}
+
+/**
+ * Whether Calgate may write through a connection: service accounts ask for full access; an OAuth
+ * connection only when Google granted a write scope. Unknown scopes (an account connected from a
+ * token whose answer did not list them) count as write, as every connection did before scopes
+ * were recorded; Google still refuses what the token does not cover.
+ */
+export function connectionWritable(connection: { auth: string; scopes: readonly string[] }): boolean {
+  return connection.auth !== 'oauth' || connection.scopes.length === 0 || grantsWrite(connection.scopes);
+}
+
+/** A calendar's role as Calgate may use it: a read-only connection reads even where the account owns. */
+export function cappedRole(accessRole: string, writable: boolean): string {
+  return writable || (accessRole !== 'owner' && accessRole !== 'writer') ? accessRole : 'reader';
 }
 
 /**
@@ -55,6 +74,11 @@ export class GoogleConnections {
     this.#keys = keys;
   }
 
+  /** Whether an OAuth client is configured (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET). */
+  configured(): boolean {
+    return this.#providers.setup.client !== undefined;
+  }
+
   oauth(): GoogleOAuth {
     const client = this.#providers.setup.client;
     if (client === undefined) {
@@ -83,10 +107,12 @@ export class GoogleConnections {
       (connection) =>
         connection.provider === 'google' && connection.accountEmail === account.email.toLowerCase(),
     );
+    const scopes = parseScopes(account.scope);
     const connection = await this.#connections.upsert(tenantId, {
       provider: 'google',
       accountEmail: account.email.toLowerCase(),
       auth: 'oauth',
+      ...(scopes.length === 0 ? {} : { scopes }),
     });
     const credentials: Record<string, unknown> = { refreshToken: account.refreshToken };
     for (const field of ['accessToken', 'expiresAt', 'scope'] as const) {
@@ -96,19 +122,52 @@ export class GoogleConnections {
     }
     await this.#connections.storeCredentials(tenantId, connection.id, JSON.stringify(credentials));
     this.#providers.forget(connection.id);
-    const provider = this.#providers.forConnection(tenantId, connection.id, 'oauth');
+    const provider = this.#providers.forConnection(tenantId, connection.id, 'oauth', connection.accountEmail);
+    const writable = connectionWritable(connection);
     const discovered = await provider.listCalendars();
-    const result = await this.#record(tenantId, connection.id, discovered, choice);
+    const result = await this.#record(tenantId, connection.id, discovered, choice, writable);
     this.#log.info(
-      { tenantId, connectionId: connection.id, calendars: result.length, reconnected },
+      { tenantId, connectionId: connection.id, calendars: result.length, reconnected, writable },
       'Google account connected',
     );
     return {
       connectionId: connection.id,
       accountEmail: connection.accountEmail,
       reconnected,
+      scopes: connection.scopes,
+      writable,
       calendars: result,
     };
+  }
+
+  /**
+   * Finishes "Allow writing" on a connected account: the consent was for the same account (Google
+   * lets the person pick another one, which is refused here), its new token replaces the old one,
+   * the scopes are updated and the calendars' roles refreshed. Calendars and grants stay as they
+   * were; Write ticks a person set before now take effect.
+   */
+  async upgradeOAuth(
+    tenantId: string,
+    connectionId: string,
+    account: {
+      email: string;
+      refreshToken: string;
+      accessToken?: string;
+      expiresAt?: number;
+      scope?: string;
+    },
+  ): Promise<ConnectResult> {
+    const connection = await this.#connections.get(tenantId, connectionId);
+    if (connection === null || connection.provider !== 'google' || connection.auth !== 'oauth') {
+      throw new CalgateError('not_found', `No Google account connection ${connectionId} in this tenant.`);
+    }
+    if (connection.accountEmail !== account.email.toLowerCase()) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Google signed in ${account.email}, but writing was requested for ${connection.accountEmail}. Start "Allow writing" again and choose ${connection.accountEmail} on Google's page.`,
+      );
+    }
+    return this.connectOAuth(tenantId, account, { access: 'none', keyIds: [] });
   }
 
   /** Verifies that the service account can reach a calendar shared with it, then adds it. */
@@ -139,11 +198,13 @@ export class GoogleConnections {
       accountEmail: (key?.client_email ?? 'service-account').toLowerCase(),
       auth: 'service_account',
     });
-    const calendars = await this.#record(tenantId, connection.id, [info], choice);
+    const calendars = await this.#record(tenantId, connection.id, [info], choice, true);
     return {
       connectionId: connection.id,
       accountEmail: connection.accountEmail,
       reconnected: false,
+      scopes: connection.scopes,
+      writable: true,
       calendars,
     };
   }
@@ -190,8 +251,13 @@ export class GoogleConnections {
       accessRole: string;
     }[],
     choice: GrantChoice,
+    writable: boolean,
   ): Promise<ConnectResult['calendars']> {
-    const visible = discovered.filter((calendar) => calendar.accessRole !== 'freeBusyReader');
+    // Capping the role is what keeps Write off a read-only connection's calendars everywhere
+    // (matrix, consent, grants): they all read the stored role.
+    const visible = discovered
+      .filter((calendar) => calendar.accessRole !== 'freeBusyReader')
+      .map((calendar) => ({ ...calendar, accessRole: cappedRole(calendar.accessRole, writable) }));
     const { created, calendars } = await this.#tenancy.syncCalendars(tenantId, connectionId, visible);
     const fresh = new Set(created);
     if (choice.access !== 'none') {

@@ -2,8 +2,9 @@ import { CalgateError } from '@calgate/core';
 import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { GOOGLE_SETUP_DOCS } from '../google/pages.ts';
 import type { GoogleProviders } from '../google/providers.ts';
-import type { GoogleConnections } from '../google/service.ts';
+import { connectionWritable, type GoogleConnections } from '../google/service.ts';
 import type { SessionManager } from '../session.ts';
 import { parse } from './api/deps.ts';
 import type { DashboardGuard } from './api/guard.ts';
@@ -15,6 +16,8 @@ export interface DashboardApiDeps extends SchedulerApiDeps {
   googleProviders: GoogleProviders;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
+  /** Calgate's public URL, for the redirect URI the Google setup needs (else named as PUBLIC_URL). */
+  publicUrl?: string | undefined;
   /** Session, Origin and CSRF checks shared by every /api/v1 route. */
   guard: DashboardGuard;
 }
@@ -42,6 +45,8 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
     return {
       connections: connections.map((connection) => ({
         ...connection,
+        // Read-only connections show a badge and "Allow writing" on the Accounts page.
+        writable: connectionWritable(connection),
         calendars: calendars
           .filter((calendar) => calendar.connectionId === connection.id)
           .map(({ id, summary, externalId, timeZone, primary, enabled, accessRole }) => ({
@@ -54,6 +59,23 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
             accessRole,
           })),
       })),
+    };
+  });
+
+  /** What the Accounts page offers: Connect Google only when an OAuth client is configured. */
+  app.get('/api/v1/google/status', async (request) => {
+    await session(request);
+    const configured = deps.google.configured();
+    return {
+      configured,
+      serviceAccount: deps.googleProviders.setup.serviceAccount !== undefined,
+      ...(configured
+        ? {}
+        : {
+            reason:
+              'Connecting Google accounts is turned off on this Calgate: GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are not set.',
+            fix: `Create an OAuth client with the redirect URI ${(deps.publicUrl ?? 'PUBLIC_URL').replace(/\/+$/, '')}/oauth/google/callback, set both variables and restart Calgate. See ${GOOGLE_SETUP_DOCS}.`,
+          }),
     };
   });
 

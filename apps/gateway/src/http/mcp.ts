@@ -1,5 +1,5 @@
 import type { RateLimiter } from '@calgate/locks';
-import type { AuditLog, KeyAccess } from '@calgate/store';
+import { type AuditLog, clientNameOf, type KeyAccess } from '@calgate/store';
 import {
   type BudgetLimits,
   CalendarAccess,
@@ -27,6 +27,7 @@ import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
 
@@ -40,6 +41,8 @@ export interface McpRouteDeps {
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
   logLevels?: LogLevelStore | undefined;
   audit: AuditLog;
+  /** Tool calls and refusals for GET /metrics; nothing is counted when absent. */
+  metrics?: Metrics | undefined;
   providers: ProviderResolver;
   allowedOrigins: readonly string[];
   /** This endpoint's public URL, as the transport's web Request sees it. */
@@ -160,12 +163,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const cost = request.method === 'POST' ? Math.max(1, requestCount(request.body)) : 1;
     if (cost > deps.rateLimiter.burst) {
       const message = `A batch of ${cost} calls is more than this key may send at once (RATE_LIMIT_BURST ${deps.rateLimiter.burst}); nothing was done. Send at most ${deps.rateLimiter.burst} calls per request.`;
+      deps.metrics?.rateLimited('batch_too_large', cost);
       return reply.status(413).send(errorBody('rate_limited', message, request.id));
     }
     // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
     // and logs an outage once, not per request.
     const decision = await deps.rateLimiter.take(auth.access.keyId, cost);
     if (!decision.allowed) {
+      deps.metrics?.rateLimited('key_rate', cost);
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
       const answer = request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds) : undefined;
@@ -193,14 +198,17 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       requestId: request.id,
       version: deps.version,
       publicUrl: deps.publicUrl,
-      onCall: (record) =>
+      onCall: (record) => {
+        deps.metrics?.toolCall(record);
         deps.audit.record({
           ...record,
           tenantId: key.tenantId,
           keyId: key.keyId,
           requestId: request.id,
+          clientName: clientNameOf(request.headers['user-agent']),
           at: new Date(),
-        }),
+        });
+      },
       onInternalError: (error, tool) => request.log.error({ err: error, tool }, 'tool failed'),
       logLevel,
       setLogLevel: (level) => logLevels.set(key.keyId, level),
@@ -303,6 +311,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     const refusal = streams.refusal(key.keyId);
     if (refusal !== undefined) {
+      deps.metrics?.rateLimited('streams');
       return reply
         .status(429)
         .header('retry-after', '30')

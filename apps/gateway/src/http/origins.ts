@@ -36,6 +36,29 @@ export function isLoopbackHostname(hostname: string): boolean {
   return false;
 }
 
+/**
+ * Why a page's Origin is refused, naming what this gateway does accept and where that is set:
+ * `publicOrigin` is PUBLIC_URL's origin, `extra` the other ALLOWED_ORIGINS.
+ */
+export function originRefusalMessage(
+  origin: string,
+  publicOrigin: string,
+  extra: readonly string[],
+  loopback = false,
+): string {
+  const others = extra.filter((item) => item !== publicOrigin);
+  const accepted = [
+    ...(loopback ? ['pages from loopback addresses'] : []),
+    `${publicOrigin} (PUBLIC_URL)`,
+    ...(others.length === 0 ? [] : [`${others.join(', ')} (ALLOWED_ORIGINS)`]),
+  ];
+  const list =
+    accepted.length === 1
+      ? `${accepted[0]} only`
+      : `${accepted.slice(0, -1).join(', ')} and ${accepted.at(-1)}`;
+  return `Origin ${origin} is not allowed: this gateway accepts ${list}. Add it to ALLOWED_ORIGINS to let its pages call Calgate.`;
+}
+
 /** A Host header's parts, or undefined when it is not a plain `name[:port]`. */
 function parseHost(host: string): URL | undefined {
   if (/[\s/\\@?#]/.test(host)) {
@@ -93,9 +116,7 @@ export function originPolicy(publicUrl: string, allowedOrigins: readonly string[
     allowsOrigin,
     refusal(origin, host) {
       if (origin !== undefined && !allowsOrigin(origin)) {
-        return loopback
-          ? `Origin ${origin} is not allowed: this gateway accepts pages from loopback addresses, ${own.origin} and ALLOWED_ORIGINS.`
-          : `Origin ${origin} is not allowed: add it to ALLOWED_ORIGINS to let its pages call this gateway.`;
+        return originRefusalMessage(origin, own.origin, allowedOrigins, loopback);
       }
       return hostRefusal(host);
     },

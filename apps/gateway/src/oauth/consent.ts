@@ -151,6 +151,13 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       if (calendar === undefined) {
         throw new CalgateError('not_found', `No calendar ${calendarId} in your workspace.`);
       }
+      // Auditors never get here (roles.ts); members connect apps with Read only.
+      if (write && request.dashboardUser?.role === 'member') {
+        throw new CalgateError(
+          'permission_denied',
+          `Members can connect apps with Read only: untick Write on ${calendar.summary}, or ask an owner or admin to grant Write.`,
+        );
+      }
       if (write && !allowWrite) {
         throw new CalgateError(
           'invalid_argument',

@@ -102,7 +102,12 @@ export function authorizeRoutes(state: EmulatorState, tokens: TokenStore): Route
       return checked.reply;
     }
     const scopes = normalizeScopes(checked.params.scope ?? '');
-    return html(consentPage(checked.client, [...state.accounts.values()], checked.params, scopes));
+    const hint = checked.params.login_hint;
+    const already =
+      hint !== undefined && checked.params.include_granted_scopes === 'true'
+        ? tokens.grantedScopes(checked.client.clientId, hint)
+        : [];
+    return html(consentPage(checked.client, [...state.accounts.values()], checked.params, scopes, already));
   };
   const decide = (ctx: RequestContext): Reply => {
     const field = (n: string) => (typeof ctx.body[n] === 'string' ? (ctx.body[n] as string) : undefined);
@@ -116,7 +121,13 @@ export function authorizeRoutes(state: EmulatorState, tokens: TokenStore): Route
     if (field('decision') !== 'approve' || !account) {
       return redirectWith(redirectUri, { error: 'access_denied' }, params.state);
     }
-    const scopes = normalizeScopes(params.scope ?? '');
+    const requested = normalizeScopes(params.scope ?? '');
+    tokens.recordGrant(client.clientId, account.email, requested);
+    // Incremental authorization: the new token also covers what the account granted before.
+    const scopes =
+      params.include_granted_scopes === 'true'
+        ? tokens.grantedScopes(client.clientId, account.email)
+        : requested;
     const record = tokens.issueCode(
       {
         clientId: client.clientId,

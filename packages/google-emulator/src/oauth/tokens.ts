@@ -58,6 +58,25 @@ export class TokenStore {
   readonly codes = new Map<string, AuthCodeRecord>();
   /** `clientId email` pairs that already received a refresh token (Google sends one once). */
   readonly offlineGranted = new Set<string>();
+  /**
+   * Scopes each account granted each client (`clientId email`), as Google remembers them until
+   * the grant is revoked: what `include_granted_scopes=true` adds to a new consent.
+   */
+  readonly granted = new Map<string, Set<string>>();
+
+  /** Records what an account approved on the consent page. */
+  recordGrant(clientId: string, email: string, scopes: readonly string[]): void {
+    const key = `${clientId} ${email}`;
+    const set = this.granted.get(key) ?? new Set<string>();
+    for (const scope of scopes) {
+      set.add(scope);
+    }
+    this.granted.set(key, set);
+  }
+
+  grantedScopes(clientId: string, email: string): string[] {
+    return [...(this.granted.get(`${clientId} ${email}`) ?? [])];
+  }
 
   issueAccess(
     grant: Grant,
@@ -126,8 +145,10 @@ export class TokenStore {
     return false;
   }
 
+  /** Revoking a refresh token revokes the whole grant, so a later consent starts from nothing. */
   revokeRefresh(refresh: RefreshTokenRecord): void {
     refresh.revoked = true;
+    this.granted.delete(`${refresh.clientId} ${refresh.email}`);
     for (const access of this.access.values()) {
       if (access.refreshToken === refresh.token) {
         access.revoked = true;
@@ -137,6 +158,11 @@ export class TokenStore {
 
   /** Every token of an account (and client, when given): the admin's "revoke access". */
   revokeAll(email: string, clientId?: string): number {
+    for (const key of [...this.granted.keys()]) {
+      if (clientId === undefined ? key.endsWith(` ${email}`) : key === `${clientId} ${email}`) {
+        this.granted.delete(key);
+      }
+    }
     let count = 0;
     for (const record of [...this.refresh.values(), ...this.access.values()]) {
       if (
@@ -186,5 +212,6 @@ export class TokenStore {
     this.refresh.clear();
     this.codes.clear();
     this.offlineGranted.clear();
+    this.granted.clear();
   }
 }

@@ -3,13 +3,47 @@
  * Tests and demos point both at the emulator, which serves every path from one origin.
  */
 
-/** Calendar read/write, event read/write, and the account's email for the connection record. */
-export const GOOGLE_SCOPES: readonly string[] = Object.freeze([
-  'https://www.googleapis.com/auth/calendar',
-  'https://www.googleapis.com/auth/calendar.events',
+const AUTH = 'https://www.googleapis.com/auth/';
+
+/**
+ * What a read-only connection asks for: calendar.readonly covers calendarList, events and
+ * freeBusy (Google's per-method scope table), so availability needs nothing more; openid and
+ * email name the account for the connection record.
+ */
+export const GOOGLE_READ_SCOPES: readonly string[] = Object.freeze([
+  `${AUTH}calendar.readonly`,
   'openid',
   'email',
 ]);
+
+/**
+ * What "Allow writing" adds: calendar.events for event writes, calendar for creating calendars
+ * (calendars.insert accepts no narrower scope Calgate could use).
+ */
+export const GOOGLE_WRITE_SCOPES: readonly string[] = Object.freeze([
+  `${AUTH}calendar`,
+  `${AUTH}calendar.events`,
+]);
+
+/** A read-and-write connection asks for both sets at once. */
+export const GOOGLE_SCOPES: readonly string[] = Object.freeze([...GOOGLE_WRITE_SCOPES, 'openid', 'email']);
+
+export type GoogleAccessLevel = 'read' | 'write';
+
+/** The scopes to ask for a level of access on a first consent. */
+export function scopesFor(level: GoogleAccessLevel): readonly string[] {
+  return level === 'write' ? GOOGLE_SCOPES : GOOGLE_READ_SCOPES;
+}
+
+/** A token response's space-separated `scope`, as a list without duplicates. */
+export function parseScopes(scope: string | undefined): string[] {
+  return [...new Set((scope ?? '').split(/\s+/).filter(Boolean))];
+}
+
+/** Whether granted scopes let Calgate write events (calendar or calendar.events). */
+export function grantsWrite(scopes: readonly string[]): boolean {
+  return scopes.includes(`${AUTH}calendar`) || scopes.includes(`${AUTH}calendar.events`);
+}
 
 /** What a service account asks for in its JWT assertion. */
 export const SERVICE_ACCOUNT_SCOPES: readonly string[] = Object.freeze([

@@ -192,6 +192,24 @@ function what(where: FailureContext): string {
   return 'The resource';
 }
 
+/** Calls that change something: without a write scope Google answers them insufficientPermissions. */
+const WRITE_OPERATIONS = new Set([
+  'events.insert',
+  'events.patch',
+  'events.delete',
+  'events.quickAdd',
+  'calendars.insert',
+  'calendarList.insert',
+]);
+
+/**
+ * What a write through a read-only connection answers: the account (when known) and the fix.
+ * The provider adds the account's email, which the failure itself does not carry.
+ */
+export function readOnlyMessage(account: string | undefined): string {
+  return `Calgate has read-only access to ${account ?? 'this Google account'}; upgrade it on the Accounts page ("Allow writing") to let Calgate change its calendars.`;
+}
+
 /** The CalgateError for a failure that retrying will not fix. */
 export function permanentError(failure: Failure, where: FailureContext): CalgateError {
   const context = contextOf(failure, where);
@@ -232,6 +250,11 @@ export function permanentError(failure: Failure, where: FailureContext): Calgate
   if (status === 403 && (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded')) {
     return new CalgateError('rate_limited', `Google's quota for this account is used up: ${message}`, {
       context,
+    });
+  }
+  if (status === 403 && reason === 'insufficientPermissions' && WRITE_OPERATIONS.has(where.operation)) {
+    return new CalgateError('permission_denied', readOnlyMessage(undefined), {
+      context: { ...context, readOnlyConnection: true },
     });
   }
   if (status === 403 && reason === 'insufficientPermissions') {

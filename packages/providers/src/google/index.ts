@@ -7,11 +7,17 @@ export type {
 } from './credentials.ts';
 export {
   DEFAULT_GOOGLE_ENDPOINTS,
+  GOOGLE_READ_SCOPES,
   GOOGLE_SCOPES,
+  GOOGLE_WRITE_SCOPES,
+  type GoogleAccessLevel,
   type GoogleEndpoints,
+  grantsWrite,
   type OAuthUrls,
+  parseScopes,
   resolveOAuthUrls,
   SERVICE_ACCOUNT_SCOPES,
+  scopesFor,
 } from './endpoints.ts';
 export { listAllEvents } from './list-all.ts';
 export { type ExchangedCode, GoogleOAuth } from './oauth.ts';

@@ -50,13 +50,22 @@ export class GoogleOAuth {
     };
   }
 
-  /** Google's consent page for Calgate's scopes; `state` and the PKCE challenge come from the caller. */
-  authorizationUrl(input: { state: string; codeChallenge: string; loginHint?: string }): string {
+  /**
+   * Google's consent page for `scopes` (all of Calgate's by default); `state` and the PKCE
+   * challenge come from the caller. include_granted_scopes makes the consent incremental: an
+   * upgrade asks only for the scopes it adds, and the token covers those granted before too.
+   */
+  authorizationUrl(input: {
+    state: string;
+    codeChallenge: string;
+    loginHint?: string;
+    scopes?: readonly string[];
+  }): string {
     return this.#client.generateAuthUrl({
       access_type: 'offline',
       prompt: 'consent',
       include_granted_scopes: true,
-      scope: [...GOOGLE_SCOPES],
+      scope: [...(input.scopes ?? GOOGLE_SCOPES)],
       state: input.state,
       code_challenge: input.codeChallenge,
       code_challenge_method: CodeChallengeMethod.S256,
@@ -107,7 +116,9 @@ export class GoogleOAuth {
   }
 
   /** A new access token for a refresh token (headless connects), with the email when the scopes allow. */
-  async refresh(refreshToken: string): Promise<{ accessToken: string; expiresAt: number; email?: string }> {
+  async refresh(
+    refreshToken: string,
+  ): Promise<{ accessToken: string; expiresAt: number; email?: string; scope?: string }> {
     const answer = await withRetry(this.#runtime, { operation: 'oauth.token' }, ({ signal }) =>
       requestToken(
         this.#urls.token,
@@ -144,7 +155,12 @@ export class GoogleOAuth {
         throw error;
       }
     }
-    return { accessToken: answer.accessToken, expiresAt: answer.expiresAt, ...(email ? { email } : {}) };
+    return {
+      accessToken: answer.accessToken,
+      expiresAt: answer.expiresAt,
+      ...(email ? { email } : {}),
+      ...(answer.scope === undefined ? {} : { scope: answer.scope }),
+    };
   }
 
   /** Revokes a token (Google revokes the whole grant); an already dead token is not an error. */

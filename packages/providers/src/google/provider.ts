@@ -22,7 +22,7 @@ import type {
 } from '../types.ts';
 import type { GoogleAuth } from './credentials.ts';
 import { apiRoot } from './endpoints.ts';
-import { type FailureContext, failureOf, UpstreamFailure } from './failure.ts';
+import { type FailureContext, failureOf, readOnlyMessage, UpstreamFailure } from './failure.ts';
 import { queryFreeBusy } from './freebusy.ts';
 import {
   accessRoleOf,
@@ -41,6 +41,8 @@ const MAX_LIST_PAGES = 200;
 
 export interface GoogleProviderOptions {
   auth: GoogleAuth;
+  /** The account's email, so errors such as a write through a read-only connection can name it. */
+  account?: string;
   retry?: Partial<RetryPolicy>;
   /** Bound on one HTTP attempt; defaults to the whole budget. */
   requestTimeoutMs?: number;
@@ -78,6 +80,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
   readonly #api: calendar_v3.Calendar;
   readonly #tokens: AccessTokenSource;
   readonly #runtime: RetryRuntime;
+  readonly #account: string | undefined;
 
   constructor(options: GoogleProviderOptions) {
     const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
@@ -91,6 +94,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
     };
     const clock = { now, requestTimeoutMs: this.#runtime.requestTimeoutMs };
     const { auth } = options;
+    this.#account = options.account;
     this.authKind = auth.kind;
     this.serviceAccountEmail = auth.kind === 'service_account' ? auth.key.client_email : undefined;
     const endpoints = auth.kind === 'oauth' ? auth.client.endpoints : auth.endpoints;
@@ -103,6 +107,21 @@ export class GoogleCalendarProvider implements CalendarProvider {
   }
 
   async #call<T>(where: FailureContext, request: Request<T>, options: CallOptions = {}): Promise<T> {
+    try {
+      return await this.#attempts(where, request, options);
+    } catch (error) {
+      if (
+        this.#account !== undefined &&
+        error instanceof CalgateError &&
+        error.context.readOnlyConnection === true
+      ) {
+        throw new CalgateError(error.code, readOnlyMessage(this.#account), { context: error.context });
+      }
+      throw error;
+    }
+  }
+
+  async #attempts<T>(where: FailureContext, request: Request<T>, options: CallOptions): Promise<T> {
     let refreshed = false;
     const outcome = options.outcome ?? (options.notRepeatable ? { ambiguous: false } : undefined);
     const response = await withRetry(

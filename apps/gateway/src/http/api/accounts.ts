@@ -8,6 +8,7 @@ import {
   verifyPassword,
 } from '../../auth/passwords.ts';
 import { type ApiDeps, parse } from './deps.ts';
+import { clientOf } from './sessions.ts';
 
 const Email = z
   .string()
@@ -36,7 +37,7 @@ const INVALID_CREDENTIALS = 'Wrong email or password.';
 function signUpClosed(): CalgateError {
   return new CalgateError(
     'permission_denied',
-    'Sign-up is closed: this Calgate already has an owner. Joining an existing tenant needs an invitation, which this version does not offer yet; ask the owner to share their account.',
+    'Sign-up is closed: this Calgate already has an owner. To join, ask an owner or admin for an invitation link.',
   );
 }
 
@@ -44,8 +45,13 @@ function signUpClosed(): CalgateError {
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { guard } = deps;
 
-  async function signIn(reply: FastifyReply, userId: string, tenantId: string): Promise<string> {
-    const cookie = await guard.sessions.issue({ userId, tenantId });
+  async function signIn(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    userId: string,
+    tenantId: string,
+  ): Promise<string> {
+    const cookie = await guard.sessions.issue({ userId, tenantId }, clientOf(request));
     reply.header('set-cookie', cookie);
     return guard.csrfFor(cookie);
   }
@@ -66,7 +72,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (!outcome.ok) {
       throw signUpClosed();
     }
-    const csrfToken = await signIn(reply, outcome.user.id, outcome.tenant.id);
+    const csrfToken = await signIn(request, reply, outcome.user.id, outcome.tenant.id);
     reply.status(201);
     return { user: { id: outcome.user.id, email: outcome.user.email }, tenant: outcome.tenant, csrfToken };
   });
@@ -88,8 +94,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (user === null || !valid) {
       throw new CalgateError('unauthenticated', INVALID_CREDENTIALS);
     }
+    // With two-step sign-in on, the password only earns a short-lived challenge: no session
+    // exists until POST /api/v1/auth/signin/totp accepts a code with it.
+    const subject = { userId: user.id, tenantId: user.tenantId };
+    if (await deps.twoStep.required(subject)) {
+      return { totpRequired: true, challenge: deps.twoStep.challenge(subject) };
+    }
     const tenant = await deps.tenancy.getTenant(user.tenantId);
-    const csrfToken = await signIn(reply, user.id, user.tenantId);
+    const csrfToken = await signIn(request, reply, user.id, user.tenantId);
     return {
       user: { id: user.id, email: user.email },
       tenant: { id: user.tenantId, name: tenant?.name },
@@ -115,7 +127,10 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
     if (user === null || tenant === null) {
       throw new CalgateError('unauthenticated', 'Sign in to the Calgate dashboard first.');
     }
-    return { user: { id: user.id, email: user.email }, tenant: { id: tenant.id, name: tenant.name } };
+    return {
+      user: { id: user.id, email: user.email, role: request.dashboardUser?.role },
+      tenant: { id: tenant.id, name: tenant.name },
+    };
   });
 
   app.get('/api/v1/auth/csrf', async (request: FastifyRequest) => {

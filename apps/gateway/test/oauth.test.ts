@@ -286,6 +286,35 @@ describe('OAuth authorization server', () => {
     expect(refused.body.error.message).toMatch(/read access only/);
   });
 
+  it('a member connects apps with Read only; an auditor connects none', async () => {
+    const as = async (role: string) => {
+      const person = await sessionFor(gw, ann.tenantId);
+      await gw.db.pool.query('UPDATE users SET role = $2 WHERE id = $1', [person.userId, role]);
+      return person;
+    };
+    const member = await as('member');
+    const clientId = (await newClient()).client_id;
+    const request = consentRequest((await begin(clientId)).location);
+    const page = await call(gw, 'GET', `/api/v1/oauth/consent?request=${encodeURIComponent(request)}`, {
+      as: member,
+    });
+    expect(page.body.allowWrite).toBe(false);
+    const write = await decide(gw, member, request, {
+      decision: 'allow',
+      calendars: [{ calendarId: work, read: true, write: true }],
+    });
+    expect(write.status).toBe(403);
+    expect(write.body.error.message).toMatch(/Read/);
+    const read = await decide(gw, member, request, {
+      decision: 'allow',
+      calendars: [{ calendarId: work, read: true, write: false }],
+    });
+    expect(read.status, JSON.stringify(read.body)).toBe(200);
+    const auditor = await as('auditor');
+    const refused = await decide(gw, auditor, request, { decision: 'allow', calendars: [] });
+    expect(refused.status).toBe(403);
+  });
+
   it('Deny sends access_denied back with the state', async () => {
     const clientId = (await newClient()).client_id;
     const started = await begin(clientId, {

@@ -1,6 +1,6 @@
 /**
  * The HTML pages a browser lands on during the Google connection flow (start refused, callback
- * results and errors). They use the dashboard's own stylesheet, read from the built index.html,
+ * results and errors) and when an app's OAuth request to Calgate cannot be trusted. They use the dashboard's own stylesheet, read from the built index.html,
  * so they look like the dashboard under its strict CSP (no inline styles or scripts), and always
  * lead back to the Accounts page.
  */
@@ -36,12 +36,13 @@ export class ResultPages {
   async send(
     reply: FastifyReply,
     status: number,
-    page: { title: string; body: string; tone?: 'ok' | 'error' },
+    page: { title: string; body: string; tone?: 'ok' | 'error'; back?: { href: string; label: string } },
   ): Promise<FastifyReply> {
+    const back = page.back ?? { href: '/accounts', label: 'Back to Accounts' };
     const href = await this.#styles();
     const link = href === null ? '' : `<link rel="stylesheet" href="${escapeHtml(href)}">`;
     const tone = page.tone ?? (status < 400 ? 'ok' : 'error');
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(page.title)} · Calgate</title>${link}</head><body><header class="top"><strong>Calgate</strong></header><main><section class="card oauth-result" data-result="${tone}"><h1>${escapeHtml(page.title)}</h1>${page.body}<p class="row"><a class="button" href="/accounts">Back to Accounts</a></p></section></main></body></html>`;
+    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(page.title)} · Calgate</title>${link}</head><body><header class="top"><strong>Calgate</strong></header><main><section class="card oauth-result" data-result="${tone}"><h1>${escapeHtml(page.title)}</h1>${page.body}<p class="row"><a class="button" href="${escapeHtml(back.href)}">${escapeHtml(back.label)}</a></p></section></main></body></html>`;
     return reply
       .status(status)
       .header('content-type', 'text/html; charset=utf-8')

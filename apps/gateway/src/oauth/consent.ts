@@ -118,7 +118,9 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
         kind: client.kind,
         redirectHost: new URL(authorization.redirectUri).host,
       },
-      allowWrite: authorization.scopes.includes('calendars:write'),
+      // Members connect apps with Read only, so their page offers no Write.
+      allowWrite:
+        authorization.scopes.includes('calendars:write') && request.dashboardUser?.role !== 'member',
       calendars: await calendarsOf(tenantId),
       toolsets: TOOLSETS.map((name) => ({
         name,

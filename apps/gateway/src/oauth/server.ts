@@ -8,6 +8,7 @@ import {
   type TokenEndpointAuthMethod,
 } from '@calgate/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml, ResultPages } from '../google/pages.ts';
 import type { ClientDocuments } from './client-documents.ts';
 import { asOAuthFailure, OAuthFailure, sendOAuthFailure } from './errors.ts';
 import { authorizationServerMetadata, OAUTH_PATHS, protectedResourceMetadata } from './metadata.ts';
@@ -23,6 +24,8 @@ export interface AuthorizationServerDeps {
   requests: AuthorizationRequests;
   /** Registrations and token requests per client address. */
   rateLimiter: RateLimiter;
+  /** The built dashboard, whose stylesheet the error pages use. */
+  dashboardDir: string;
 }
 
 type Params = Record<string, string>;
@@ -94,23 +97,16 @@ export function redirectWith(
   return url.toString();
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /**
  * A request whose client or redirect URI cannot be trusted is answered here, never by
  * redirecting to the URI it names (RFC 6749 §4.1.2.1: that would make Calgate an open redirector).
  */
-function errorPage(reply: FastifyReply, message: string): FastifyReply {
-  return reply
-    .status(400)
-    .header('content-type', 'text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', "default-src 'none'; style-src 'self'; frame-ancestors 'none'")
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Cannot connect · Calgate</title></head><body><main><h1>This app cannot connect to Calgate</h1><p>${escapeHtml(message)}</p><p>Go back to the app and start connecting again; if this keeps happening, its developer needs to fix its OAuth settings.</p></main></body></html>`,
-    );
+function errorPage(pages: ResultPages, reply: FastifyReply, message: string): Promise<FastifyReply> {
+  return pages.send(reply, 400, {
+    title: 'This app cannot connect to Calgate',
+    body: `<p>${escapeHtml(message)}</p><p>Go back to the app and start connecting again; if this keeps happening, its developer needs to fix its OAuth settings.</p>`,
+    back: { href: '/', label: 'Open the Calgate dashboard' },
+  });
 }
 
 /** `Authorization: Basic` client credentials (RFC 6749 §2.3.1: each part form-encoded). */
@@ -143,6 +139,7 @@ export function registerAuthorizationServer(app: FastifyInstance, deps: Authoriz
   const resourceMetadata = protectedResourceMetadata(deps.publicUrl, deps.mcpUrl);
   const serverMetadata = authorizationServerMetadata(deps.publicUrl);
   const mcpPath = new URL(deps.mcpUrl).pathname;
+  const pages = new ResultPages(deps.dashboardDir);
 
   const json = (body: object) => async (_request: FastifyRequest, reply: FastifyReply) =>
     reply.header('cache-control', 'public, max-age=300').send(body);
@@ -218,11 +215,11 @@ export function registerAuthorizationServer(app: FastifyInstance, deps: Authoriz
     try {
       params = paramsOf(request.query);
     } catch (error) {
-      return errorPage(reply, (error as Error).message);
+      return errorPage(pages, reply, (error as Error).message);
     }
     const clientId = params.client_id;
     if (clientId === undefined || clientId === '') {
-      return errorPage(reply, 'The request names no client_id.');
+      return errorPage(pages, reply, 'The request names no client_id.');
     }
     let client: OAuthClientRecord;
     try {
@@ -232,18 +229,20 @@ export function registerAuthorizationServer(app: FastifyInstance, deps: Authoriz
       if (failure === undefined) {
         throw error;
       }
-      return errorPage(reply, failure.message);
+      return errorPage(pages, reply, failure.message);
     }
     const redirectUri =
       params.redirect_uri ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
     if (redirectUri === undefined) {
       return errorPage(
+        pages,
         reply,
         `${client.clientName} registered several redirect URIs; the request must name one.`,
       );
     }
     if (!client.redirectUris.includes(redirectUri)) {
       return errorPage(
+        pages,
         reply,
         `The redirect URI ${redirectUri.slice(0, 300)} is not one that ${client.clientName} registered, so Calgate will not send anything there.`,
       );

@@ -1,7 +1,7 @@
 /** `/__admin/...`: the admin API over HTTP, for out-of-process use (CLI, benchmarks, demos). */
 import type { EmulatorAdmin } from './admin.ts';
 import { GoogleApiError } from './errors.ts';
-import type { ErrorRateRule, LatencyRule, ScriptedFault } from './faults.ts';
+import type { ErrorRateRule, LatencyRule, NotificationFault, ScriptedFault } from './faults.ts';
 import { json, noContent, type Reply, type RequestContext, type Route } from './http.ts';
 import type { EmulatorSeed } from './seed.ts';
 
@@ -98,6 +98,16 @@ export function adminRoutes(admin: EmulatorAdmin): Route[] {
       admin.script(ctx.body as unknown as ScriptedFault);
       return noContent();
     }),
+    route('POST', '/faults/notifications', 'notificationFault', (ctx) => {
+      const action = ctx.body.action as { kind?: unknown } | undefined;
+      if (action?.kind !== 'drop' && action?.kind !== 'delay') {
+        throw new GoogleApiError(400, 'invalid', "action.kind must be 'drop' or 'delay'.");
+      }
+      admin.notificationFault(ctx.body as unknown as NotificationFault);
+      return noContent();
+    }),
+    route('GET', '/channels', 'channels', () => json({ items: admin.channels() })),
+    route('GET', '/notifications', 'notifications', () => json({ items: admin.notifications() })),
     route('DELETE', '/faults', 'clearFaults', () => {
       admin.clearFaults();
       return noContent();

@@ -4,12 +4,14 @@
  */
 import { renderView } from './events/render.ts';
 import { exceptionView, storedView } from './events/views.ts';
-import type { ErrorRateRule, Faults, LatencyRule, ScriptedFault } from './faults.ts';
+import type { ErrorRateRule, Faults, LatencyRule, NotificationFault, ScriptedFault } from './faults.ts';
 import { normalizeScopes } from './oauth/authorize.ts';
 import { ACCESS_TOKEN_TTL_S, type TokenStore } from './oauth/tokens.ts';
 import { applySeed, type EmulatorSeed } from './seed.ts';
 import type { RequestLogEntry } from './server.ts';
 import type { CalendarRecord, EmulatorState } from './state.ts';
+import type { ChannelInfo, ChannelRegistry } from './watch/channels.ts';
+import type { DeliveryRecord } from './watch/delivery.ts';
 
 export interface IssuedTokens {
   access_token: string;
@@ -68,6 +70,14 @@ export interface EmulatorAdmin {
   clearFaults(): void;
   requests(): RequestLogEntry[];
   clearRequests(): void;
+  /** Drops or delays push notifications (cleared by clearFaults). */
+  notificationFault(fault: NotificationFault): void;
+  /** Open watch channels (expired ones are dropped first). */
+  channels(): ChannelInfo[];
+  /** What became of each push notification, oldest first. */
+  notifications(): DeliveryRecord[];
+  /** Resolves when every queued notification has been delivered, dropped or given up. */
+  notificationsIdle(): Promise<void>;
 }
 
 export interface AdminDeps {
@@ -75,6 +85,7 @@ export interface AdminDeps {
   tokens: TokenStore;
   faults: Faults;
   log: RequestLogEntry[];
+  channels: ChannelRegistry;
   initialSeed: EmulatorSeed;
   url: () => string;
 }
@@ -92,7 +103,7 @@ function calendarEvents(calendar: CalendarRecord): Record<string, unknown>[] {
 }
 
 export function createAdmin(deps: AdminDeps): EmulatorAdmin {
-  const { state, tokens, faults, log } = deps;
+  const { state, tokens, faults, log, channels } = deps;
   const calendarsFor = (id?: string) =>
     id === undefined
       ? [...state.calendars.values()]
@@ -104,6 +115,7 @@ export function createAdmin(deps: AdminDeps): EmulatorAdmin {
       tokens.clear();
       faults.clear();
       log.length = 0;
+      channels.clear();
       applySeed(state, seed);
     },
     snapshot: () => ({
@@ -191,5 +203,9 @@ export function createAdmin(deps: AdminDeps): EmulatorAdmin {
     clearRequests: () => {
       log.length = 0;
     },
+    notificationFault: (fault) => faults.addNotificationFault(fault),
+    channels: () => channels.list(),
+    notifications: () => channels.deliveries(),
+    notificationsIdle: () => channels.idle(),
   };
 }

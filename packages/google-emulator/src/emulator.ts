@@ -21,6 +21,9 @@ import { TokenStore } from './oauth/tokens.ts';
 import { applySeed, type EmulatorSeed } from './seed.ts';
 import { createPipeline, type RequestLogEntry } from './server.ts';
 import { type Clock, EmulatorState } from './state.ts';
+import { ChannelRegistry } from './watch/channels.ts';
+import { DEFAULT_RETRY, type RetryPolicy } from './watch/delivery.ts';
+import { watchRoutes } from './watch/routes.ts';
 
 export interface GoogleEmulatorOptions {
   /** 0 (default) picks a free port. */
@@ -30,6 +33,8 @@ export interface GoogleEmulatorOptions {
   clock?: Clock;
   /** Seed for the fault-injection dice (error rates, jitter). */
   randomSeed?: number;
+  /** Push-notification retries (default 3 retries, 100 ms doubling). */
+  notificationRetry?: RetryPolicy;
 }
 
 export interface GoogleEmulator {
@@ -54,8 +59,9 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
   const log: RequestLogEntry[] = [];
   const initialSeed = options.seed ?? {};
   applySeed(state, initialSeed);
+  const channels = new ChannelRegistry(state, faults, options.notificationRetry ?? DEFAULT_RETRY);
   let url = '';
-  const admin = createAdmin({ state, tokens, faults, log, initialSeed, url: () => url });
+  const admin = createAdmin({ state, tokens, faults, log, channels, initialSeed, url: () => url });
   const deps: ApiDeps = { state, tokens };
   const signer = new IdTokenSigner();
   const router = new Router();
@@ -65,6 +71,7 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     ...tokenRoutes({ state, tokens, signer }),
     ...infoRoutes(state, tokens, signer),
     ...calendarListRoutes(deps),
+    ...watchRoutes(deps, channels),
     ...eventWriteRoutes(deps),
     ...eventReadRoutes(deps),
     ...calendarRoutes(deps),
@@ -95,6 +102,7 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     admin,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        channels.clear();
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
       }),

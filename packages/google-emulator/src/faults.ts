@@ -48,6 +48,18 @@ export interface ErrorRateRule {
   match?: FaultMatch;
 }
 
+/**
+ * A fault on outgoing push notifications (events.watch channels), so a client's polling
+ * fallback can be exercised: `drop` loses the notification (its message number is still
+ * used up, as when Google's delivery is lost), `delay` holds it back before sending.
+ */
+export interface NotificationFault {
+  action: { kind: 'drop' } | { kind: 'delay'; ms: number };
+  match?: { calendarId?: string; channelId?: string };
+  /** How many notifications it applies to; unset = every matching one until cleared. */
+  times?: number;
+}
+
 export interface RequestFacts {
   op: string;
   method: string;
@@ -104,6 +116,7 @@ export class Faults {
   latency: LatencyRule[] = [];
   errorRates: ErrorRateRule[] = [];
   scripted: (ScriptedFault & { remaining: number })[] = [];
+  notifications: (NotificationFault & { remaining: number })[] = [];
   #random: () => number;
 
   constructor(randomSeed = 1) {
@@ -118,6 +131,30 @@ export class Faults {
     this.latency = [];
     this.errorRates = [];
     this.scripted = [];
+    this.notifications = [];
+  }
+
+  addNotificationFault(fault: NotificationFault): void {
+    this.notifications.push({ ...fault, remaining: fault.times ?? Number.POSITIVE_INFINITY });
+  }
+
+  /** The first matching notification fault, used up by one; undefined = deliver normally. */
+  decideNotification(facts: {
+    calendarId: string;
+    channelId: string;
+  }): NotificationFault['action'] | undefined {
+    const fault = this.notifications.find(
+      (f) =>
+        f.remaining > 0 &&
+        (f.match?.calendarId === undefined || f.match.calendarId === facts.calendarId) &&
+        (f.match?.channelId === undefined || f.match.channelId === facts.channelId),
+    );
+    if (!fault) {
+      return undefined;
+    }
+    fault.remaining -= 1;
+    this.notifications = this.notifications.filter((f) => f.remaining > 0);
+    return fault.action;
   }
 
   script(fault: ScriptedFault): void {

@@ -17,6 +17,7 @@ export type {
   FaultAction,
   FaultMatch,
   LatencyRule,
+  NotificationFault,
   ScriptedFault,
 } from './faults.ts';
 export type {
@@ -30,3 +31,5 @@ export type {
 } from './seed.ts';
 export type { RequestLogEntry } from './server.ts';
 export type { Clock } from './state.ts';
+export type { ChannelInfo } from './watch/channels.ts';
+export type { DeliveryRecord, ResourceState, RetryPolicy } from './watch/delivery.ts';

@@ -119,6 +119,7 @@ export class EmulatorState {
   #offsetMs = 0;
   #lastStamp = 0;
   #order = 0;
+  readonly #changeListeners = new Set<(calendarId: string) => void>();
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -211,6 +212,23 @@ export class EmulatorState {
     event.modSeq = calendar.seq;
     event.stamp = this.stamp();
     calendar.stamp = event.stamp;
+    this.calendarChanged(calendar.id);
+  }
+
+  /**
+   * Subscribes to changes of a calendar's events (or the calendar's deletion). Push
+   * notifications hang off this, so every path that changes events — API, admin seeding,
+   * calendars.clear — notifies watchers without knowing about them.
+   */
+  onCalendarChange(listener: (calendarId: string) => void): () => void {
+    this.#changeListeners.add(listener);
+    return () => this.#changeListeners.delete(listener);
+  }
+
+  calendarChanged(calendarId: string): void {
+    for (const listener of this.#changeListeners) {
+      listener(calendarId);
+    }
   }
 }
 

@@ -119,6 +119,7 @@ export function calendarRoutes(deps: ApiDeps): Route[] {
         throw apiErrors.badRequest('cannotDeletePrimaryCalendar', 'Cannot delete primary calendar.');
       }
       state.calendars.delete(calendar.id);
+      state.calendarChanged(calendar.id);
       for (const list of state.calendarLists.values()) {
         const entry = list.get(calendar.id);
         if (entry) {

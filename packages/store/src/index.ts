@@ -63,6 +63,7 @@ export {
   type MigrationReport,
   migrate,
 } from './migrate.ts';
+export * from './mirror/index.ts';
 export {
   type NewConnection,
   type OAuthClientKind,

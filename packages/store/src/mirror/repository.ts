@@ -1,0 +1,356 @@
+/**
+ * The event mirror in Postgres: pages of a Google sync applied atomically, the change feed,
+ * per-calendar sync state, range reads and search. Raw SQL through the pool: a page is one
+ * upsert of a JSON record set, which Prisma cannot express.
+ */
+import { CalgateError } from '@calgate/core';
+import type pg from 'pg';
+import type { Database } from '../db.ts';
+import { FOREIGN_KEY_VIOLATION, pgCode } from '../sql.ts';
+import {
+  EVENT_COLUMNS,
+  eventFromRow,
+  PAGE_RECORD,
+  pageJson,
+  type RawEventRow,
+  type RawStateRow,
+  STATE_COLUMNS,
+  stateFromRow,
+} from './rows.ts';
+import { matchSql, searchTerms } from './search.ts';
+import type {
+  MirrorChange,
+  MirrorEventInput,
+  MirrorEventRow,
+  MirrorRangeQuery,
+  MirrorSearchHit,
+  MirrorSink,
+  MirrorSyncState,
+  PageEnd,
+  PageOutcome,
+} from './types.ts';
+
+/** Serialises change-feed appends, so feed ids become visible in id order (see the migration). */
+const CHANGE_FEED_LOCK = 72707370;
+const READ_LIMIT = 2500;
+const SEARCH_LIMIT = 50;
+const ERROR_MAX = 500;
+
+interface Change {
+  eventId: string;
+  kind: 'upsert' | 'delete';
+}
+
+export class MirrorRepository implements MirrorSink {
+  readonly #pool: pg.Pool;
+
+  constructor(db: Pick<Database, 'pool'>) {
+    this.#pool = db.pool;
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Creates the calendar's state row if needed and locks it: one writer per calendar at a time. */
+  async #lockState(client: pg.PoolClient, calendarId: string, tenantId: string): Promise<MirrorSyncState> {
+    try {
+      await client.query(
+        `INSERT INTO mirror_sync_state (calendar_id, tenant_id) VALUES ($1, $2) ON CONFLICT (calendar_id) DO NOTHING`,
+        [calendarId, tenantId],
+      );
+    } catch (error) {
+      if (pgCode(error).code === FOREIGN_KEY_VIOLATION) {
+        throw new CalgateError('not_found', `Calendar '${calendarId}' was not found.`);
+      }
+      throw error;
+    }
+    const { rows } = await client.query<RawStateRow>(
+      `SELECT ${STATE_COLUMNS} FROM mirror_sync_state WHERE calendar_id = $1 FOR UPDATE`,
+      [calendarId],
+    );
+    const row = rows[0];
+    if (row === undefined || row.tenant_id !== tenantId) {
+      throw new CalgateError('not_found', `Calendar '${calendarId}' was not found.`);
+    }
+    return stateFromRow(row);
+  }
+
+  async syncState(calendarId: string): Promise<MirrorSyncState | null> {
+    const { rows } = await this.#pool.query<RawStateRow>(
+      `SELECT ${STATE_COLUMNS} FROM mirror_sync_state WHERE calendar_id = $1`,
+      [calendarId],
+    );
+    return rows[0] === undefined ? null : stateFromRow(rows[0]);
+  }
+
+  /**
+   * Applies one page of a sync in one transaction: events upserted (a cancelled single event or
+   * master deleted, with its exceptions; a cancelled instance kept as a tombstone), a feed row
+   * for each event that really changed (same etag: no row, so a page applied twice adds
+   * nothing), and the state moved on: the next page token, or on the last page the new sync
+   * token (a full sync's last page also removes the rows it did not see).
+   */
+  async applyPage(
+    calendarId: string,
+    tenantId: string,
+    events: readonly MirrorEventInput[],
+    end: PageEnd,
+  ): Promise<PageOutcome> {
+    const nextPage = end.nextPageToken ?? null;
+    const nextSync = end.nextSyncToken ?? null;
+    if (nextPage === null && nextSync === null) {
+      throw new CalgateError(
+        'invalid_argument',
+        `A page of calendar '${calendarId}' must end with a next page token or a next sync token.`,
+      );
+    }
+    // The last occurrence of an id in a page wins, as if the page were applied event by event.
+    const latest = new Map(events.map((event) => [event.eventId, event]));
+    const removed = [...latest.values()].filter(
+      (e) => e.status === 'cancelled' && e.recurringEventId === null,
+    );
+    const kept = [...latest.values()].filter(
+      (e) => !(e.status === 'cancelled' && e.recurringEventId === null),
+    );
+
+    return this.#transaction(async (client) => {
+      const state = await this.#lockState(client, calendarId, tenantId);
+      const changes: Change[] = [];
+      if (kept.length > 0) {
+        const { rows: prior } = await client.query<{ event_id: string; etag: string | null; status: string }>(
+          `SELECT event_id, etag, status FROM mirror_events WHERE calendar_id = $1 AND event_id = ANY($2)`,
+          [calendarId, kept.map((e) => e.eventId)],
+        );
+        const before = new Map(prior.map((row) => [row.event_id, row]));
+        await client.query(
+          `INSERT INTO mirror_events (calendar_id, tenant_id, generation, event_id, recurring_event_id,
+             original_start, status, summary, description, location, all_day, start_at, end_at, start_date,
+             end_date, start_time_zone, end_time_zone, recurrence, attendees, updated, etag, raw)
+           SELECT $1, $2, $3, r.event_id, r.recurring_event_id, r.original_start, r.status, r.summary,
+             r.description, r.location, coalesce(r.all_day, false), r.start_at, r.end_at, r.start_date,
+             r.end_date, r.start_time_zone, r.end_time_zone, coalesce(r.recurrence, ARRAY[]::text[]),
+             r.attendees, r.updated, r.etag, r.raw
+           FROM jsonb_to_recordset($4::jsonb) AS ${PAGE_RECORD}
+           ON CONFLICT (calendar_id, event_id) DO UPDATE SET
+             generation = EXCLUDED.generation, recurring_event_id = EXCLUDED.recurring_event_id,
+             original_start = EXCLUDED.original_start, status = EXCLUDED.status, summary = EXCLUDED.summary,
+             description = EXCLUDED.description, location = EXCLUDED.location, all_day = EXCLUDED.all_day,
+             start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, start_date = EXCLUDED.start_date,
+             end_date = EXCLUDED.end_date, start_time_zone = EXCLUDED.start_time_zone,
+             end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence,
+             attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw`,
+          [calendarId, tenantId, state.generation, pageJson(kept)],
+        );
+        for (const event of kept) {
+          const old = before.get(event.eventId);
+          if (old === undefined || old.etag !== event.etag || old.status !== event.status) {
+            // A cancelled instance is an occurrence taken away: a delete for the feed's readers.
+            changes.push({
+              eventId: event.eventId,
+              kind: event.status === 'cancelled' ? 'delete' : 'upsert',
+            });
+          }
+        }
+      }
+      if (removed.length > 0) {
+        const ids = removed.map((e) => e.eventId);
+        const { rows } = await client.query<{ event_id: string }>(
+          `DELETE FROM mirror_events WHERE calendar_id = $1 AND (event_id = ANY($2) OR recurring_event_id = ANY($2))
+           RETURNING event_id`,
+          [calendarId, ids],
+        );
+        changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
+      }
+      let swept = 0;
+      if (nextPage !== null) {
+        await client.query(
+          `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now() WHERE calendar_id = $1`,
+          [calendarId, nextPage],
+        );
+      } else {
+        const full = state.syncToken === null;
+        if (full) {
+          const { rows } = await client.query<{ event_id: string }>(
+            `DELETE FROM mirror_events WHERE calendar_id = $1 AND generation < $2 RETURNING event_id`,
+            [calendarId, state.generation],
+          );
+          swept = rows.length;
+          changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
+        }
+        await client.query(
+          `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
+             synced_at = now(), full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now()
+           WHERE calendar_id = $1`,
+          [calendarId, nextSync, full],
+        );
+      }
+      await appendChanges(client, calendarId, tenantId, changes);
+      const upserted = changes.filter((c) => c.kind === 'upsert').length;
+      return { upserted, deleted: changes.length - upserted - swept, swept };
+    });
+  }
+
+  /**
+   * Starts a full sync over (first sync, or after Google answered 410 Gone): tokens dropped and
+   * a new generation, so the rows the full sync does not see are removed when it completes.
+   * Rows stay meanwhile: reads keep answering from the last known state.
+   */
+  resetForFullSync(calendarId: string, tenantId: string): Promise<MirrorSyncState> {
+    return this.#transaction(async (client) => {
+      await this.#lockState(client, calendarId, tenantId);
+      const { rows } = await client.query<RawStateRow>(
+        `UPDATE mirror_sync_state SET sync_token = NULL, page_token = NULL, status = 'syncing',
+           generation = generation + $2, updated_at = now()
+         WHERE calendar_id = $1 RETURNING ${STATE_COLUMNS}`,
+        [calendarId, 1],
+      );
+      return stateFromRow(rows[0] as RawStateRow);
+    });
+  }
+
+  /** Keeps why the last sync failed; the tokens stay, so the next attempt resumes. */
+  async recordFailure(calendarId: string, tenantId: string, message: string): Promise<void> {
+    await this.#pool.query(
+      `INSERT INTO mirror_sync_state (calendar_id, tenant_id, status, error) VALUES ($1, $2, 'error', $3)
+       ON CONFLICT (calendar_id) DO UPDATE SET status = 'error', error = $3, updated_at = now()`,
+      [calendarId, tenantId, message.slice(0, ERROR_MAX)],
+    );
+  }
+
+  /**
+   * A calendar's events for a window: single events and exceptions overlapping it, exceptions
+   * whose original start falls in it (moved away or cancelled: the caller needs them to expand
+   * series), and every series master starting before its end. Cancelled single events are never
+   * stored; cancelled instances come back with status 'cancelled'.
+   */
+  async read(calendarId: string, query: MirrorRangeQuery = {}): Promise<MirrorEventRow[]> {
+    const params: unknown[] = [calendarId, query.timeMin ?? null, query.timeMax ?? null];
+    let match = '';
+    if (query.query !== undefined) {
+      const terms = searchTerms(query.query);
+      if (terms === null) {
+        return [];
+      }
+      params.push(terms.prefixQuery, terms.summaryPattern);
+      match = `AND ${matchSql(4)}`;
+    }
+    params.push(Math.min(query.limit ?? READ_LIMIT, READ_LIMIT));
+    const { rows } = await this.#pool.query<RawEventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM mirror_events e
+       WHERE e.calendar_id = $1 ${match}
+         AND (
+           cardinality(e.recurrence) > 0 AND ($3::timestamptz IS NULL OR e.start_at < $3)
+           OR (($3::timestamptz IS NULL OR e.start_at < $3) AND ($2::timestamptz IS NULL OR e.end_at > $2))
+           OR (e.original_start IS NOT NULL AND ($3::timestamptz IS NULL OR e.original_start < $3)
+               AND ($2::timestamptz IS NULL OR e.original_start >= $2))
+         )
+       ORDER BY e.start_at NULLS LAST, e.event_id
+       LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(eventFromRow);
+  }
+
+  /**
+   * Events of the given calendars matching text, best first: accent-insensitive ('cafe' finds
+   * 'Café'), words as prefixes ('meet' finds 'meeting'). Only the calendars passed in are read;
+   * the caller passes the ones the key may read. Cancelled rows are never returned.
+   */
+  async search(
+    calendarIds: readonly string[],
+    text: string,
+    limit = SEARCH_LIMIT,
+  ): Promise<MirrorSearchHit[]> {
+    const terms = searchTerms(text);
+    if (terms === null || calendarIds.length === 0) {
+      return [];
+    }
+    const { rows } = await this.#pool.query<RawEventRow & { rank: number }>(
+      `SELECT ${EVENT_COLUMNS},
+         (ts_rank(e.search, to_tsquery('simple', mirror_unaccent($2)))
+           + similarity(mirror_unaccent(lower(coalesce(e.summary, ''))), mirror_unaccent($4)))::float8 AS rank
+       FROM mirror_events e
+       WHERE e.calendar_id = ANY($1) AND e.status <> 'cancelled' AND ${matchSql(2)}
+       ORDER BY rank DESC, e.start_at DESC NULLS LAST, e.calendar_id, e.event_id
+       LIMIT $5`,
+      [[...calendarIds], terms.prefixQuery, terms.summaryPattern, terms.text, Math.min(limit, READ_LIMIT)],
+    );
+    return rows.map((row) => ({ event: eventFromRow(row), rank: row.rank }));
+  }
+
+  /** Feed rows after `cursor` (0 for the beginning), oldest first, and the cursor to pass next. */
+  async changesSince(cursor: bigint, limit = 500): Promise<{ changes: MirrorChange[]; cursor: bigint }> {
+    const { rows } = await this.#pool.query<{
+      id: string;
+      tenant_id: string;
+      calendar_id: string;
+      event_id: string;
+      kind: 'upsert' | 'delete';
+      at: Date;
+    }>(
+      `SELECT id, tenant_id, calendar_id, event_id, kind, at FROM mirror_changes WHERE id > $1 ORDER BY id LIMIT $2`,
+      [cursor.toString(), limit],
+    );
+    const changes = rows.map((row) => ({
+      id: BigInt(row.id),
+      tenantId: row.tenant_id,
+      calendarId: row.calendar_id,
+      eventId: row.event_id,
+      kind: row.kind,
+      at: row.at,
+    }));
+    return { changes, cursor: changes.at(-1)?.id ?? cursor };
+  }
+
+  /** Forgets a calendar's mirror: events, sync state and feed rows. Returns the events removed. */
+  deleteCalendar(calendarId: string): Promise<number> {
+    return this.#purge('calendar_id = $1', [calendarId]);
+  }
+
+  /** Forgets the mirror of every calendar of a connection (the account was disconnected). */
+  deleteConnection(tenantId: string, connectionId: string): Promise<number> {
+    return this.#purge(
+      'calendar_id IN (SELECT id FROM calendars WHERE tenant_id = $1 AND connection_id = $2)',
+      [tenantId, connectionId],
+    );
+  }
+
+  #purge(where: string, params: unknown[]): Promise<number> {
+    return this.#transaction(async (client) => {
+      const { rowCount } = await client.query(`DELETE FROM mirror_events WHERE ${where}`, params);
+      await client.query(`DELETE FROM mirror_sync_state WHERE ${where}`, params);
+      await client.query(`DELETE FROM mirror_changes WHERE ${where}`, params);
+      return rowCount ?? 0;
+    });
+  }
+}
+
+async function appendChanges(
+  client: pg.PoolClient,
+  calendarId: string,
+  tenantId: string,
+  changes: readonly Change[],
+): Promise<void> {
+  if (changes.length === 0) {
+    return;
+  }
+  // Last in the transaction, so the lock is held only until the commit that follows.
+  await client.query('SELECT pg_advisory_xact_lock($1)', [CHANGE_FEED_LOCK]);
+  await client.query(
+    `INSERT INTO mirror_changes (tenant_id, calendar_id, event_id, kind)
+     SELECT $1, $2, c.event_id, c.kind FROM unnest($3::text[], $4::text[]) AS c(event_id, kind)`,
+    [tenantId, calendarId, changes.map((c) => c.eventId), changes.map((c) => c.kind)],
+  );
+}

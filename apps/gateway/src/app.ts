@@ -20,6 +20,7 @@ import { originPolicy, registerCors } from './http/origins.ts';
 import { DEFAULT_DASHBOARD_DIR, registerDashboardStatic } from './http/static.ts';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import type { LogLevelStore } from './log-levels.ts';
+import { type MirrorPushDeps, registerMirrorPush } from './mirror/push.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
 import { registerConsentRoutes } from './oauth/consent.ts';
 import { OAUTH_PATHS } from './oauth/metadata.ts';
@@ -59,6 +60,8 @@ export interface AppDeps {
   /** Counters for GET /metrics, served when `metricsToken` is set. */
   metrics?: Metrics | undefined;
   metricsToken?: string | undefined;
+  /** Google push notifications for mirrored calendars (POST /api/google/push); absent: not served. */
+  mirrorPush?: MirrorPushDeps | undefined;
   /** Calgate's own OAuth authorization server for MCP clients (the same tokens the authenticator accepts). */
   oauthServer: {
     tokens: AccessTokens;
@@ -123,6 +126,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registerMetricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
   }
   registerMcpRoutes(app, { ...deps, mcpUrl });
+  if (deps.mirrorPush !== undefined) {
+    registerMirrorPush(app, deps.mirrorPush);
+  }
   registerAuthorizationServer(app, {
     ...deps.oauthServer,
     publicUrl: deps.publicUrl,

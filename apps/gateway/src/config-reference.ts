@@ -66,6 +66,12 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
     'Believe X-Forwarded-For from proxies: `true` (any), a number of hops, or comma-separated addresses/CIDRs. Rate limits and the audit then see the client address.',
   METRICS_TOKEN:
     'Bearer token for GET /metrics (Prometheus, at least 16 characters). Unset: /metrics answers 404.',
+  MIRROR_PUSH:
+    'Google push notifications keep mirrored calendars fresh. Unset: on when PUBLIC_URL is https and not loopback (Google must reach `PUBLIC_URL/api/google/push`); `true` or `false` force it. Polling stays the fallback.',
+  MIRROR_POLL_INTERVAL:
+    "Seconds a recently read calendar's mirror may lag before the worker polls Google for it (the fallback when no push arrives).",
+  MIRROR_SYNC_PAGE_SIZE: 'Events asked of Google per page while syncing a mirror (at most 2500).',
+  MIRROR_SYNC_CONCURRENCY: 'Calendars one worker process syncs at once.',
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent.',
 };
 

@@ -73,6 +73,11 @@ export const Env = z.object({
   AUDIT_SPOOL_DIR: z.string().min(1).optional(),
   /** Delivery targets may resolve to loopback, private, link-local or metadata addresses (tests, labs). */
   TARGETS_ALLOW_PRIVATE: flag.default(false),
+  /** Google push for the mirror: unset decides from PUBLIC_URL (https, not loopback); true/false force it. */
+  MIRROR_PUSH: flag.optional(),
+  MIRROR_POLL_INTERVAL: z.coerce.number().int().min(5).max(86_400).default(60),
+  MIRROR_SYNC_PAGE_SIZE: z.coerce.number().int().min(1).max(2500).default(2500),
+  MIRROR_SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
   /** Client ID metadata documents may live on loopback or private addresses and be fetched over http (tests, labs). */
   OAUTH_ALLOW_PRIVATE_CLIENTS: flag.default(false),
   /** Lifetime of OAuth access tokens for /api/mcp (at most an hour; clients refresh). */
@@ -191,6 +196,12 @@ function toConfig(env: z.output<typeof Env>) {
     smtp: { url: env.SMTP_URL, from: env.SMTP_FROM },
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
+    mirrorPush: env.MIRROR_PUSH,
+    mirror: {
+      pollIntervalMs: env.MIRROR_POLL_INTERVAL * 1000,
+      pageSize: env.MIRROR_SYNC_PAGE_SIZE,
+      concurrency: env.MIRROR_SYNC_CONCURRENCY,
+    },
     workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,
   };

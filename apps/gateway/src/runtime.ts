@@ -19,6 +19,7 @@ import {
   ConnectionRepository,
   type Database,
   LocalEventStore,
+  MirrorChannelRepository,
   migrate,
   OAuthRepository,
   OAuthStateRepository,
@@ -55,6 +56,9 @@ import {
   RedisLogLevelStore,
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
+import { ChannelTokens } from './mirror/channels.ts';
+import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
+import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
@@ -241,14 +245,21 @@ export async function startBackgroundWork(input: {
   repository: SchedulerRepository;
   providers: ProviderResolver;
   health?: { host: string; port: number };
+  /** Keeps Google calendars' mirrors in sync (pg-boss jobs and their planner) when given. */
+  mirror?: Omit<MirrorWorkDeps, 'db' | 'log'>;
 }): Promise<Worker> {
   const { config, db, log, boss, repository, providers } = input;
+  const stopMirror =
+    input.mirror === undefined ? async () => {} : await startMirrorWork(boss, { ...input.mirror, db, log });
   const stopPlanning = await startEventPlanning(boss, {
     db,
     repository,
     scheduling: new Scheduling(boss, repository),
     providers,
     log,
+  }).catch(async (error: unknown) => {
+    await stopMirror();
+    throw error;
   });
   try {
     const worker = await startWorker({
@@ -268,11 +279,13 @@ export async function startBackgroundWork(input: {
     return {
       ...worker,
       async stop() {
+        await stopMirror();
         await stopPlanning();
         await worker.stop();
       },
     };
   } catch (error) {
+    await stopMirror();
     await stopPlanning();
     throw error;
   }
@@ -388,6 +401,9 @@ export async function createRuntime(
     const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
     boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
     closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
+    // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
+    await createMirrorQueue(boss);
+    const mirrorJobs = new MirrorJobs(boss);
     if (runsWorker) {
       const worker = await startBackgroundWork({
         config,
@@ -396,6 +412,12 @@ export async function createRuntime(
         boss,
         repository: schedulerRepository,
         providers,
+        mirror: {
+          google: googleProviders.setup,
+          connections,
+          settings: config.mirror,
+          onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
+        },
       });
       closers.unshift(() => worker.stop());
     }
@@ -434,6 +456,15 @@ export async function createRuntime(
       trustProxy: config.trustProxy,
       metrics: new Metrics({ version: VERSION, queueDepth: promptQueueDepth(db) }),
       metricsToken: config.metricsToken,
+      // Google's push notifications for mirrored calendars: a change queues the calendar's sync.
+      // Channels are opened only where Google can reach PUBLIC_URL; polling is the fallback.
+      mirrorPush: {
+        channels: new MirrorChannelRepository(db),
+        tokens: new ChannelTokens(box),
+        onChange: async (tenantId, calendarId) => {
+          await mirrorJobs.enqueue(tenantId, calendarId, 'push');
+        },
+      },
       oauthServer: {
         tokens,
         requests: new AuthorizationRequests({

@@ -32,13 +32,8 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       await migrate(db.pool);
     }
     const box = await loadSecretBox(config, database.embedded);
-    const { providers } = await calendarProviders(
-      config,
-      db,
-      new ConnectionRepository(db.prisma, box),
-      log,
-      () => {},
-    );
+    const connections = new ConnectionRepository(db.prisma, box);
+    const { googleProviders, providers } = await calendarProviders(config, db, connections, log, () => {});
     const boss = await startBoss({ databaseUrl: database.url, role: 'worker' });
     boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
     closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
@@ -50,6 +45,12 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       repository: new SchedulerRepository(db, box),
       providers,
       health: config.workerHealth,
+      mirror: {
+        google: googleProviders.setup,
+        connections,
+        settings: config.mirror,
+        onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
+      },
     });
     closers.unshift(() => worker.stop());
     return { healthUrl: worker.healthUrl, close };

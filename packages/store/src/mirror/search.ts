@@ -34,9 +34,9 @@ export function searchTerms(input: string): SearchTerms | null {
 
 /**
  * The WHERE fragment for terms at parameters $p (prefix query) and $p+1 (summary pattern), on
- * mirror_events aliased `e`.
+ * mirror_events aliased `e`. summary_folded is mirror_unaccent(lower(summary)), stored.
  */
 export function matchSql(p: number): string {
   return `(e.search @@ to_tsquery('simple', mirror_unaccent($${p}))
-    OR mirror_unaccent(lower(coalesce(e.summary, ''))) LIKE mirror_unaccent($${p + 1}))`;
+    OR e.summary_folded LIKE mirror_unaccent($${p + 1}))`;
 }

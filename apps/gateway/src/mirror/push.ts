@@ -1,0 +1,62 @@
+/**
+ * POST /api/google/push: Google's notifications for mirrored calendars' channels. The only
+ * credential is the channel token, an HMAC of the channel id (channels.ts), checked in constant
+ * time before anything is read. Message numbers only go up per channel, so a replay or a retried
+ * duplicate is answered 200 and ignored. `exists` marks the calendar pushed and hands it to
+ * `onChange` (the sync job's enqueue); `not_exists` drops the channel. Answers stay fast and
+ * empty: Google retries 5xx, and a refused notification tells a prober nothing.
+ */
+import type { MirrorChannelRepository } from '@calgate/store';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type ChannelTokens, PUSH_PATH } from './channels.ts';
+
+export interface MirrorPushDeps {
+  channels: MirrorChannelRepository;
+  tokens: ChannelTokens;
+  /** Called once per accepted `exists`: the calendar changed upstream and should be synced. */
+  onChange(tenantId: string, calendarId: string): void | Promise<void>;
+  now?: () => number;
+}
+
+const MESSAGE_NUMBER = /^[1-9][0-9]{0,17}$/;
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+export function registerMirrorPush(app: FastifyInstance, deps: MirrorPushDeps): void {
+  const now = deps.now ?? Date.now;
+  app.post(PUSH_PATH, async (request: FastifyRequest, reply: FastifyReply) => {
+    const channelId = header(request, 'x-goog-channel-id');
+    const token = header(request, 'x-goog-channel-token');
+    if (channelId === undefined || token === undefined || !deps.tokens.verify(channelId, token)) {
+      return reply.status(401).send();
+    }
+    const state = header(request, 'x-goog-resource-state');
+    const number = header(request, 'x-goog-message-number');
+    if (number === undefined || !MESSAGE_NUMBER.test(number)) {
+      return reply.status(400).send();
+    }
+    const outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
+    if (outcome.kind === 'unknown') {
+      return reply.status(404).send();
+    }
+    if (outcome.kind === 'replay') {
+      return reply.status(200).send();
+    }
+    const { tenantId, calendarId } = outcome.channel;
+    if (state === 'exists') {
+      await deps.channels.markPushed(tenantId, calendarId, now());
+      try {
+        await deps.onChange(tenantId, calendarId);
+      } catch (error) {
+        // Polling still catches the change; a 5xx would only make Google send it again.
+        request.log.warn({ err: error, channelId, calendarId }, 'mirror push: could not queue a sync');
+      }
+    } else if (state === 'not_exists') {
+      await deps.channels.delete(channelId);
+    }
+    return reply.status(200).send();
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * Google push channels on mirrored calendars (mirror_channels). Nothing secret is kept: the
+ * channel token is recomputed from the channel id (see the gateway's mirror/channels.ts). The
+ * receiver's write is one conditional UPDATE, so two gateways given the same notification (a
+ * retry racing the original) accept it once.
+ */
+import { CalgateError } from '@calgate/core';
+import type pg from 'pg';
+import type { Database } from '../db.ts';
+import { FOREIGN_KEY_VIOLATION, pgCode } from '../sql.ts';
+
+export interface MirrorChannelRow {
+  channelId: string;
+  tenantId: string;
+  calendarId: string;
+  resourceId: string;
+  /** Epoch milliseconds at which Google stops sending on this channel. */
+  expiration: number;
+  createdAt: number;
+  lastMessageNumber: number;
+  lastNotifiedAt: number | null;
+}
+
+export interface NewMirrorChannel {
+  channelId: string;
+  tenantId: string;
+  calendarId: string;
+  resourceId: string;
+  expiration: number;
+}
+
+/** What a notification did to its channel: taken (a new message number) or a replay. */
+export type NotificationOutcome =
+  | { kind: 'accepted'; channel: MirrorChannelRow }
+  | { kind: 'replay' }
+  | { kind: 'unknown' };
+
+interface RawChannelRow {
+  channel_id: string;
+  tenant_id: string;
+  calendar_id: string;
+  resource_id: string;
+  expiration: Date;
+  created_at: Date;
+  last_message_number: string;
+  last_notified_at: Date | null;
+}
+
+const COLUMNS =
+  'channel_id, tenant_id, calendar_id, resource_id, expiration, created_at, last_message_number, last_notified_at';
+
+function fromRow(row: RawChannelRow): MirrorChannelRow {
+  return {
+    channelId: row.channel_id,
+    tenantId: row.tenant_id,
+    calendarId: row.calendar_id,
+    resourceId: row.resource_id,
+    expiration: row.expiration.getTime(),
+    createdAt: row.created_at.getTime(),
+    lastMessageNumber: Number(row.last_message_number),
+    lastNotifiedAt: row.last_notified_at?.getTime() ?? null,
+  };
+}
+
+export class MirrorChannelRepository {
+  readonly #pool: pg.Pool;
+
+  constructor(db: Pick<Database, 'pool'>) {
+    this.#pool = db.pool;
+  }
+
+  async insert(channel: NewMirrorChannel): Promise<MirrorChannelRow> {
+    try {
+      const { rows } = await this.#pool.query<RawChannelRow>(
+        `INSERT INTO mirror_channels (channel_id, tenant_id, calendar_id, resource_id, expiration)
+         VALUES ($1, $2, $3, $4, $5) RETURNING ${COLUMNS}`,
+        [
+          channel.channelId,
+          channel.tenantId,
+          channel.calendarId,
+          channel.resourceId,
+          new Date(channel.expiration),
+        ],
+      );
+      return fromRow(rows[0] as RawChannelRow);
+    } catch (error) {
+      if (pgCode(error).code === FOREIGN_KEY_VIOLATION) {
+        throw new CalgateError('not_found', `Calendar '${channel.calendarId}' was not found.`);
+      }
+      throw error;
+    }
+  }
+
+  async get(channelId: string): Promise<MirrorChannelRow | undefined> {
+    const { rows } = await this.#pool.query<RawChannelRow>(
+      `SELECT ${COLUMNS} FROM mirror_channels WHERE channel_id = $1`,
+      [channelId],
+    );
+    return rows[0] === undefined ? undefined : fromRow(rows[0]);
+  }
+
+  async forCalendar(calendarId: string): Promise<MirrorChannelRow[]> {
+    const { rows } = await this.#pool.query<RawChannelRow>(
+      `SELECT ${COLUMNS} FROM mirror_channels WHERE calendar_id = $1 ORDER BY created_at, channel_id`,
+      [calendarId],
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Channels that end before `before` (epoch ms): the ones to renew now. */
+  async expiringBefore(before: number, limit = 100): Promise<MirrorChannelRow[]> {
+    const { rows } = await this.#pool.query<RawChannelRow>(
+      `SELECT ${COLUMNS} FROM mirror_channels WHERE expiration < $1 ORDER BY expiration LIMIT $2`,
+      [new Date(before), limit],
+    );
+    return rows.map(fromRow);
+  }
+
+  /**
+   * Takes a notification's message number if it is above the last one taken; a number at or
+   * below it is a replay (Google retries, or a copy someone captured).
+   */
+  async acceptMessage(channelId: string, messageNumber: number, at: number): Promise<NotificationOutcome> {
+    const { rows } = await this.#pool.query<RawChannelRow>(
+      `UPDATE mirror_channels SET last_message_number = $2, last_notified_at = $3
+       WHERE channel_id = $1 AND last_message_number < $2 RETURNING ${COLUMNS}`,
+      [channelId, messageNumber, new Date(at)],
+    );
+    if (rows[0] !== undefined) {
+      return { kind: 'accepted', channel: fromRow(rows[0]) };
+    }
+    return (await this.get(channelId)) === undefined ? { kind: 'unknown' } : { kind: 'replay' };
+  }
+
+  /** Records that Google said the calendar changed, on its sync state row (created if needed). */
+  async markPushed(tenantId: string, calendarId: string, at: number): Promise<void> {
+    await this.#pool.query(
+      `INSERT INTO mirror_sync_state (calendar_id, tenant_id, pushed_at) VALUES ($1, $2, $3)
+       ON CONFLICT (calendar_id) DO UPDATE SET pushed_at = EXCLUDED.pushed_at`,
+      [calendarId, tenantId, new Date(at)],
+    );
+  }
+
+  async delete(channelId: string): Promise<boolean> {
+    const { rowCount } = await this.#pool.query('DELETE FROM mirror_channels WHERE channel_id = $1', [
+      channelId,
+    ]);
+    return (rowCount ?? 0) > 0;
+  }
+}

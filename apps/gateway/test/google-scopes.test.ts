@@ -96,6 +96,15 @@ describe('least-privilege Google scopes: read-only connections and "Allow writin
     });
     expect(listed.isError, textOf(listed)).toBeFalsy();
     expect(textOf(listed)).toContain('Planning');
+    // Writing is refused with the way out: ticking Write cannot help, upgrading the account can.
+    const write = await client.callTool({
+      name: 'create_event',
+      arguments: { calendarId: rows[0].id, summary: 'Blocked', start: EVENT.start, end: EVENT.end },
+    });
+    expect(write.isError).toBe(true);
+    expect(textOf(write)).toContain('Calgate has read-only access to');
+    expect(textOf(write)).toContain(ANN);
+    expect(textOf(write)).toContain('Allow writing');
   });
 
   it('a write grant on a read-only account answers a tool error that names the account and the fix', async () => {

@@ -45,7 +45,7 @@ export {
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
 export { type BookingRecord, BookingRepository } from './bookings.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
-export { type AuditQuery, queryAudit, rotateApiKey, setCalendarEnabled } from './dashboard-queries.ts';
+export { type AuditQuery, queryAudit, setCalendarEnabled } from './dashboard-queries.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess, loadKeyAccessById } from './key-access.ts';
 export {

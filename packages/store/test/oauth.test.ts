@@ -1,11 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  ApiKeyRepository,
-  loadKeyAccessById,
-  OAuthRepository,
-  rotateApiKey,
-  TenancyRepository,
-} from '@calgate/store';
+import { ApiKeyRepository, loadKeyAccessById, OAuthRepository, TenancyRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failure } from './support.ts';
@@ -212,7 +206,7 @@ describe('connections', () => {
     await new TenancyRepository(db.prisma).grantCalendars(A, [extra], 'write');
     expect((await loadKeyAccessById(db, A, keyId))?.calendars.map((c) => c.id)).toEqual([`cal_${A}`]);
     expect((await loadKeyAccessById(db, A, plain.key.id))?.calendars.map((c) => c.id)).toEqual(['cal_extra']);
-    expect(await rotateApiKey(db.prisma, A, keyId)).toBeNull();
+    expect(await new ApiKeyRepository(db.prisma).rotate(A, keyId)).toBeNull();
   });
 
   it("refuses another tenant's calendar, user and connection as not found", async () => {

@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
-import type { CalendarAccess } from './access.ts';
+import { type CalendarAccess, readOnlyForCalgate } from './access.ts';
 import { WorkBudget } from './budget.ts';
 import type {
   BookingServices,
@@ -144,7 +144,16 @@ function missingGrantMessage(entry: CatalogueEntry, access: CalendarAccess): str
       .filter((part) => part !== '')
       .join('; ');
   }
-  return `${name} needs ${need} on at least one calendar; ${has}. Ask the owner to tick ${need} in the dashboard.`;
+  // Where Calgate itself may only read (a read-only Google connection), ticking Write cannot help.
+  const readOnlyAccounts =
+    need === 'Write'
+      ? [...new Set(calendars.filter((c) => !c.canWrite && readOnlyForCalgate(c)).map((c) => c.accountEmail))]
+      : [];
+  const upgrade =
+    readOnlyAccounts.length > 0
+      ? ` Calgate has read-only access to ${nameSome(readOnlyAccounts)}: upgrade it on the Accounts page (Allow writing) first.`
+      : '';
+  return `${name} needs ${need} on at least one calendar; ${has}. Ask the owner to tick ${need} in the dashboard.${upgrade}`;
 }
 
 /**

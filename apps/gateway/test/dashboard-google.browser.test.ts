@@ -1,8 +1,9 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import type { GoogleEmulator } from '@calgate/google-emulator';
 import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { startGatewayWithGoogle } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-least.apps.googleusercontent.com', clientSecret: 'least-secret' };
@@ -34,22 +35,10 @@ describe('the dashboard in Chromium: Google read only first, writing allowed lat
   let secret: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
-      },
+    const started = await startGatewayWithGoogle(CLIENT, {
+      accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: url,
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-    });
+    ({ emulator, gw } = started);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signUp(page, gw.url, OWNER, PASSWORD);

@@ -1,10 +1,10 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { freePort } from '@calgate/testkit';
+import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { startGatewayWithGoogle } from './google-fixture.ts';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-defaults.apps.googleusercontent.com', clientSecret: 'defaults-secret' };
 const ANN = 'ann@example.com';
@@ -33,22 +33,10 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
   let client: Client;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
-      },
+    const started = await startGatewayWithGoogle(CLIENT, {
+      accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: url,
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-    });
+    ({ emulator, gw } = started);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signUp(page, gw.url, ADMIN, PASSWORD);

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { freePort } from '@calgate/testkit';
+import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { startGatewayWithGoogle } from './google-fixture.ts';
+import { connectClient, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-manage.apps.googleusercontent.com', clientSecret: 'manage-secret' };
 const ANN = 'ann@example.com';
@@ -35,11 +35,9 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
   let secret: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
+    ({ emulator, gw } = await startGatewayWithGoogle(
+      CLIENT,
+      {
         serviceAccounts: [{ email: ROBOT }],
         accounts: [
           { email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] },
@@ -49,19 +47,15 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
           },
         ],
       },
-    });
-    const keyFile = join(await mkdtemp(join(tmpdir(), 'calgate-sa-')), 'key.json');
-    await writeFile(keyFile, JSON.stringify(emulator.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: url,
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-      GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
-      ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
-    });
+      async (started) => {
+        const keyFile = join(await mkdtemp(join(tmpdir(), 'calgate-sa-')), 'key.json');
+        await writeFile(keyFile, JSON.stringify(started.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
+        return {
+          GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
+          ENCRYPTION_KEY: ENCRYPTION_KEY.toString('base64'),
+        };
+      },
+    ));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     await signUp(page, gw.url, ADMIN, PASSWORD);

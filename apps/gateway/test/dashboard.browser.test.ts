@@ -1,9 +1,9 @@
-import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import { freePort } from '@calgate/testkit';
+import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openPage, screenshot } from './browser.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { startGatewayWithGoogle } from './google-fixture.ts';
+import { connectClient, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-browser.apps.googleusercontent.com', clientSecret: 'browser-secret' };
 const ANN = 'ann@example.com';
@@ -23,22 +23,11 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
   let secret: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    emulator = await startGoogleEmulator({
-      seed: {
-        oauthClients: [{ ...CLIENT, redirectUris: [`${url}/oauth/google/callback`] }],
-        accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
-      },
+    const started = await startGatewayWithGoogle(CLIENT, {
+      accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: url,
-      GOOGLE_CLIENT_ID: CLIENT.clientId,
-      GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
-      GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-      GOOGLE_OAUTH_URL: emulator.url,
-    });
+    ({ emulator, gw } = started);
+    const { url } = started;
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });

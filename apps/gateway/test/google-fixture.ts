@@ -7,9 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { type EmulatorSeed, type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { GOOGLE_SCOPES } from '@calgate/providers';
+import { freePort } from '@calgate/testkit';
 import { expect } from 'vitest';
 import { main } from '../src/cli.ts';
-import type { TestGateway } from './harness.ts';
+import { startTestGateway, type TestGateway } from './harness.ts';
 
 export interface OAuthClient {
   clientId: string;
@@ -73,6 +74,33 @@ export async function startTestEmulator(
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       }),
   };
+}
+
+/**
+ * The emulator and a gateway on a free loopback port whose PUBLIC_URL is its own address, so a
+ * browser goes through the emulator's consent page and back to the gateway's callback. `env`
+ * adds settings that need the running emulator (a service-account key file, say).
+ */
+export async function startGatewayWithGoogle(
+  client: OAuthClient,
+  seed: Omit<EmulatorSeed, 'oauthClients'>,
+  env: (emulator: GoogleEmulator) => Promise<Record<string, string>> | Record<string, string> = () => ({}),
+): Promise<{ emulator: GoogleEmulator; gw: TestGateway; url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const emulator = await startGoogleEmulator({
+    seed: { ...seed, oauthClients: [{ ...client, redirectUris: [`${url}/oauth/google/callback`] }] },
+  });
+  const gw = await startTestGateway({
+    PORT: String(port),
+    PUBLIC_URL: url,
+    GOOGLE_CLIENT_ID: client.clientId,
+    GOOGLE_CLIENT_SECRET: client.clientSecret,
+    GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+    GOOGLE_OAUTH_URL: emulator.url,
+    ...(await env(emulator)),
+  });
+  return { emulator, gw, url };
 }
 
 /**

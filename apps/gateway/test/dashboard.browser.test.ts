@@ -133,16 +133,27 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     // Audit rows are written after the answer; filter again until they are there.
     const rows = page.getByRole('row', { name: /list_calendars/ });
     await expect
-      .poll(async () => {
-        await page.getByRole('button', { name: 'Filter' }).click();
-        return rows.count();
-      })
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Filter' }).click();
+          return rows.count();
+        },
+        { timeout: 15_000, interval: 250 },
+      )
       .toBeGreaterThan(0);
     await page.getByLabel('Tools and actions').selectOption(['create_event']);
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await expect.poll(() => rows.count()).toBe(0);
-    // The filtered rows replace the table once the answer arrives.
-    await expect.poll(() => page.getByRole('row', { name: /create_event/ }).count()).toBe(2);
+    // Both create_event rows may land after the list_calendars one: filter until they are there.
+    const created = page.getByRole('row', { name: /create_event/ });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Filter' }).click();
+          await expect.poll(() => rows.count(), { timeout: 5_000 }).toBe(0);
+          return created.count();
+        },
+        { timeout: 15_000, interval: 250 },
+      )
+      .toBe(2);
     await expect.poll(() => page.getByRole('row', { name: /create_event Team ok/ }).count()).toBe(1);
     await expect(page.getByRole('button', { name: 'Older entries' }).isVisible()).resolves.toBe(false);
     await screenshot(page, '08-audit');

@@ -72,6 +72,10 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
     "Seconds a recently read calendar's mirror may lag before the worker polls Google for it (the fallback when no push arrives).",
   MIRROR_SYNC_PAGE_SIZE: 'Events asked of Google per page while syncing a mirror (at most 2500).',
   MIRROR_SYNC_CONCURRENCY: 'Calendars one worker process syncs at once.',
+  MIRROR_READS:
+    "Answer listings and searches of Google calendars from the mirror (`false`: every read asks Google). Booking's conflict checks always ask Google.",
+  MIRROR_MAX_STALENESS:
+    'Seconds since its last sync for which a mirrored calendar is read as it is; older (and no push channel vouching for it), one incremental sync runs before the read. 0: always sync first.',
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent.',
 };
 

@@ -78,6 +78,8 @@ export const Env = z.object({
   MIRROR_POLL_INTERVAL: z.coerce.number().int().min(5).max(86_400).default(60),
   MIRROR_SYNC_PAGE_SIZE: z.coerce.number().int().min(1).max(2500).default(2500),
   MIRROR_SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
+  MIRROR_READS: flag.default(true),
+  MIRROR_MAX_STALENESS: z.coerce.number().min(0).max(3600).default(15),
   /** Client ID metadata documents may live on loopback or private addresses and be fetched over http (tests, labs). */
   OAUTH_ALLOW_PRIVATE_CLIENTS: flag.default(false),
   /** Lifetime of OAuth access tokens for /api/mcp (at most an hour; clients refresh). */
@@ -201,6 +203,8 @@ function toConfig(env: z.output<typeof Env>) {
       pollIntervalMs: env.MIRROR_POLL_INTERVAL * 1000,
       pageSize: env.MIRROR_SYNC_PAGE_SIZE,
       concurrency: env.MIRROR_SYNC_CONCURRENCY,
+      reads: env.MIRROR_READS,
+      maxStalenessMs: env.MIRROR_MAX_STALENESS * 1000,
     },
     workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,

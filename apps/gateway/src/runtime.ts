@@ -11,7 +11,13 @@ import {
   redisReady,
   type SlotLock,
 } from '@calgate/locks';
-import { DEFAULT_GOOGLE_ENDPOINTS, LocalCalendarProvider, type ServiceAccountKey } from '@calgate/providers';
+import {
+  type CalendarProvider,
+  DEFAULT_GOOGLE_ENDPOINTS,
+  LocalCalendarProvider,
+  MirroredCalendarProvider,
+  type ServiceAccountKey,
+} from '@calgate/providers';
 import { Scheduling, startBoss } from '@calgate/scheduler';
 import {
   ApiKeyRepository,
@@ -20,6 +26,7 @@ import {
   type Database,
   LocalEventStore,
   MirrorChannelRepository,
+  MirrorRepository,
   migrate,
   OAuthRepository,
   OAuthStateRepository,
@@ -56,8 +63,11 @@ import {
   RedisLogLevelStore,
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
-import { ChannelTokens } from './mirror/channels.ts';
+import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
+import { calendarClients } from './mirror/google-client.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
+import { connectionMirror } from './mirror/lifecycle.ts';
+import { mirrorReadDeps } from './mirror/reads.ts';
 import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
@@ -216,20 +226,59 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The calendars' providers: Calgate's own store, and Google per connection. */
+/** The calendars' providers: Calgate's own store, and Google per connection (through its mirror). */
 export async function calendarProviders(
   config: Config,
   db: Database,
   connections: ConnectionRepository,
   log: Logger,
   invalidate: () => void,
+  /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
+  mirrorJobs?: MirrorJobs,
 ): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver }> {
   const local = new LocalCalendarProvider(new LocalEventStore(db));
   const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
-  const providers: ProviderResolver = (calendar, tenantId) =>
-    calendar.provider === 'local'
-      ? local
-      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+  const google: ProviderResolver = (calendar, tenantId) =>
+    googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+  if (mirrorJobs === undefined || !config.mirror.reads) {
+    return {
+      googleProviders,
+      providers: (calendar, tenantId) => (calendar.provider === 'local' ? local : google(calendar, tenantId)),
+    };
+  }
+  const reads = mirrorReadDeps({
+    db,
+    mirror: new MirrorRepository(db),
+    clients: calendarClients(googleProviders.setup, connections, (connectionId, reason) => {
+      log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
+      googleProviders.forget(connectionId);
+    }),
+    jobs: mirrorJobs,
+    log,
+    maxStalenessMs: config.mirror.maxStalenessMs,
+    pageSize: config.mirror.pageSize,
+  });
+  // One wrapper per upstream provider (which is cached per connection).
+  const mirrored = new WeakMap<CalendarProvider, MirroredCalendarProvider>();
+  const providers: ProviderResolver = (calendar, tenantId) => {
+    if (calendar.provider === 'local') {
+      return local;
+    }
+    const upstream = google(calendar, tenantId);
+    if (calendar.auth === 'none') {
+      return upstream;
+    }
+    let provider = mirrored.get(upstream);
+    if (provider === undefined) {
+      provider = new MirroredCalendarProvider(
+        upstream,
+        { tenantId, connectionId: calendar.connectionId, auth: calendar.auth },
+        reads,
+      );
+      mirrored.set(upstream, provider);
+    }
+    return provider;
+  };
   return { googleProviders, providers };
 }
 
@@ -381,8 +430,29 @@ export async function createRuntime(
       () => authenticator.close(),
     );
 
-    const { googleProviders, providers } = await calendarProviders(config, db, connections, log, () =>
-      authenticator.invalidate(),
+    const runsWorker = options.worker ?? config.workerInProcess ?? false;
+    const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
+    boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
+    closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
+    // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
+    await createMirrorQueue(boss);
+    const mirrorJobs = new MirrorJobs(boss);
+    const { googleProviders, providers } = await calendarProviders(
+      config,
+      db,
+      connections,
+      log,
+      () => authenticator.invalidate(),
+      mirrorJobs,
+    );
+    const oauth = new OAuthRepository(db, {
+      allowHttpClientDocuments: config.oauth.allowPrivateClients,
+    });
+    const rulesRepository = new RulesRepository(db);
+    const schedulerRepository = new SchedulerRepository(db, box);
+    const channelTokens = new ChannelTokens(box);
+    const mirrorClients = calendarClients(googleProviders.setup, connections, (connectionId) =>
+      googleProviders.forget(connectionId),
     );
     const google = new GoogleConnections(
       googleProviders,
@@ -391,19 +461,20 @@ export async function createRuntime(
       log,
       () => authenticator.invalidate(),
       keys,
+      // Connecting queues the calendars' first syncs; disconnecting stops pushes, drops the mirror.
+      connectionMirror({
+        jobs: mirrorJobs,
+        mirror: new MirrorRepository(db),
+        store: new MirrorChannelRepository(db),
+        channels: new MirrorChannels({
+          publicUrl: config.publicUrl,
+          store: new MirrorChannelRepository(db),
+          tokens: channelTokens,
+          clientFor: (calendar) => mirrorClients.forConnection(calendar),
+        }),
+        log,
+      }),
     );
-    const oauth = new OAuthRepository(db, {
-      allowHttpClientDocuments: config.oauth.allowPrivateClients,
-    });
-    const rulesRepository = new RulesRepository(db);
-    const schedulerRepository = new SchedulerRepository(db, box);
-    const runsWorker = options.worker ?? config.workerInProcess ?? false;
-    const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
-    boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
-    closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
-    // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
-    await createMirrorQueue(boss);
-    const mirrorJobs = new MirrorJobs(boss);
     if (runsWorker) {
       const worker = await startBackgroundWork({
         config,
@@ -416,6 +487,7 @@ export async function createRuntime(
           google: googleProviders.setup,
           connections,
           settings: config.mirror,
+          push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: channelTokens },
           onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
         },
       });
@@ -460,7 +532,7 @@ export async function createRuntime(
       // Channels are opened only where Google can reach PUBLIC_URL; polling is the fallback.
       mirrorPush: {
         channels: new MirrorChannelRepository(db),
-        tokens: new ChannelTokens(box),
+        tokens: channelTokens,
         onChange: async (tenantId, calendarId) => {
           await mirrorJobs.enqueue(tenantId, calendarId, 'push');
         },

@@ -7,6 +7,8 @@ import { startBoss } from '@calgate/scheduler';
 import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { ChannelTokens } from './mirror/channels.ts';
+import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
 import { calendarProviders, connectDatabase, loadSecretBox, startBackgroundWork } from './runtime.ts';
 
 export interface RunningWorker {
@@ -33,10 +35,18 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
     }
     const box = await loadSecretBox(config, database.embedded);
     const connections = new ConnectionRepository(db.prisma, box);
-    const { googleProviders, providers } = await calendarProviders(config, db, connections, log, () => {});
     const boss = await startBoss({ databaseUrl: database.url, role: 'worker' });
     boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
     closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
+    await createMirrorQueue(boss);
+    const { googleProviders, providers } = await calendarProviders(
+      config,
+      db,
+      connections,
+      log,
+      () => {},
+      new MirrorJobs(boss),
+    );
     const worker = await startBackgroundWork({
       config,
       db,
@@ -50,6 +60,7 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
         connections,
         settings: config.mirror,
         onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
+        push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: new ChannelTokens(box) },
       },
     });
     closers.unshift(() => worker.stop());

@@ -109,11 +109,21 @@ export interface ListEventsQuery {
   orderBy?: 'startTime' | 'updated';
   pageToken?: string;
   showDeleted?: boolean;
+  /**
+   * Read the calendar system itself, never a copy of it (booking's conflict checks): a mirrored
+   * calendar is then read upstream.
+   */
+  fresh?: boolean;
 }
 
 export interface EventPage {
   items: CalendarEvent[];
   nextPageToken?: string;
+  /**
+   * When the page was read from a mirror (a copy kept in sync): the sync it reflects (RFC 3339).
+   * Absent when the calendar system itself answered.
+   */
+  syncedAt?: string;
 }
 
 export interface WriteOptions {

@@ -29,6 +29,11 @@ export interface MergedEvent {
 export interface MergeResult {
   items: MergedEvent[];
   nextPageToken?: string;
+  /**
+   * When some calendars were read from the mirror: the oldest sync those pages reflect (RFC 3339).
+   * Absent when every calendar answered from its own system.
+   */
+  syncedAt?: string;
   errors: { calendarId: string; error: CalgateError }[];
 }
 
@@ -147,6 +152,8 @@ function decodeToken(raw: string, expected: string): PageToken {
 class Stream {
   readonly handle: CalendarHandle;
   #pageToken: string | null;
+  /** The oldest sync among this calendar's pages read from a mirror. */
+  syncedAt: string | undefined;
   #items: CalendarEvent[] = [];
   #index: number;
   #next: string | undefined;
@@ -183,6 +190,9 @@ class Stream {
       this.#items = page.items;
       this.#next = page.nextPageToken;
       this.#loaded = true;
+      if (page.syncedAt !== undefined && (this.syncedAt === undefined || page.syncedAt < this.syncedAt)) {
+        this.syncedAt = page.syncedAt;
+      }
     }
     return true;
   }
@@ -305,6 +315,14 @@ export async function mergeEvents(
     more ||= state !== 0;
   }
   const result: MergeResult = { items, errors };
+  for (const stream of streams) {
+    if (
+      stream.syncedAt !== undefined &&
+      (result.syncedAt === undefined || stream.syncedAt < result.syncedAt)
+    ) {
+      result.syncedAt = stream.syncedAt;
+    }
+  }
   if (more) {
     const next: PageToken = { v: 1, q, p: pageSize, s: states };
     result.nextPageToken = Buffer.from(JSON.stringify(next)).toString('base64url');

@@ -1,6 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import {
   type CredentialStore,
+  type GoogleAuth,
   GoogleCalendarProvider,
   type GoogleClientConfig,
   type GoogleEndpoints,
@@ -49,6 +50,48 @@ export function connectionCredentials(
   };
 }
 
+const NO_CLIENT =
+  'Google is not configured on this Calgate (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are unset).';
+const NO_SERVICE_ACCOUNT =
+  'No Google service account is configured on this Calgate (GOOGLE_SERVICE_ACCOUNT_KEY_FILE is unset).';
+
+/** The service account's sign-in (one for every calendar shared with it). */
+export function serviceAccountAuth(setup: GoogleSetup): GoogleAuth {
+  if (setup.serviceAccount === undefined) {
+    throw new CalgateError('unavailable', NO_SERVICE_ACCOUNT);
+  }
+  return { kind: 'service_account', key: setup.serviceAccount, endpoints: setup.endpoints };
+}
+
+/**
+ * How one connection signs in to Google: the OAuth client with the connection's stored tokens,
+ * or the service account's key. The providers and the mirror's sync jobs (mirror/google-client.ts)
+ * both build their token sources from it, so refreshes, storing back and needs_reauth are one code.
+ */
+export function googleAuth(
+  setup: GoogleSetup,
+  connections: ConnectionRepository,
+  connection: { tenantId: string; connectionId: string; auth: 'oauth' | 'service_account' },
+  onNeedsReauth: (reason: string) => void,
+): GoogleAuth {
+  if (connection.auth === 'service_account') {
+    return serviceAccountAuth(setup);
+  }
+  if (setup.client === undefined) {
+    throw new CalgateError('unavailable', NO_CLIENT);
+  }
+  return {
+    kind: 'oauth',
+    client: setup.client,
+    credentials: connectionCredentials(
+      connections,
+      connection.tenantId,
+      connection.connectionId,
+      onNeedsReauth,
+    ),
+  };
+}
+
 /**
  * One GoogleCalendarProvider per OAuth connection (so token refreshes are single-flight per
  * account) and one for the service account, built on first use.
@@ -86,40 +129,25 @@ export class GoogleProviders {
     if (cached !== undefined) {
       return cached;
     }
-    const client = this.#setup.client;
-    if (client === undefined) {
-      throw new CalgateError(
-        'unavailable',
-        'Google is not configured on this Calgate (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are unset).',
-      );
-    }
     const provider = new GoogleCalendarProvider({
       ...(accountEmail === undefined ? {} : { account: accountEmail }),
-      auth: {
-        kind: 'oauth',
-        client,
-        credentials: connectionCredentials(this.#connections, tenantId, connectionId, (reason) => {
+      auth: googleAuth(
+        this.#setup,
+        this.#connections,
+        { tenantId, connectionId, auth: 'oauth' },
+        (reason) => {
           this.#log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
           this.forget(connectionId);
           this.#onNeedsReauth(reason);
-        }),
-      },
+        },
+      ),
     });
     this.#byConnection.set(connectionId, provider);
     return provider;
   }
 
   serviceAccount(): GoogleCalendarProvider {
-    const key = this.#setup.serviceAccount;
-    if (key === undefined) {
-      throw new CalgateError(
-        'unavailable',
-        'No Google service account is configured on this Calgate (GOOGLE_SERVICE_ACCOUNT_KEY_FILE is unset).',
-      );
-    }
-    this.#serviceAccount ??= new GoogleCalendarProvider({
-      auth: { kind: 'service_account', key, endpoints: this.#setup.endpoints },
-    });
+    this.#serviceAccount ??= new GoogleCalendarProvider({ auth: serviceAccountAuth(this.#setup) });
     return this.#serviceAccount;
   }
 

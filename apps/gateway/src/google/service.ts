@@ -8,6 +8,7 @@ import type {
   TenancyRepository,
 } from '@calgate/store';
 import type { Logger } from 'pino';
+import type { ConnectionMirror } from '../mirror/lifecycle.ts';
 import type { GoogleProviders } from './providers.ts';
 
 export interface GrantChoice {
@@ -53,10 +54,13 @@ export class GoogleConnections {
   readonly #log: Logger;
   readonly #changed: () => void;
   readonly #keys: ApiKeyRepository;
+  readonly #mirror: ConnectionMirror | undefined;
 
   /**
    * With `keys`, connecting an account also makes its primary calendar the default of the keys
    * that can read it and are still on no default or the first-run calendar (see #adoptPrimary).
+   * With `mirror`, calendars found on a connection get their mirror's sync queued, and
+   * disconnecting stops the account's push channels and deletes its mirror.
    */
   constructor(
     providers: GoogleProviders,
@@ -65,6 +69,7 @@ export class GoogleConnections {
     log: Logger,
     onChange: () => void,
     keys: ApiKeyRepository,
+    mirror?: ConnectionMirror,
   ) {
     this.#providers = providers;
     this.#connections = connections;
@@ -72,6 +77,7 @@ export class GoogleConnections {
     this.#log = log;
     this.#changed = onChange;
     this.#keys = keys;
+    this.#mirror = mirror;
   }
 
   /** Whether an OAuth client is configured (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET). */
@@ -218,6 +224,10 @@ export class GoogleConnections {
     if (connection === null || connection.provider !== 'google') {
       throw new CalgateError('not_found', `No Google connection ${connectionId} in this tenant.`);
     }
+    // First, while the account's token still works: Google is told to stop pushing.
+    await this.#mirror?.disconnecting(tenantId, connectionId).catch((error: unknown) => {
+      this.#log.warn({ err: error, connectionId }, 'mirror clean-up failed; removing the connection anyway');
+    });
     let revoked = false;
     if (connection.auth === 'oauth' && this.#providers.setup.client !== undefined) {
       try {
@@ -266,6 +276,16 @@ export class GoogleConnections {
     }
     await this.#adoptPrimary(tenantId, calendars);
     this.#changed();
+    // Gateways only queue: a worker runs the sync (and a failed enqueue is caught by its planner,
+    // which syncs never-synced calendars on its next pass).
+    await this.#mirror
+      ?.calendarsFound(
+        tenantId,
+        calendars.map((calendar) => ({ id: calendar.id, created: fresh.has(calendar.id) })),
+      )
+      .catch((error: unknown) => {
+        this.#log.warn({ err: error, connectionId }, 'mirror syncs could not be queued; the planner will');
+      });
     return calendars.map((calendar) => ({
       id: calendar.id,
       summary: calendar.summary,

@@ -2,7 +2,8 @@
  * Google push channels for mirrored calendars: open (events.watch) with a channel token that is
  * an HMAC of the channel id, renew before Google lets a channel lapse, and stop (channels.stop).
  * Push only works when Google can reach PUBLIC_URL; `reachable` decides that, and polling of
- * recently used calendars stays the fallback either way.
+ * recently used calendars stays the fallback either way. The worker decides when to open, renew
+ * and stop (channel-upkeep.ts); a gateway only stops channels, when an account is disconnected.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MirrorChannelRepository, MirrorChannelRow, SecretBox } from '@calgate/store';
@@ -27,7 +28,7 @@ export interface WatchedCalendar {
   auth: 'oauth' | 'service_account';
 }
 
-/** An authed Calendar API client for the calendar's connection (the runtime wires the provider's). */
+/** An authed Calendar API client for the calendar's connection (mirror/google-client.ts's). */
 export type CalendarClientFor = (calendar: WatchedCalendar) => Promise<calendar_v3.Calendar>;
 
 /**

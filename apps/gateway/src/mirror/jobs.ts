@@ -22,7 +22,11 @@ export const MIRROR_SYNC_QUEUE = 'calgate-mirror-sync';
 /** Without a heartbeat for this long, a sync's job goes to another worker (pg-boss's minimum). */
 const HEARTBEAT_SECONDS = 10;
 
-export type MirrorSyncReason = 'initial' | 'poll' | 'push' | 'stale_read' | 'manual';
+/**
+ * Why a sync was asked for (logged): a calendar new to Calgate, the planner's polling, a Google
+ * push, a read that found the mirror stale, an account connected again, or by hand.
+ */
+export type MirrorSyncReason = 'initial' | 'poll' | 'push' | 'stale_read' | 'reconnect' | 'manual';
 
 export interface MirrorSyncJob {
   tenantId: string;
@@ -97,6 +101,17 @@ export interface MirrorSyncDeps {
   pageSize?: number;
   /** Syncs one worker runs at once (of different calendars). */
   concurrency?: number;
+  /**
+   * Called after a sync that completed (the worker opens the calendar's push channel here). Its
+   * failure is logged and does not fail the sync: polling still covers the calendar.
+   */
+  afterSync?: (calendar: SyncedCalendar) => Promise<void>;
+}
+
+/** A calendar that has just synced, as the push channels need it. */
+export interface SyncedCalendar extends SyncTarget {
+  tenantId: string;
+  calendarId: string;
 }
 
 /** Whether pg-boss should try the job again: only for failures that waiting can fix. */
@@ -154,25 +169,46 @@ export async function runMirrorSync(
       'calendar mirror synced',
     );
   } catch (error) {
-    const transient = isTransient(error);
-    if (!transient && isCalgateError(error) && error.code !== 'not_found') {
-      // Failures before any Google call (the token refresh) are not recorded by syncCalendar.
-      await deps.mirror.recordFailure(job.calendarId, job.tenantId, error.message).catch(() => undefined);
-    }
-    log.warn(
-      {
-        err: error,
-        calendarId: job.calendarId,
-        reason: job.reason,
-        transient,
-        startedAt,
-        finishedAt: Date.now(),
-      },
-      transient ? 'calendar mirror sync failed; it will be retried' : 'calendar mirror sync failed',
-    );
-    if (transient) {
-      throw error;
-    }
+    await failed(deps, job, error, startedAt);
+    return;
+  }
+  if (deps.afterSync !== undefined) {
+    await deps
+      .afterSync({ ...target, tenantId: job.tenantId, calendarId: job.calendarId })
+      .catch((error: unknown) =>
+        log.warn(
+          { err: error, calendarId: job.calendarId },
+          'after the mirror sync: push channel not opened',
+        ),
+      );
+  }
+}
+
+/** Records and logs a failed sync; throws again when pg-boss should retry it. */
+async function failed(
+  deps: MirrorSyncDeps,
+  job: MirrorSyncJob,
+  error: unknown,
+  startedAt: number,
+): Promise<void> {
+  const transient = isTransient(error);
+  if (!transient && isCalgateError(error) && error.code !== 'not_found') {
+    // Failures before any Google call (the token refresh) are not recorded by syncCalendar.
+    await deps.mirror.recordFailure(job.calendarId, job.tenantId, error.message).catch(() => undefined);
+  }
+  deps.log.warn(
+    {
+      err: error,
+      calendarId: job.calendarId,
+      reason: job.reason,
+      transient,
+      startedAt,
+      finishedAt: Date.now(),
+    },
+    transient ? 'calendar mirror sync failed; it will be retried' : 'calendar mirror sync failed',
+  );
+  if (transient) {
+    throw error;
   }
 }
 
@@ -185,9 +221,11 @@ export async function startMirrorSyncWorker(
   // Stopping ends syncs in flight between pages rather than waiting for a long full sync: the
   // job is retried, and the next sync goes on from the stored page token.
   const stopping = new AbortController();
+  // A push waits for the next poll before its sync starts: pg-boss's shortest interval (0.5 s,
+  // one indexed query) keeps an upstream change within about a second of the mirror.
   const id = await boss.work<MirrorSyncJob>(
     MIRROR_SYNC_QUEUE,
-    { batchSize: 1, localConcurrency: deps.concurrency ?? 2, pollingIntervalSeconds: 1 },
+    { batchSize: 1, localConcurrency: deps.concurrency ?? 2, pollingIntervalSeconds: 0.5 },
     async ([job]) => {
       if (job !== undefined) {
         await runMirrorSync(deps, job.data, AbortSignal.any([job.signal, stopping.signal]));

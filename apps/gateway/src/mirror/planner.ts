@@ -5,7 +5,8 @@
  * do not come; a calendar nobody reads waits for a push or its next read.
  *
  * The plan runs as a pg-boss cron job (once a minute across every worker), and once when a worker
- * starts, so a fresh worker does not wait a minute to sync what is new.
+ * starts, so a fresh worker does not wait a minute to sync what is new. With push on, the same
+ * pass keeps the calendars' push channels (channel-upkeep.ts): one pass at a time, everywhere.
  */
 import type { Database } from '@calgate/store';
 import type { PgBoss } from 'pg-boss';
@@ -28,6 +29,8 @@ export interface MirrorPlanDeps {
   log: Logger;
   /** How old a recently read calendar's last sync may be before it is polled. */
   pollIntervalMs?: number;
+  /** Runs after each pass's planning: the push channels' upkeep, when push is on. */
+  upkeep?: () => Promise<unknown>;
 }
 
 interface Due {
@@ -77,6 +80,7 @@ export async function startMirrorPlanner(boss: PgBoss, deps: MirrorPlanDeps): Pr
   await boss.schedule(MIRROR_PLAN_QUEUE, '* * * * *', {}, { tz: 'UTC' });
   const id = await boss.work(MIRROR_PLAN_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
     await planMirrorSyncs(deps);
+    await deps.upkeep?.();
   });
   await boss.send(MIRROR_PLAN_QUEUE, {}, { singletonKey: 'start' });
   return () => boss.offWork(MIRROR_PLAN_QUEUE, { id, wait: true });

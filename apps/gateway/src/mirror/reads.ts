@@ -1,14 +1,26 @@
 /**
- * The "recently read" signal the mirror's planner polls by: when a mirrored calendar was last
- * read through Calgate. Readers call touchRead; a calendar read within the last day is kept
- * within the poll interval of Google even when push notifications do not arrive.
+ * The gateway's side of mirror reads: what MirroredCalendarProvider needs to decide whether the
+ * mirror may answer (sync now, queue a first sync, record a read), wired to Postgres, pg-boss and
+ * the Google credentials of the connection.
  */
-import type { Database } from '@calgate/store';
+import { isCalgateError } from '@calgate/core';
+import { type MirrorReadDeps, syncCalendar } from '@calgate/providers';
+import type { Database, MirrorRepository } from '@calgate/store';
+import type { Logger } from 'pino';
+import type { CalendarClients } from './google-client.ts';
+import type { MirrorJobs } from './jobs.ts';
 
 /** Writes at most once a minute per calendar, so a busy calendar's reads cost no extra writes. */
 const TOUCH_GRANULARITY = '1 minute';
+const TOUCH_EVERY_MS = 60_000;
+/** A calendar waiting for its first sync asks for it at most this often from one process. */
+const REQUEST_EVERY_MS = 30_000;
 
-/** Records that the calendar was read now. A calendar that does not exist is ignored. */
+/**
+ * Records that the calendar was read now: the planner keeps calendars read within the last day
+ * within the poll interval of Google even when push notifications do not arrive. A calendar that
+ * does not exist is ignored.
+ */
 export async function touchRead(db: Pick<Database, 'pool'>, calendarId: string): Promise<void> {
   await db.pool.query(
     `INSERT INTO mirror_reads (calendar_id, tenant_id)
@@ -17,4 +29,75 @@ export async function touchRead(db: Pick<Database, 'pool'>, calendarId: string):
        WHERE mirror_reads.last_read_at < now() - interval '${TOUCH_GRANULARITY}'`,
     [calendarId],
   );
+}
+
+/** Runs a task for a key at most once per `everyMs` in this process; failures are logged. */
+function throttled(everyMs: number, log: Logger, what: string) {
+  const last = new Map<string, number>();
+  return (key: string, task: () => Promise<unknown>): void => {
+    const now = Date.now();
+    if ((last.get(key) ?? Number.NEGATIVE_INFINITY) > now - everyMs) {
+      return;
+    }
+    if (last.size > 100_000) {
+      last.clear();
+    }
+    last.set(key, now);
+    task().catch((error: unknown) => {
+      last.delete(key);
+      log.warn({ err: error, calendarId: key }, what);
+    });
+  };
+}
+
+export interface MirrorReadSettings {
+  db: Database;
+  mirror: MirrorRepository;
+  clients: CalendarClients;
+  jobs: MirrorJobs;
+  log: Logger;
+  maxStalenessMs: number;
+  pageSize: number;
+}
+
+/** MirroredCalendarProvider's dependencies for a gateway process. */
+export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
+  const { db, mirror, clients, jobs, log } = settings;
+  const touch = throttled(TOUCH_EVERY_MS, log, 'mirror read not recorded');
+  const request = throttled(REQUEST_EVERY_MS, log, 'first mirror sync not queued');
+  return {
+    mirror,
+    maxStalenessMs: settings.maxStalenessMs,
+    async sync(connection, calendar) {
+      const run = async (refresh: boolean) =>
+        syncCalendar({
+          calendar: await clients.forConnection(connection, refresh),
+          calendarId: calendar.id,
+          tenantId: connection.tenantId,
+          externalId: calendar.externalId,
+          store: mirror,
+          pageSize: settings.pageSize,
+        });
+      // A stored token Google refuses is worth one refresh, as for the worker's syncs.
+      await run(false).catch((error: unknown) => {
+        if (isCalgateError(error) && error.code === 'needs_reauth' && connection.auth === 'oauth') {
+          return run(true);
+        }
+        throw error;
+      });
+    },
+    async requestSync(tenantId, calendarId) {
+      request(calendarId, () => jobs.enqueue(tenantId, calendarId, 'initial'));
+    },
+    touch(calendarId) {
+      touch(calendarId, () => touchRead(db, calendarId));
+    },
+    onFallback(calendarId, reason, error) {
+      if (error !== undefined) {
+        log.warn({ err: error, calendarId, reason }, 'mirror read answered by Google');
+      } else {
+        log.debug({ calendarId, reason }, 'mirror read answered by Google');
+      }
+    },
+  };
 }

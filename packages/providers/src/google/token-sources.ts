@@ -9,6 +9,7 @@ import { CalgateError } from '@calgate/core';
 import { SignJWT } from 'jose';
 import type {
   CredentialStore,
+  GoogleAuth,
   GoogleClientConfig,
   OAuthCredentials,
   ServiceAccountKey,
@@ -31,6 +32,17 @@ export interface TokenClock {
   now: () => number;
   /** Bound on one token-endpoint request. */
   requestTimeoutMs: number;
+}
+
+/**
+ * The token source for a connection's auth: an OAuth account's (refreshed and stored back, a
+ * refused refresh marking the account needs_reauth) or a service account's (JWT bearer). The
+ * provider and the mirror's sync jobs both get their tokens here, so they behave alike.
+ */
+export function accessTokenSource(auth: GoogleAuth, clock: TokenClock): AccessTokenSource {
+  return auth.kind === 'oauth'
+    ? new OAuthTokenSource(auth.client, auth.credentials, clock)
+    : new ServiceAccountTokenSource(auth.key, auth.endpoints, clock);
 }
 
 /** Waits for a shared promise, but lets this caller stop waiting when its own attempt ends. */

@@ -29,6 +29,22 @@ export interface NewMirrorChannel {
   expiration: number;
 }
 
+/** The calendar a channel watches, with what a Calendar client for its connection needs. */
+export interface WatchTarget {
+  tenantId: string;
+  calendarId: string;
+  /** Google's calendar id. */
+  externalId: string;
+  connectionId: string;
+  auth: 'oauth' | 'service_account';
+}
+
+/** A channel with its calendar's connection, to stop it at Google. */
+export interface WatchedChannel {
+  channel: MirrorChannelRow;
+  calendar: WatchTarget;
+}
+
 /** What a notification did to its channel: taken (a new message number) or a replay. */
 export type NotificationOutcome =
   | { kind: 'accepted'; channel: MirrorChannelRow }
@@ -48,6 +64,36 @@ interface RawChannelRow {
 
 const COLUMNS =
   'channel_id, tenant_id, calendar_id, resource_id, expiration, created_at, last_message_number, last_notified_at';
+
+/** A calendar the mirror syncs: enabled, of an active Google connection that can sign in. */
+const SYNCABLE = `c.enabled AND n.provider = 'google' AND n.status = 'active'
+  AND n.auth IN ('oauth', 'service_account')`;
+
+interface RawTargetRow {
+  tenant_id: string;
+  calendar_id: string;
+  external_id: string;
+  connection_id: string;
+  auth: 'oauth' | 'service_account';
+}
+
+function targetFromRow(row: RawTargetRow): WatchTarget {
+  return {
+    tenantId: row.tenant_id,
+    calendarId: row.calendar_id,
+    externalId: row.external_id,
+    connectionId: row.connection_id,
+    auth: row.auth,
+  };
+}
+
+const CHANNEL_WITH_TARGET = `${COLUMNS.split(', ')
+  .map((column) => `m.${column}`)
+  .join(', ')}, c.external_id, c.connection_id, n.auth::text AS auth`;
+
+function watchedFromRow(row: RawChannelRow & RawTargetRow): WatchedChannel {
+  return { channel: fromRow(row), calendar: targetFromRow(row) };
+}
 
 function fromRow(row: RawChannelRow): MirrorChannelRow {
   return {
@@ -114,6 +160,63 @@ export class MirrorChannelRepository {
       [new Date(before), limit],
     );
     return rows.map(fromRow);
+  }
+
+  /**
+   * Calendars that should have a channel and have none that is still open: syncable, and past
+   * their first full sync (a channel before it would only announce what the sync reads anyway).
+   */
+  async unwatched(limit = 100): Promise<WatchTarget[]> {
+    const { rows } = await this.#pool.query<RawTargetRow>(
+      `SELECT c.tenant_id, c.id AS calendar_id, c.external_id, c.connection_id, n.auth::text AS auth
+       FROM calendars c
+       JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
+       JOIN mirror_sync_state s ON s.calendar_id = c.id
+       WHERE ${SYNCABLE} AND s.full_sync_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM mirror_channels m WHERE m.calendar_id = c.id AND m.expiration > now())
+       ORDER BY c.id LIMIT $1`,
+      [limit],
+    );
+    return rows.map(targetFromRow);
+  }
+
+  /** Channels of syncable calendars that end before `before` (epoch ms): the ones to renew now. */
+  async expiringWatched(before: number, limit = 100): Promise<WatchedChannel[]> {
+    const { rows } = await this.#pool.query<RawChannelRow & RawTargetRow>(
+      `SELECT ${CHANNEL_WITH_TARGET}
+       FROM mirror_channels m
+       JOIN calendars c ON c.id = m.calendar_id AND c.tenant_id = m.tenant_id
+       JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
+       WHERE ${SYNCABLE} AND m.expiration < $1 ORDER BY m.expiration LIMIT $2`,
+      [new Date(before), limit],
+    );
+    return rows.map(watchedFromRow);
+  }
+
+  /** Open channels on calendars the mirror no longer syncs (disabled, account needing reconnection). */
+  async unwanted(limit = 100): Promise<WatchedChannel[]> {
+    const { rows } = await this.#pool.query<RawChannelRow & RawTargetRow>(
+      `SELECT ${CHANNEL_WITH_TARGET}
+       FROM mirror_channels m
+       JOIN calendars c ON c.id = m.calendar_id AND c.tenant_id = m.tenant_id
+       JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
+       WHERE NOT (${SYNCABLE}) ORDER BY m.created_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map(watchedFromRow);
+  }
+
+  /** The channels of every calendar of a connection (to stop them when it is disconnected). */
+  async forConnection(tenantId: string, connectionId: string): Promise<WatchedChannel[]> {
+    const { rows } = await this.#pool.query<RawChannelRow & RawTargetRow>(
+      `SELECT ${CHANNEL_WITH_TARGET}
+       FROM mirror_channels m
+       JOIN calendars c ON c.id = m.calendar_id AND c.tenant_id = m.tenant_id
+       JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
+       WHERE c.tenant_id = $1 AND c.connection_id = $2 ORDER BY m.created_at`,
+      [tenantId, connectionId],
+    );
+    return rows.map(watchedFromRow);
   }
 
   /**

@@ -5,14 +5,19 @@ export {
   type MirrorChannelRow,
   type NewMirrorChannel,
   type NotificationOutcome,
+  type WatchedChannel,
+  type WatchTarget,
 } from './channels.ts';
+export { type FeedHandler, type FeedStart, type FeedTurn, MirrorFeedCursors } from './cursors.ts';
 export { MirrorRepository } from './repository.ts';
 export { SEARCH_TEXT_MAX } from './search.ts';
 export type {
   MirrorChange,
   MirrorEventInput,
   MirrorEventRow,
+  MirrorFreshness,
   MirrorRangeQuery,
+  MirrorResourceRow,
   MirrorSearchHit,
   MirrorSink,
   MirrorSyncState,

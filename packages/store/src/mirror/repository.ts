@@ -10,10 +10,14 @@ import { FOREIGN_KEY_VIOLATION, pgCode } from '../sql.ts';
 import {
   EVENT_COLUMNS,
   eventFromRow,
+  ms,
   PAGE_RECORD,
   pageJson,
   type RawEventRow,
+  type RawResourceRow,
   type RawStateRow,
+  RESOURCE_COLUMNS,
+  resourceFromRow,
   STATE_COLUMNS,
   stateFromRow,
 } from './rows.ts';
@@ -22,7 +26,9 @@ import type {
   MirrorChange,
   MirrorEventInput,
   MirrorEventRow,
+  MirrorFreshness,
   MirrorRangeQuery,
+  MirrorResourceRow,
   MirrorSearchHit,
   MirrorSink,
   MirrorSyncState,
@@ -121,63 +127,9 @@ export class MirrorRepository implements MirrorSink {
         `A page of calendar '${calendarId}' must end with a next page token or a next sync token.`,
       );
     }
-    // The last occurrence of an id in a page wins, as if the page were applied event by event.
-    const latest = new Map(events.map((event) => [event.eventId, event]));
-    const removed = [...latest.values()].filter(
-      (e) => e.status === 'cancelled' && e.recurringEventId === null,
-    );
-    const kept = [...latest.values()].filter(
-      (e) => !(e.status === 'cancelled' && e.recurringEventId === null),
-    );
-
     return this.#transaction(async (client) => {
       const state = await this.#lockState(client, calendarId, tenantId);
-      const changes: Change[] = [];
-      if (kept.length > 0) {
-        const { rows: prior } = await client.query<{ event_id: string; etag: string | null; status: string }>(
-          `SELECT event_id, etag, status FROM mirror_events WHERE calendar_id = $1 AND event_id = ANY($2)`,
-          [calendarId, kept.map((e) => e.eventId)],
-        );
-        const before = new Map(prior.map((row) => [row.event_id, row]));
-        await client.query(
-          `INSERT INTO mirror_events (calendar_id, tenant_id, generation, event_id, recurring_event_id,
-             original_start, status, summary, description, location, all_day, start_at, end_at, start_date,
-             end_date, start_time_zone, end_time_zone, recurrence, attendees, updated, etag, raw)
-           SELECT $1, $2, $3, r.event_id, r.recurring_event_id, r.original_start, r.status, r.summary,
-             r.description, r.location, coalesce(r.all_day, false), r.start_at, r.end_at, r.start_date,
-             r.end_date, r.start_time_zone, r.end_time_zone, coalesce(r.recurrence, ARRAY[]::text[]),
-             r.attendees, r.updated, r.etag, r.raw
-           FROM jsonb_to_recordset($4::jsonb) AS ${PAGE_RECORD}
-           ON CONFLICT (calendar_id, event_id) DO UPDATE SET
-             generation = EXCLUDED.generation, recurring_event_id = EXCLUDED.recurring_event_id,
-             original_start = EXCLUDED.original_start, status = EXCLUDED.status, summary = EXCLUDED.summary,
-             description = EXCLUDED.description, location = EXCLUDED.location, all_day = EXCLUDED.all_day,
-             start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, start_date = EXCLUDED.start_date,
-             end_date = EXCLUDED.end_date, start_time_zone = EXCLUDED.start_time_zone,
-             end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence,
-             attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw`,
-          [calendarId, tenantId, state.generation, pageJson(kept)],
-        );
-        for (const event of kept) {
-          const old = before.get(event.eventId);
-          if (old === undefined || old.etag !== event.etag || old.status !== event.status) {
-            // A cancelled instance is an occurrence taken away: a delete for the feed's readers.
-            changes.push({
-              eventId: event.eventId,
-              kind: event.status === 'cancelled' ? 'delete' : 'upsert',
-            });
-          }
-        }
-      }
-      if (removed.length > 0) {
-        const ids = removed.map((e) => e.eventId);
-        const { rows } = await client.query<{ event_id: string }>(
-          `DELETE FROM mirror_events WHERE calendar_id = $1 AND (event_id = ANY($2) OR recurring_event_id = ANY($2))
-           RETURNING event_id`,
-          [calendarId, ids],
-        );
-        changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
-      }
+      const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
       let swept = 0;
       if (nextPage !== null) {
         await client.query(
@@ -205,6 +157,60 @@ export class MirrorRepository implements MirrorSink {
       const upserted = changes.filter((c) => c.kind === 'upsert').length;
       return { upserted, deleted: changes.length - upserted - swept, swept };
     });
+  }
+
+  /**
+   * Write-through: what Google answered to a write made through Calgate, stored at once so the
+   * next read shows it without waiting for a sync. Only a calendar whose first full sync is done
+   * takes it (before that the mirror does not answer reads); the sync token stays, so the next
+   * incremental sync brings the same event again and changes nothing. Returns whether it was stored.
+   */
+  async applyWrite(
+    calendarId: string,
+    tenantId: string,
+    events: readonly MirrorEventInput[],
+  ): Promise<boolean> {
+    return this.#transaction(async (client) => {
+      const { rows } = await client.query<{ generation: number }>(
+        `SELECT generation FROM mirror_sync_state
+         WHERE calendar_id = $1 AND tenant_id = $2 AND sync_token IS NOT NULL FOR UPDATE`,
+        [calendarId, tenantId],
+      );
+      const state = rows[0];
+      if (state === undefined) {
+        return false;
+      }
+      const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
+      await appendChanges(client, calendarId, tenantId, changes);
+      return true;
+    });
+  }
+
+  /**
+   * What a read needs to know to trust the mirror: whether the first full sync is done, when the
+   * last sync finished, when Google last pushed a change, and whether a push channel is open.
+   * A calendar never synced has no entry.
+   */
+  async freshness(calendarIds: readonly string[]): Promise<Map<string, MirrorFreshness>> {
+    const { rows } = await this.#pool.query<{
+      calendar_id: string;
+      ready: boolean;
+      synced_at: number | null;
+      pushed_at: number | null;
+      watched: boolean;
+    }>(
+      `SELECT s.calendar_id, s.sync_token IS NOT NULL AS ready, ${ms('s.synced_at', 'synced_at')},
+         ${ms('s.pushed_at', 'pushed_at')},
+         EXISTS (SELECT 1 FROM mirror_channels c WHERE c.calendar_id = s.calendar_id AND c.expiration > now()) AS watched
+       FROM mirror_sync_state s WHERE s.calendar_id = ANY($1)`,
+      [[...calendarIds]],
+    );
+    return new Map(
+      rows.map((row) => [
+        row.calendar_id,
+        { ready: row.ready, syncedAt: row.synced_at, pushedAt: row.pushed_at, watched: row.watched },
+      ]),
+    );
   }
 
   /**
@@ -241,30 +247,83 @@ export class MirrorRepository implements MirrorSink {
    * stored; cancelled instances come back with status 'cancelled'.
    */
   async read(calendarId: string, query: MirrorRangeQuery = {}): Promise<MirrorEventRow[]> {
-    const params: unknown[] = [calendarId];
+    const rows = await this.#readWindow<RawEventRow>(EVENT_COLUMNS, [calendarId], query);
+    return rows.map((row) => {
+      const event: MirrorEventRow = eventFromRow(row);
+      if (row.matched !== undefined) {
+        event.matched = row.matched;
+      }
+      return event;
+    });
+  }
+
+  /**
+   * read() for several calendars at once, with only what answering a listing needs: ids, status
+   * and the resource as Google sent it (every other column is derived from it). `limit` applies
+   * to each calendar. Every calendar asked for has an entry.
+   */
+  async readResources(
+    calendarIds: readonly string[],
+    query: MirrorRangeQuery = {},
+  ): Promise<Map<string, MirrorResourceRow[]>> {
+    const out = new Map<string, MirrorResourceRow[]>(calendarIds.map((id) => [id, []]));
+    for (const row of await this.#readWindow<RawResourceRow>(RESOURCE_COLUMNS, calendarIds, query)) {
+      out.get(row.calendar_id)?.push(resourceFromRow(row));
+    }
+    return out;
+  }
+
+  /** The stored rows of the given event ids (as readResources returns them). */
+  async resources(calendarId: string, eventIds: readonly string[]): Promise<MirrorResourceRow[]> {
+    const { rows } = await this.#pool.query<RawResourceRow>(
+      `SELECT ${RESOURCE_COLUMNS} FROM mirror_events e WHERE e.calendar_id = $1 AND e.event_id = ANY($2)`,
+      [calendarId, [...eventIds]],
+    );
+    return rows.map(resourceFromRow);
+  }
+
+  /** Rows of each calendar in the window (LIMIT per calendar), in start order per calendar. */
+  async #readWindow<R>(
+    columns: string,
+    calendarIds: readonly string[],
+    query: MirrorRangeQuery,
+  ): Promise<(R & { matched?: boolean })[]> {
+    const params: unknown[] = [[...calendarIds]];
     const param = (value: unknown) => {
       params.push(value);
       return `$${params.length}`;
     };
     let match = '';
+    let matched = '';
     if (query.query !== undefined) {
       const terms = searchTerms(query.query);
       if (terms === null) {
         return [];
       }
-      match = `AND ${matchSql(params.length + 1)}`;
+      const sql = matchSql(params.length + 1);
       params.push(terms.prefixQuery, terms.summaryPattern);
+      if (query.withExceptions === true) {
+        match = `AND (${sql} OR e.recurring_event_id IS NOT NULL)`;
+        matched = `, ${sql} AS matched`;
+      } else {
+        match = `AND ${sql}`;
+      }
     }
     const window = windowSql(query.timeMin ?? null, query.timeMax ?? null, param);
     const limit = param(Math.min(query.limit ?? READ_LIMIT, READ_LIMIT));
-    const { rows } = await this.#pool.query<RawEventRow>(
-      `SELECT ${EVENT_COLUMNS} FROM mirror_events e
-       WHERE e.calendar_id = $1 ${match} ${window}
-       ORDER BY e.start_at NULLS LAST, e.event_id
-       LIMIT ${limit}`,
+    // One index probe per calendar (LATERAL), so each gets its own limit and plan.
+    const { rows } = await this.#pool.query<R & { matched?: boolean }>(
+      `SELECT r.* FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n)
+       CROSS JOIN LATERAL (
+         SELECT ${columns}${matched} FROM mirror_events e
+         WHERE e.calendar_id = k.id ${match} ${window}
+         ORDER BY e.start_at NULLS LAST, e.event_id
+         LIMIT ${limit}
+       ) r
+       ORDER BY k.n`,
       params,
     );
-    return rows.map(eventFromRow);
+    return rows;
   }
 
   /**
@@ -363,6 +422,113 @@ export class MirrorRepository implements MirrorSink {
       return rowCount ?? 0;
     });
   }
+}
+
+/**
+ * Stores events as one page of a sync would: the last copy of an id wins, a cancelled single
+ * event or master is removed with its exceptions, a cancelled instance stays as a tombstone, and
+ * a copy older than the stored one is left out (a write through Calgate may have stored a newer
+ * copy than a page fetched before it). Returns the changes for the feed.
+ */
+async function applyEvents(
+  client: pg.PoolClient,
+  calendarId: string,
+  tenantId: string,
+  generation: number,
+  events: readonly MirrorEventInput[],
+): Promise<Change[]> {
+  const latest = new Map(events.map((event) => [event.eventId, event]));
+  const removed: MirrorEventInput[] = [];
+  const kept: MirrorEventInput[] = [];
+  for (const event of latest.values()) {
+    (event.status === 'cancelled' && event.recurringEventId === null ? removed : kept).push(event);
+  }
+  const changes: Change[] = [];
+  if (kept.length > 0) {
+    const { rows: prior } = await client.query<PriorRow>(
+      `SELECT event_id, etag, status, ${UPDATED_MS} FROM mirror_events WHERE calendar_id = $1 AND event_id = ANY($2)`,
+      [calendarId, kept.map((e) => e.eventId)],
+    );
+    const before = new Map(prior.map((row) => [row.event_id, row]));
+    const newer = kept.filter((event) => !olderThan(event, before.get(event.eventId)));
+    await upsertEvents(client, calendarId, tenantId, generation, newer);
+    if (newer.length < kept.length) {
+      // Seen by this sync even though kept as they are: a full sync must not sweep them.
+      const seen = new Set(newer.map((event) => event.eventId));
+      await client.query(
+        `UPDATE mirror_events SET generation = $3 WHERE calendar_id = $1 AND event_id = ANY($2)`,
+        [calendarId, kept.filter((e) => !seen.has(e.eventId)).map((e) => e.eventId), generation],
+      );
+    }
+    for (const event of newer) {
+      const old = before.get(event.eventId);
+      if (old === undefined || old.etag !== event.etag || old.status !== event.status) {
+        // A cancelled instance is an occurrence taken away: a delete for the feed's readers.
+        changes.push({ eventId: event.eventId, kind: event.status === 'cancelled' ? 'delete' : 'upsert' });
+      }
+    }
+  }
+  if (removed.length > 0) {
+    const ids = removed.map((e) => e.eventId);
+    const { rows } = await client.query<{ event_id: string }>(
+      `DELETE FROM mirror_events WHERE calendar_id = $1 AND (event_id = ANY($2) OR recurring_event_id = ANY($2))
+       RETURNING event_id`,
+      [calendarId, ids],
+    );
+    changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
+  }
+  return changes;
+}
+
+interface PriorRow {
+  event_id: string;
+  etag: string | null;
+  status: string;
+  updated: number | null;
+}
+
+const UPDATED_MS = ms('updated');
+
+/** Whether the incoming copy is older than the stored one (Google's `updated` only moves forward). */
+function olderThan(event: MirrorEventInput, stored: PriorRow | undefined): boolean {
+  return (
+    stored !== undefined &&
+    stored.updated !== null &&
+    event.updated !== null &&
+    event.updated.getTime() < stored.updated &&
+    stored.etag !== event.etag
+  );
+}
+
+async function upsertEvents(
+  client: pg.PoolClient,
+  calendarId: string,
+  tenantId: string,
+  generation: number,
+  events: readonly MirrorEventInput[],
+): Promise<void> {
+  if (events.length === 0) {
+    return;
+  }
+  await client.query(
+    `INSERT INTO mirror_events (calendar_id, tenant_id, generation, event_id, recurring_event_id,
+       original_start, status, summary, description, location, all_day, start_at, end_at, start_date,
+       end_date, start_time_zone, end_time_zone, recurrence, attendees, updated, etag, raw)
+     SELECT $1, $2, $3, r.event_id, r.recurring_event_id, r.original_start, r.status, r.summary,
+       r.description, r.location, coalesce(r.all_day, false), r.start_at, r.end_at, r.start_date,
+       r.end_date, r.start_time_zone, r.end_time_zone, coalesce(r.recurrence, ARRAY[]::text[]),
+       r.attendees, r.updated, r.etag, r.raw
+     FROM jsonb_to_recordset($4::jsonb) AS ${PAGE_RECORD}
+     ON CONFLICT (calendar_id, event_id) DO UPDATE SET
+       generation = EXCLUDED.generation, recurring_event_id = EXCLUDED.recurring_event_id,
+       original_start = EXCLUDED.original_start, status = EXCLUDED.status, summary = EXCLUDED.summary,
+       description = EXCLUDED.description, location = EXCLUDED.location, all_day = EXCLUDED.all_day,
+       start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, start_date = EXCLUDED.start_date,
+       end_date = EXCLUDED.end_date, start_time_zone = EXCLUDED.start_time_zone,
+       end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence,
+       attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw`,
+    [calendarId, tenantId, generation, pageJson(events)],
+  );
 }
 
 async function appendChanges(

@@ -1,8 +1,14 @@
 /** Mirror rows between Postgres and TypeScript: the columns read, and the JSON a page is sent as. */
-import type { MirrorEventInput, MirrorEventRow, MirrorSyncState, MirrorSyncStatus } from './types.ts';
+import type {
+  MirrorEventInput,
+  MirrorEventRow,
+  MirrorResourceRow,
+  MirrorSyncState,
+  MirrorSyncStatus,
+} from './types.ts';
 
 // Instants travel as epoch milliseconds (float8), as in local events: cheaper than timestamptz text.
-const ms = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${column}`;
+export const ms = (column: string, as = column) => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${as}`;
 
 export const EVENT_COLUMNS = `calendar_id, tenant_id, event_id, recurring_event_id, ${ms('original_start')}, status,
   summary, description, location, all_day, ${ms('start_at')}, ${ms('end_at')}, start_date, end_date,
@@ -58,6 +64,35 @@ export function eventFromRow(row: RawEventRow): MirrorEventRow {
     etag: row.etag,
     raw: row.raw,
   };
+}
+
+export const RESOURCE_COLUMNS = `e.calendar_id, e.event_id, e.recurring_event_id, ${ms('e.original_start', 'original_start')},
+  e.status, e.etag, e.raw`;
+
+export interface RawResourceRow {
+  calendar_id: string;
+  event_id: string;
+  recurring_event_id: string | null;
+  original_start: number | null;
+  status: string;
+  etag: string | null;
+  raw: Record<string, unknown>;
+  matched?: boolean;
+}
+
+export function resourceFromRow(row: RawResourceRow): MirrorResourceRow {
+  const out: MirrorResourceRow = {
+    eventId: row.event_id,
+    recurringEventId: row.recurring_event_id,
+    originalStart: row.original_start,
+    status: row.status,
+    etag: row.etag,
+    raw: row.raw,
+  };
+  if (row.matched !== undefined) {
+    out.matched = row.matched;
+  }
+  return out;
 }
 
 export const STATE_COLUMNS = `calendar_id, tenant_id, sync_token, page_token, generation, status, error,

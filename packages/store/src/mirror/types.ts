@@ -33,6 +33,21 @@ export interface MirrorEventInput {
 export interface MirrorEventRow extends MirrorEventInput {
   calendarId: string;
   tenantId: string;
+  /** Set by reads with `withExceptions`: whether the row matched the query text. */
+  matched?: boolean;
+}
+
+/** A stored event as listings read it: the resource as Google sent it and the keys beside it. */
+export interface MirrorResourceRow {
+  eventId: string;
+  recurringEventId: string | null;
+  /** Epoch milliseconds. */
+  originalStart: number | null;
+  status: string;
+  etag: string | null;
+  raw: Record<string, unknown>;
+  /** Set by reads with `withExceptions`: whether the row matched the query text. */
+  matched?: boolean;
 }
 
 /** Where a page came in a listing: more pages follow, or this was the last one. */
@@ -82,6 +97,22 @@ export interface MirrorRangeQuery {
   query?: string;
   /** Upper bound on rows read. */
   limit?: number;
+  /**
+   * With `query`: also return every exception in the window whether it matches or not, with
+   * `matched` telling which did (an exception that does not match still hides the instance of a
+   * matching series it replaces).
+   */
+  withExceptions?: boolean;
+}
+
+/** See MirrorRepository.freshness. Instants are epoch milliseconds. */
+export interface MirrorFreshness {
+  /** The first full sync completed: the mirror may answer reads. */
+  ready: boolean;
+  syncedAt: number | null;
+  pushedAt: number | null;
+  /** A push channel is open on the calendar (Google tells Calgate about changes). */
+  watched: boolean;
 }
 
 export interface MirrorSearchHit {

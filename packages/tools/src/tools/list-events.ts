@@ -65,6 +65,12 @@ export const listEvents = defineTool({
   output: z.object({
     events: z.array(eventOut),
     nextPageToken: z.string().optional(),
+    syncedAt: z
+      .string()
+      .optional()
+      .describe(
+        "Set when Google calendars were read from Calgate's mirror: the oldest sync the answer reflects (changes made in Google after it may be missing).",
+      ),
     errors: calendarErrors.describe('Calendars that could not be read; their events are missing.'),
   }),
   example: { timeMin: '2026-04-01T00:00:00Z', timeMax: '2026-04-30T23:59:59Z', maxResults: 50 },
@@ -108,6 +114,7 @@ export const listEvents = defineTool({
     return {
       events: merged.items.map(({ calendarId: id, event }) => toEventOut(id, event)),
       ...(merged.nextPageToken === undefined ? {} : { nextPageToken: merged.nextPageToken }),
+      ...(merged.syncedAt === undefined ? {} : { syncedAt: merged.syncedAt }),
       ...(errors.length === 0 ? {} : { errors }),
     };
   },

@@ -84,6 +84,8 @@ export async function blockingEvents(
         timeMax: new Date(slot.end).toISOString(),
         maxResults: 250,
         singleEvents: true,
+        // The mirror never decides a booking: Google itself is asked.
+        fresh: true,
         ...(pageToken === undefined ? {} : { pageToken }),
       },
       signal,

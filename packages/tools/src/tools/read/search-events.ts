@@ -53,6 +53,12 @@ export const searchEvents = defineTool({
     events: z.array(eventMatch),
     timeMin: z.string(),
     timeMax: z.string(),
+    syncedAt: z
+      .string()
+      .optional()
+      .describe(
+        "Set when Google calendars were read from Calgate's mirror: the oldest sync the answer reflects (changes made in Google after it may be missing).",
+      ),
     errors: calendarErrors,
   }),
   example: { query: 'dentist', timeMin: '2026-04-01T00:00:00Z' },
@@ -82,6 +88,7 @@ export const searchEvents = defineTool({
       events: merged.items.map(({ calendarId, event }) => toMatch(calendarId, event)),
       timeMin: instantOut(window.min, zone),
       timeMax: instantOut(window.max, zone),
+      ...(merged.syncedAt === undefined ? {} : { syncedAt: merged.syncedAt }),
       ...(errors.length === 0 ? {} : { errors }),
     };
   },

@@ -1,0 +1,87 @@
+/**
+ * Mirror lookups made in the same turn of the event loop, coalesced into one query: a listing
+ * over 30 calendars asks Postgres twice (freshness of all, rows of all) instead of 60 times.
+ * Calls are grouped by what must be equal to share a query (the window and text of a read).
+ */
+import type { MirrorFreshness, MirrorRangeQuery, MirrorRepository, MirrorResourceRow } from '@calgate/store';
+
+interface Waiting<R> {
+  key: string;
+  resolve(value: R | undefined): void;
+  reject(error: unknown): void;
+}
+
+/** Collects keys per group until the next turn, then loads each group once. */
+class Coalescer<A, R> {
+  readonly #load: (keys: string[], arg: A) => Promise<Map<string, R>>;
+  #groups = new Map<string, { arg: A; waiting: Waiting<R>[] }>();
+  #scheduled = false;
+
+  constructor(load: (keys: string[], arg: A) => Promise<Map<string, R>>) {
+    this.#load = load;
+  }
+
+  get(group: string, key: string, arg: A): Promise<R | undefined> {
+    return new Promise((resolve, reject) => {
+      let entry = this.#groups.get(group);
+      if (entry === undefined) {
+        entry = { arg, waiting: [] };
+        this.#groups.set(group, entry);
+      }
+      entry.waiting.push({ key, resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    const groups = this.#groups;
+    this.#groups = new Map();
+    this.#scheduled = false;
+    for (const { arg, waiting } of groups.values()) {
+      const keys = [...new Set(waiting.map((w) => w.key))];
+      this.#load(keys, arg).then(
+        (found) => {
+          for (const w of waiting) {
+            w.resolve(found.get(w.key));
+          }
+        },
+        (error: unknown) => {
+          for (const w of waiting) {
+            w.reject(error);
+          }
+        },
+      );
+    }
+  }
+}
+
+export type MirrorReads = Pick<MirrorRepository, 'freshness' | 'readResources'>;
+
+export class MirrorBatches {
+  readonly #freshness: Coalescer<null, MirrorFreshness>;
+  readonly #rows: Coalescer<MirrorRangeQuery, MirrorResourceRow[]>;
+
+  constructor(mirror: MirrorReads) {
+    this.#freshness = new Coalescer((ids) => mirror.freshness(ids));
+    this.#rows = new Coalescer((ids, query) => mirror.readResources(ids, query));
+  }
+
+  /** The calendar's sync state as reads need it; undefined when it was never synced. */
+  freshness(calendarId: string): Promise<MirrorFreshness | undefined> {
+    return this.#freshness.get('', calendarId, null);
+  }
+
+  async rows(calendarId: string, query: MirrorRangeQuery): Promise<MirrorResourceRow[]> {
+    const group = JSON.stringify([
+      query.timeMin?.getTime(),
+      query.timeMax?.getTime(),
+      query.query,
+      query.withExceptions,
+      query.limit,
+    ]);
+    return (await this.#rows.get(group, calendarId, query)) ?? [];
+  }
+}

@@ -1,0 +1,1 @@
+export { type MirrorConnection, MirroredCalendarProvider, type MirrorReadDeps } from './provider.ts';

@@ -1,0 +1,361 @@
+/**
+ * A Google calendar read from its mirror in Postgres instead of from Google.
+ *
+ * Freshness rule: a listing is answered from the mirror when the calendar's first full sync is
+ * done and either it was synced within `maxStalenessMs`, or a push channel is open and Google
+ * has pushed nothing since the last sync. Otherwise one incremental sync runs first (usually an
+ * empty page). Pages say which sync they reflect (`syncedAt`). When the mirror cannot answer
+ * (no full sync yet, the sync failed, a window too large for one read) Google answers, as
+ * before; a calendar never synced gets its first sync queued.
+ *
+ * Writes go to Google and their answers into the mirror at once (write-through), so a read right
+ * after a write sees it. Free/busy, quick add, colours and single-event fetches of ids the mirror
+ * does not hold stay with Google, and so does any listing that asks for `fresh` data (booking).
+ * The caller has already checked the key's grant on the calendar, as for every provider.
+ */
+import { CalgateError } from '@calgate/core';
+import type { MirrorEventInput, MirrorFreshness, MirrorRepository } from '@calgate/store';
+import type { calendar_v3 } from 'googleapis';
+import { toMirrorEvent } from '../google/sync.ts';
+import { instanceEtag, instantOfKey, parseBound, parseInstanceId } from '../local/rows.ts';
+import type {
+  CalendarEvent,
+  CalendarProvider,
+  CalendarRef,
+  ColorPalette,
+  EventInput,
+  EventPage,
+  EventPatch,
+  FreeBusyResult,
+  ListEventsQuery,
+  NewCalendar,
+  WriteOptions,
+} from '../types.ts';
+import { MirrorBatches } from './batch.ts';
+import { listingEvents, sortEvents } from './listing.ts';
+
+/** Rows one mirror read takes at most; a window with more is read from Google instead. */
+const READ_ROWS = 2_500;
+/** All-day events are stored at UTC midnight: read this much around a window, then filter exactly. */
+const ALL_DAY_SLACK_MS = 14 * 3_600_000;
+const PAGE_TOKEN_PREFIX = 'm.';
+
+export interface MirrorConnection {
+  tenantId: string;
+  connectionId: string;
+  auth: 'oauth' | 'service_account';
+}
+
+export interface MirrorReadDeps {
+  mirror: Pick<MirrorRepository, 'freshness' | 'readResources' | 'resources' | 'applyWrite'>;
+  /** MIRROR_MAX_STALENESS in milliseconds. */
+  maxStalenessMs: number;
+  /** Runs one incremental sync of the calendar to its end (the same sync the worker runs). */
+  sync(connection: MirrorConnection, calendar: CalendarRef): Promise<void>;
+  /** Queues the calendar's first full sync for a worker. */
+  requestSync(tenantId: string, calendarId: string): Promise<void>;
+  /** Records that the calendar is being read (the planner keeps such calendars polled). */
+  touch(calendarId: string): void;
+  /** Told when the mirror could not answer and Google did instead. */
+  onFallback?(calendarId: string, reason: string, error?: unknown): void;
+  now?: () => number;
+}
+
+type Fresh = { ok: true; syncedAt: number } | { ok: false; reason: string };
+
+export class MirroredCalendarProvider implements CalendarProvider {
+  readonly kind = 'google' as const;
+  readonly #upstream: CalendarProvider;
+  readonly #connection: MirrorConnection;
+  readonly #deps: MirrorReadDeps;
+  readonly #now: () => number;
+  /** Calendars whose last write-through failed: the next read syncs first. */
+  readonly #dirty = new Set<string>();
+  /** One sync per calendar at a time in this process; readers wait for the one running. */
+  static readonly #syncing = new Map<string, Promise<number>>();
+  /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
+  static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
+  readonly #batch: MirrorBatches;
+
+  constructor(upstream: CalendarProvider, connection: MirrorConnection, deps: MirrorReadDeps) {
+    this.#upstream = upstream;
+    this.#connection = connection;
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+    let batch = MirroredCalendarProvider.#batches.get(deps.mirror);
+    if (batch === undefined) {
+      batch = new MirrorBatches(deps.mirror);
+      MirroredCalendarProvider.#batches.set(deps.mirror, batch);
+    }
+    this.#batch = batch;
+  }
+
+  async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
+    const mirrorToken = query.pageToken === undefined || query.pageToken.startsWith(PAGE_TOKEN_PREFIX);
+    if (query.fresh === true || !mirrorToken) {
+      return this.#upstream.listEvents(calendar, query, signal);
+    }
+    if (query.orderBy === 'startTime' && !query.singleEvents) {
+      throw new CalgateError('invalid_argument', "orderBy 'startTime' is only available with singleEvents.");
+    }
+    this.#deps.touch(calendar.id);
+    const fresh = await this.#fresh(calendar);
+    if (!fresh.ok) {
+      return this.#fallback(calendar, query, fresh.reason, signal);
+    }
+    const timeMin = parseBound(query.timeMin, 'timeMin')?.getTime();
+    const timeMax = parseBound(query.timeMax, 'timeMax')?.getTime();
+    const rows = await this.#batch.rows(calendar.id, {
+      ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin - ALL_DAY_SLACK_MS) }),
+      ...(timeMax === undefined ? {} : { timeMax: new Date(timeMax + ALL_DAY_SLACK_MS) }),
+      ...(query.query === undefined ? {} : { query: query.query, withExceptions: true }),
+      limit: READ_ROWS,
+    });
+    if (rows.length >= READ_ROWS) {
+      return this.#fallback(calendar, query, 'window too large for one mirror read', signal);
+    }
+    const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
+    const events = listingEvents(rows, calendar, {
+      timeMin,
+      timeMax,
+      singleEvents: query.singleEvents,
+      showDeleted: query.showDeleted ?? false,
+      instanceLimit: offset + query.maxResults + 1,
+    });
+    sortEvents(events, query.orderBy);
+    const page: EventPage = {
+      items: events.slice(offset, offset + query.maxResults),
+      syncedAt: new Date(fresh.syncedAt).toISOString(),
+    };
+    if (offset + query.maxResults < events.length) {
+      page.nextPageToken = `${PAGE_TOKEN_PREFIX}${offset + query.maxResults}`;
+    }
+    return page;
+  }
+
+  async #fallback(
+    calendar: CalendarRef,
+    query: ListEventsQuery,
+    reason: string,
+    signal: AbortSignal | undefined,
+  ): Promise<EventPage> {
+    this.#deps.onFallback?.(calendar.id, reason);
+    const { pageToken: _mirrorToken, ...upstreamQuery } = query;
+    if (query.pageToken !== undefined) {
+      // A mirror page token means nothing to Google: the listing starts over there.
+      throw new CalgateError(
+        'invalid_argument',
+        'The page token has expired (the calendar is being read from Google again); list from the first page.',
+      );
+    }
+    return this.#upstream.listEvents(calendar, upstreamQuery, signal);
+  }
+
+  /** Whether the mirror may answer now, syncing first when it is stale; see the module comment. */
+  async #fresh(calendar: CalendarRef): Promise<Fresh> {
+    const now = this.#now();
+    const dirty = this.#dirty.has(calendar.id);
+    // A sync this process saw recently is enough: other processes' syncs only make it fresher.
+    const known = knownSyncs.get(calendar.id);
+    if (!dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
+      return { ok: true, syncedAt: known };
+    }
+    let state: MirrorFreshness | undefined;
+    try {
+      state = await this.#batch.freshness(calendar.id);
+    } catch (error) {
+      this.#deps.onFallback?.(calendar.id, 'mirror unreadable', error);
+      return { ok: false, reason: 'mirror unreadable' };
+    }
+    if (state === undefined || !state.ready) {
+      await this.#deps.requestSync(this.#connection.tenantId, calendar.id).catch((error: unknown) => {
+        this.#deps.onFallback?.(calendar.id, 'first sync could not be queued', error);
+      });
+      return { ok: false, reason: 'first sync not done' };
+    }
+    const synced = state.syncedAt ?? 0;
+    const recent = synced >= now - this.#deps.maxStalenessMs;
+    const pushedSince = state.pushedAt !== null && state.pushedAt > synced;
+    const watchedQuiet = state.watched && !pushedSince;
+    if (!dirty && recent) {
+      rememberSync(calendar.id, synced);
+    }
+    if (!dirty && (recent || watchedQuiet)) {
+      return { ok: true, syncedAt: synced };
+    }
+    try {
+      const syncedAt = await this.#syncNow(calendar);
+      this.#dirty.delete(calendar.id);
+      rememberSync(calendar.id, syncedAt);
+      return { ok: true, syncedAt };
+    } catch (error) {
+      this.#deps.onFallback?.(calendar.id, 'sync failed', error);
+      return { ok: false, reason: 'sync failed' };
+    }
+  }
+
+  /** Runs (or joins) an incremental sync; resolves to an instant no later than what it reflects. */
+  #syncNow(calendar: CalendarRef): Promise<number> {
+    const running = MirroredCalendarProvider.#syncing.get(calendar.id);
+    if (running !== undefined) {
+      return running;
+    }
+    const startedAt = this.#now();
+    const sync = this.#deps
+      .sync(this.#connection, calendar)
+      .then(() => startedAt)
+      .finally(() => MirroredCalendarProvider.#syncing.delete(calendar.id));
+    MirroredCalendarProvider.#syncing.set(calendar.id, sync);
+    return sync;
+  }
+
+  getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent> {
+    return this.#upstream.getEvent(calendar, eventId, signal);
+  }
+
+  async insertEvent(
+    calendar: CalendarRef,
+    input: EventInput,
+    options?: WriteOptions,
+  ): Promise<CalendarEvent> {
+    const event = await this.#upstream.insertEvent(calendar, input, options);
+    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    return event;
+  }
+
+  async quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent> {
+    const event = await this.#upstream.quickAdd(calendar, text, options);
+    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    return event;
+  }
+
+  async patchEvent(
+    calendar: CalendarRef,
+    eventId: string,
+    patch: EventPatch,
+    options: WriteOptions = {},
+  ): Promise<CalendarEvent> {
+    const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
+    const event = await this.#upstream.patchEvent(calendar, eventId, patch, upstreamOptions);
+    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    return event;
+  }
+
+  async deleteEvent(calendar: CalendarRef, eventId: string, options: WriteOptions = {}): Promise<void> {
+    const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
+    await this.#upstream.deleteEvent(calendar, eventId, upstreamOptions);
+    await this.#writeThrough(calendar, [deletion(calendar, eventId, this.#now())]);
+  }
+
+  /**
+   * An unmodified instance listed from the mirror carries an ETag Calgate made (Google's own
+   * instance ETags are not in the mirror). When a write names that ETag and the mirror's copy of
+   * the series still yields it, the instance's ETag at Google is sent instead, which Google checks
+   * again. Any other ETag goes to Google as it is (a stale one fails there).
+   */
+  async #upstreamOptions(
+    calendar: CalendarRef,
+    eventId: string,
+    options: WriteOptions,
+  ): Promise<WriteOptions> {
+    const parsed = options.ifMatch === undefined ? null : parseInstanceId(eventId);
+    if (parsed === null) {
+      return options;
+    }
+    const rows = await this.#deps.mirror.resources(calendar.id, [parsed.masterId, eventId]);
+    const master = rows.find((row) => row.eventId === parsed.masterId);
+    if (
+      master === undefined ||
+      rows.some((row) => row.eventId === eventId) ||
+      instanceEtag(master.etag ?? '', parsed.key) !== options.ifMatch
+    ) {
+      return options;
+    }
+    const current = await this.#upstream.getEvent(calendar, eventId);
+    return current.etag === undefined ? options : { ...options, ifMatch: current.etag };
+  }
+
+  async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {
+    try {
+      await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
+    } catch (error) {
+      // The write is done at Google; the mirror catches up by syncing before the next read.
+      this.#dirty.add(calendar.id);
+      this.#deps.onFallback?.(calendar.id, 'write-through failed', error);
+    }
+  }
+
+  freeBusy(
+    calendars: readonly CalendarRef[],
+    timeMin: string,
+    timeMax: string,
+    signal?: AbortSignal,
+  ): Promise<FreeBusyResult[]> {
+    return this.#upstream.freeBusy(calendars, timeMin, timeMax, signal);
+  }
+
+  colors(signal?: AbortSignal): Promise<ColorPalette> {
+    return this.#upstream.colors(signal);
+  }
+
+  createCalendar(input: NewCalendar) {
+    if (this.#upstream.createCalendar === undefined) {
+      throw new CalgateError('invalid_argument', 'This account cannot create calendars.');
+    }
+    return this.#upstream.createCalendar(input);
+  }
+}
+
+/** The latest sync each calendar is known (in this process) to reflect. */
+const knownSyncs = new Map<string, number>();
+const KNOWN_SYNCS_MAX = 50_000;
+
+function rememberSync(calendarId: string, at: number): void {
+  if (knownSyncs.size >= KNOWN_SYNCS_MAX) {
+    knownSyncs.clear();
+  }
+  knownSyncs.set(calendarId, Math.max(at, knownSyncs.get(calendarId) ?? 0));
+}
+
+function decodeToken(token: string): number {
+  const offset = Number(token.slice(PAGE_TOKEN_PREFIX.length));
+  if (!Number.isSafeInteger(offset) || offset < 0) {
+    throw new CalgateError(
+      'invalid_argument',
+      'The page token is not valid; pass nextPageToken as it was returned.',
+    );
+  }
+  return offset;
+}
+
+function mirrorInput(event: CalendarEvent): MirrorEventInput {
+  return toMirrorEvent(event as calendar_v3.Schema$Event);
+}
+
+/** What a delete leaves in the mirror: a single event or series removed, an instance cancelled. */
+function deletion(calendar: CalendarRef, eventId: string, now: number): MirrorEventInput {
+  const parsed = parseInstanceId(eventId);
+  const originalStart = parsed === null ? null : instantOfKey(parsed.key, calendar.timeZone);
+  const instance = parsed !== null && originalStart !== null;
+  return {
+    eventId,
+    recurringEventId: instance ? parsed.masterId : null,
+    originalStart: instance ? new Date(originalStart) : null,
+    status: 'cancelled',
+    summary: null,
+    description: null,
+    location: null,
+    allDay: false,
+    startAt: null,
+    endAt: null,
+    startDate: null,
+    endDate: null,
+    startTimeZone: null,
+    endTimeZone: null,
+    recurrence: [],
+    attendees: null,
+    updated: new Date(now),
+    etag: null,
+    raw: { id: eventId, status: 'cancelled' },
+  };
+}

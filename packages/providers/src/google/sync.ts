@@ -8,9 +8,10 @@
  * The caller passes a googleapis client with its auth set up; retries belong to the job that
  * runs the sync, which can simply run it again.
  */
-import { CalgateError } from '@calgate/core';
+import { CalgateError, seriesEnd } from '@calgate/core';
 import type { MirrorEventInput, MirrorSink, MirrorSyncState, PageOutcome } from '@calgate/store';
 import type { calendar_v3 } from 'googleapis';
+import type { EventDateTime } from '../types.ts';
 import { describeFailure, failureOf, permanentError } from './failure.ts';
 import { MAX_PAGE_SIZE } from './page-size.ts';
 
@@ -172,9 +173,38 @@ export function toMirrorEvent(event: GoogleEvent): MirrorEventInput {
     startTimeZone: text(event.start?.timeZone),
     endTimeZone: text(event.end?.timeZone),
     recurrence: event.recurrence ?? [],
+    seriesEnd: seriesEndOf(event),
     attendees: event.attendees ?? null,
     updated: instant(event.updated),
     etag: text(event.etag),
     raw: event as Record<string, unknown>,
+  };
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * When a master's last occurrence ends, a day later (the zone of floating times is the
+ * calendar's, unknown here: a day covers every zone). Null when it never ends or the rule
+ * cannot be read (listings then always consider it).
+ */
+function seriesEndOf(event: GoogleEvent): Date | null {
+  if (!event.recurrence?.length || event.recurringEventId || !event.start || !event.end) {
+    return null;
+  }
+  const end = seriesEnd({
+    recurrence: event.recurrence,
+    start: dateTimeOf(event.start),
+    end: dateTimeOf(event.end),
+    defaultTimeZone: 'UTC',
+  });
+  return end.ok && end.value !== null ? new Date(end.value + DAY_MS) : null;
+}
+
+function dateTimeOf(value: calendar_v3.Schema$EventDateTime): EventDateTime {
+  return {
+    ...(value.dateTime ? { dateTime: value.dateTime } : {}),
+    ...(value.date ? { date: value.date } : {}),
+    ...(value.timeZone ? { timeZone: value.timeZone } : {}),
   };
 }

@@ -58,15 +58,18 @@ class Coalescer<A, R> {
   }
 }
 
-export type MirrorReads = Pick<MirrorRepository, 'freshness' | 'readResources'>;
+export type MirrorReads = Pick<MirrorRepository, 'freshness' | 'readResources' | 'readFirst'>;
+type FirstRows = { rows: MirrorResourceRow[]; throughMs: number | null };
 
 export class MirrorBatches {
   readonly #freshness: Coalescer<null, MirrorFreshness>;
   readonly #rows: Coalescer<MirrorRangeQuery, MirrorResourceRow[]>;
+  readonly #first: Coalescer<MirrorRangeQuery & { first: number }, FirstRows>;
 
   constructor(mirror: MirrorReads) {
     this.#freshness = new Coalescer((ids) => mirror.freshness(ids));
     this.#rows = new Coalescer((ids, query) => mirror.readResources(ids, query));
+    this.#first = new Coalescer((ids, query) => mirror.readFirst(ids, query));
   }
 
   /** The calendar's sync state as reads need it; undefined when it was never synced. */
@@ -75,13 +78,21 @@ export class MirrorBatches {
   }
 
   async rows(calendarId: string, query: MirrorRangeQuery): Promise<MirrorResourceRow[]> {
-    const group = JSON.stringify([
-      query.timeMin?.getTime(),
-      query.timeMax?.getTime(),
-      query.query,
-      query.withExceptions,
-      query.limit,
-    ]);
-    return (await this.#rows.get(group, calendarId, query)) ?? [];
+    return (await this.#rows.get(groupOf(query), calendarId, query)) ?? [];
   }
+
+  async firstRows(calendarId: string, query: MirrorRangeQuery & { first: number }): Promise<FirstRows> {
+    return (await this.#first.get(groupOf(query), calendarId, query)) ?? { rows: [], throughMs: null };
+  }
+}
+
+function groupOf(query: MirrorRangeQuery & { first?: number }): string {
+  return JSON.stringify([
+    query.timeMin?.getTime(),
+    query.timeMax?.getTime(),
+    query.query,
+    query.withExceptions,
+    query.limit,
+    query.first,
+  ]);
 }

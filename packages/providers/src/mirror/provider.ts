@@ -14,10 +14,10 @@
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
 import { CalgateError } from '@calgate/core';
-import type { MirrorEventInput, MirrorFreshness, MirrorRepository } from '@calgate/store';
+import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
 import type { calendar_v3 } from 'googleapis';
 import { toMirrorEvent } from '../google/sync.ts';
-import { instanceEtag, instantOfKey, parseBound, parseInstanceId } from '../local/rows.ts';
+import { instanceEtag, instantOfKey, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
 import type {
   CalendarEvent,
   CalendarProvider,
@@ -32,7 +32,7 @@ import type {
   WriteOptions,
 } from '../types.ts';
 import { MirrorBatches } from './batch.ts';
-import { listingEvents, sortEvents } from './listing.ts';
+import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
 
 /** Rows one mirror read takes at most; a window with more is read from Google instead. */
 const READ_ROWS = 2_500;
@@ -47,7 +47,7 @@ export interface MirrorConnection {
 }
 
 export interface MirrorReadDeps {
-  mirror: Pick<MirrorRepository, 'freshness' | 'readResources' | 'resources' | 'applyWrite'>;
+  mirror: Pick<MirrorRepository, 'freshness' | 'readResources' | 'readFirst' | 'resources' | 'applyWrite'>;
   /** MIRROR_MAX_STALENESS in milliseconds. */
   maxStalenessMs: number;
   /** Runs one incremental sync of the calendar to its end (the same sync the worker runs). */
@@ -105,23 +105,30 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
     const timeMin = parseBound(query.timeMin, 'timeMin')?.getTime();
     const timeMax = parseBound(query.timeMax, 'timeMax')?.getTime();
-    const rows = await this.#batch.rows(calendar.id, {
+    const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
+    const wanted = offset + query.maxResults + 1;
+    const window: MirrorRangeQuery = {
       ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin - ALL_DAY_SLACK_MS) }),
       ...(timeMax === undefined ? {} : { timeMax: new Date(timeMax + ALL_DAY_SLACK_MS) }),
       ...(query.query === undefined ? {} : { query: query.query, withExceptions: true }),
-      limit: READ_ROWS,
-    });
-    if (rows.length >= READ_ROWS) {
-      return this.#fallback(calendar, query, 'window too large for one mirror read', signal);
-    }
-    const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
-    const events = listingEvents(rows, calendar, {
+    };
+    const options = {
       timeMin,
       timeMax,
       singleEvents: query.singleEvents,
       showDeleted: query.showDeleted ?? false,
-      instanceLimit: offset + query.maxResults + 1,
-    });
+      instanceLimit: wanted,
+    };
+    let events: CalendarEvent[] | null;
+    if (query.singleEvents && query.orderBy !== 'updated') {
+      events = await this.#firstEvents(calendar, window, options, wanted);
+    } else {
+      const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS });
+      events = rows.length >= READ_ROWS ? null : listingEvents(rows, calendar, options);
+    }
+    if (events === null) {
+      return this.#fallback(calendar, query, 'window too large for one mirror read', signal);
+    }
     sortEvents(events, query.orderBy);
     const page: EventPage = {
       items: events.slice(offset, offset + query.maxResults),
@@ -131,6 +138,34 @@ export class MirroredCalendarProvider implements CalendarProvider {
       page.nextPageToken = `${PAGE_TOKEN_PREFIX}${offset + query.maxResults}`;
     }
     return page;
+  }
+
+  /**
+   * The first `wanted` events of a listing in start order, reading only as many rows as that
+   * takes: the rows come in start order, so every event starting before the last row read is
+   * known (sort keys of all-day events are their UTC midnights, as start_at stores them). Reads
+   * four times more when instances and cut-offs leave too few; null when even READ_ROWS do not.
+   */
+  async #firstEvents(
+    calendar: CalendarRef,
+    window: MirrorRangeQuery,
+    options: ListingOptions,
+    wanted: number,
+  ): Promise<CalendarEvent[] | null> {
+    for (let first = wanted; ; first = Math.min(first * 4, READ_ROWS)) {
+      const { rows, throughMs } = await this.#batch.firstRows(calendar.id, { ...window, first });
+      const events = listingEvents(rows, calendar, options);
+      if (throughMs === null) {
+        return events;
+      }
+      const known = events.filter((event) => startKey(event) < throughMs);
+      if (known.length >= wanted) {
+        return known;
+      }
+      if (first >= READ_ROWS) {
+        return null;
+      }
+    }
   }
 
   async #fallback(

@@ -273,6 +273,83 @@ export class MirrorRepository implements MirrorSink {
     return out;
   }
 
+  /**
+   * readResources() for listings in start order that need only their first `first` events:
+   * every series master and moved occurrence of the window (instances can fall anywhere), but
+   * only the first `first` other rows by start. `throughMs` says how far those rows are
+   * complete: every row not returned starts at or after it (null when nothing was left out).
+   */
+  async readFirst(
+    calendarIds: readonly string[],
+    query: MirrorRangeQuery & { first: number },
+  ): Promise<Map<string, { rows: MirrorResourceRow[]; throughMs: number | null }>> {
+    const params: unknown[] = [[...calendarIds]];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    let match = 'TRUE';
+    let matched = '';
+    if (query.query !== undefined) {
+      const terms = searchTerms(query.query);
+      if (terms === null) {
+        return new Map(calendarIds.map((id) => [id, { rows: [], throughMs: null }]));
+      }
+      match = matchSql(params.length + 1);
+      params.push(terms.prefixQuery, terms.summaryPattern);
+      matched = `, ${match} AS matched`;
+    }
+    const arms = windowArms(query.timeMin ?? null, query.timeMax ?? null, param);
+    const first = param(Math.min(Math.max(1, query.first), READ_LIMIT));
+    // Masters and moved occurrences are few: they are read whether they match or not (a text
+    // match per row is cheaper than a text index probe per calendar), and only the matching
+    // ones carry their resource. A moved occurrence that does not match still hides the
+    // instance it replaces (matched says which).
+    const xColumns =
+      query.query === undefined
+        ? RESOURCE_COLUMNS
+        : RESOURCE_COLUMNS.replace('e.raw', `CASE WHEN ${match} THEN e.raw END AS raw`);
+    const { rows } = await this.#pool.query<RawResourceRow & { arm: 'f' | 'x'; start_ms: number | null }>(
+      `SELECT r.* FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n)
+       CROSS JOIN LATERAL (
+         (SELECT ${xColumns}${matched}, 'x' AS arm, NULL::float8 AS start_ms FROM mirror_events e
+          WHERE e.calendar_id = k.id AND ((${arms.masters}) OR (${arms.moved})))
+         UNION ALL
+         (SELECT ${RESOURCE_COLUMNS}${matched}, 'f' AS arm, ${ms('e.start_at', 'start_ms')} FROM mirror_events e
+          WHERE e.calendar_id = k.id AND cardinality(e.recurrence) = 0 AND ${arms.overlapping} AND ${match}
+          ORDER BY e.start_at, e.event_id
+          LIMIT ${first})
+       ) r
+       ORDER BY k.n`,
+      params,
+    );
+    const out = new Map<
+      string,
+      { rows: MirrorResourceRow[]; seen: Set<string>; firsts: number; last: number | null }
+    >(calendarIds.map((id) => [id, { rows: [], seen: new Set(), firsts: 0, last: null }]));
+    for (const row of rows) {
+      const entry = out.get(row.calendar_id);
+      if (entry === undefined) {
+        continue;
+      }
+      if (row.arm === 'f') {
+        entry.firsts += 1;
+        entry.last = row.start_ms;
+      }
+      if (!entry.seen.has(row.event_id)) {
+        entry.seen.add(row.event_id);
+        entry.rows.push(resourceFromRow(row));
+      }
+    }
+    const limit = Math.min(Math.max(1, query.first), READ_LIMIT);
+    return new Map(
+      [...out].map(([id, entry]) => [
+        id,
+        { rows: entry.rows, throughMs: entry.firsts < limit ? null : entry.last },
+      ]),
+    );
+  }
+
   /** The stored rows of the given event ids (as readResources returns them). */
   async resources(calendarId: string, eventIds: readonly string[]): Promise<MirrorResourceRow[]> {
     const { rows } = await this.#pool.query<RawResourceRow>(
@@ -513,11 +590,11 @@ async function upsertEvents(
   await client.query(
     `INSERT INTO mirror_events (calendar_id, tenant_id, generation, event_id, recurring_event_id,
        original_start, status, summary, description, location, all_day, start_at, end_at, start_date,
-       end_date, start_time_zone, end_time_zone, recurrence, attendees, updated, etag, raw)
+       end_date, start_time_zone, end_time_zone, recurrence, series_end, attendees, updated, etag, raw)
      SELECT $1, $2, $3, r.event_id, r.recurring_event_id, r.original_start, r.status, r.summary,
        r.description, r.location, coalesce(r.all_day, false), r.start_at, r.end_at, r.start_date,
        r.end_date, r.start_time_zone, r.end_time_zone, coalesce(r.recurrence, ARRAY[]::text[]),
-       r.attendees, r.updated, r.etag, r.raw
+       r.series_end, r.attendees, r.updated, r.etag, r.raw
      FROM jsonb_to_recordset($4::jsonb) AS ${PAGE_RECORD}
      ON CONFLICT (calendar_id, event_id) DO UPDATE SET
        generation = EXCLUDED.generation, recurring_event_id = EXCLUDED.recurring_event_id,
@@ -525,7 +602,7 @@ async function upsertEvents(
        description = EXCLUDED.description, location = EXCLUDED.location, all_day = EXCLUDED.all_day,
        start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, start_date = EXCLUDED.start_date,
        end_date = EXCLUDED.end_date, start_time_zone = EXCLUDED.start_time_zone,
-       end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence,
+       end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence, series_end = EXCLUDED.series_end,
        attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw`,
     [calendarId, tenantId, generation, pageJson(events)],
   );
@@ -559,6 +636,16 @@ function windowSql(min: Date | null, max: Date | null, param: (value: unknown) =
   if (min === null && max === null) {
     return '';
   }
+  const { masters, overlapping, moved } = windowArms(min, max, param);
+  return `AND (${[masters, overlapping, moved].map((arm) => `(${arm})`).join(' OR ')})`;
+}
+
+/** The three arms of windowSql, each a condition on `e` (TRUE-free when a bound is left out). */
+function windowArms(
+  min: Date | null,
+  max: Date | null,
+  param: (value: unknown) => string,
+): { masters: string; overlapping: string; moved: string } {
   const lo = min === null ? null : param(min);
   const hi = max === null ? null : param(max);
   const before = (column: string) => (hi === null ? [] : [`${column} < ${hi}`]);
@@ -569,14 +656,25 @@ function windowSql(min: Date | null, max: Date | null, param: (value: unknown) =
     min !== null && max !== null && min > max
       ? `tstzrange(${hi}::timestamptz, ${lo}::timestamptz, '[]')`
       : `tstzrange(${lo ?? 'NULL'}::timestamptz, ${hi ?? 'NULL'}::timestamptz, '[]')`;
-  const arms = [
-    ['cardinality(e.recurrence) > 0', ...before('e.start_at')],
-    [
-      `tstzrange(e.start_at, greatest(e.start_at, e.end_at), '[]') && ${span}`,
+  const overlapping =
+    min === null && max === null
+      ? ['e.start_at IS NOT NULL']
+      : [
+          `tstzrange(e.start_at, greatest(e.start_at, e.end_at), '[]') && ${span}`,
+          ...before('e.start_at'),
+          ...from('e.end_at', '>'),
+        ];
+  return {
+    masters: [
+      'cardinality(e.recurrence) > 0',
       ...before('e.start_at'),
-      ...from('e.end_at', '>'),
-    ],
-    ['e.original_start IS NOT NULL', ...before('e.original_start'), ...from('e.original_start', '>=')],
-  ];
-  return `AND (${arms.map((arm) => `(${arm.join(' AND ')})`).join(' OR ')})`;
+      ...(lo === null ? [] : [`(e.series_end IS NULL OR e.series_end > ${lo})`]),
+    ].join(' AND '),
+    overlapping: overlapping.join(' AND '),
+    moved: [
+      'e.original_start IS NOT NULL',
+      ...before('e.original_start'),
+      ...from('e.original_start', '>='),
+    ].join(' AND '),
+  };
 }

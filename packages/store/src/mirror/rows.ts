@@ -87,7 +87,8 @@ export function resourceFromRow(row: RawResourceRow): MirrorResourceRow {
     originalStart: row.original_start,
     status: row.status,
     etag: row.etag,
-    raw: row.raw,
+    // Left out (null) for rows read only to know they do not match.
+    raw: row.raw ?? {},
   };
   if (row.matched !== undefined) {
     out.matched = row.matched;
@@ -128,7 +129,7 @@ export function stateFromRow(row: RawStateRow): MirrorSyncState {
 export const PAGE_RECORD = `r(event_id text, recurring_event_id text, original_start timestamptz, status text,
   summary text, description text, location text, all_day boolean, start_at timestamptz, end_at timestamptz,
   start_date text, end_date text, start_time_zone text, end_time_zone text, recurrence text[],
-  attendees jsonb, updated timestamptz, etag text, raw jsonb)`;
+  series_end timestamptz, attendees jsonb, updated timestamptz, etag text, raw jsonb)`;
 
 // Postgres text and jsonb cannot hold U+0000; Google text rarely has it, and one such event must
 // not stop a calendar's sync for good.
@@ -154,6 +155,7 @@ export function pageJson(events: readonly MirrorEventInput[]): string {
       start_time_zone: e.startTimeZone,
       end_time_zone: e.endTimeZone,
       recurrence: e.recurrence,
+      series_end: e.seriesEnd ?? null,
       attendees: e.attendees ?? null,
       updated: e.updated,
       etag: e.etag,

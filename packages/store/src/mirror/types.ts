@@ -23,6 +23,8 @@ export interface MirrorEventInput {
   startTimeZone: string | null;
   endTimeZone: string | null;
   recurrence: string[];
+  /** A master's last occurrence's end, with a day to spare (null or absent: never ends). */
+  seriesEnd?: Date | null;
   attendees: unknown;
   updated: Date | null;
   etag: string | null;

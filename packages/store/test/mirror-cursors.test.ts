@@ -193,6 +193,26 @@ describe('mirror feed cursors', () => {
     expect(seen).toEqual(['e1', 'e2']);
   });
 
+  it('prunes only what every consumer has handled and is older than the time kept', async () => {
+    await cursors.register('pruning', 'now');
+    await change('p1', 'p2', 'p3');
+    const oldest = async () =>
+      (await db.pool.query('SELECT min(last_id) AS id FROM mirror_feed_cursors')).rows[0].id;
+    const ids = async () =>
+      (await db.pool.query('SELECT id FROM mirror_changes ORDER BY id')).rows.map((row) => BigInt(row.id));
+    // Kept for a week: nothing is old enough yet.
+    expect(await cursors.prune(7 * 86_400_000)).toBe(0);
+    const before = await ids();
+    const floor = BigInt(await oldest());
+    const pruned = await cursors.prune(0);
+    expect(pruned).toBe(before.filter((id) => id <= floor).length);
+    expect(await ids()).toEqual(before.filter((id) => id > floor));
+    // What 'pruning' has not handled yet is still there for it.
+    const seen: string[] = [];
+    await cursors.consume('pruning', recorder(seen));
+    expect(seen).toEqual(['p1', 'p2', 'p3']);
+  });
+
   it('refuses consumers never registered and names that are not plain', async () => {
     const missing = await failure(cursors.consume('never-registered', recorder([])));
     expect(missing.code).toBe('not_found');

@@ -8,7 +8,7 @@
  * starts, so a fresh worker does not wait a minute to sync what is new. With push on, the same
  * pass keeps the calendars' push channels (channel-upkeep.ts): one pass at a time, everywhere.
  */
-import type { Database } from '@calgate/store';
+import { type Database, MirrorFeedCursors } from '@calgate/store';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { MirrorJobs, MirrorSyncReason } from './jobs.ts';
@@ -22,6 +22,7 @@ const RECENT_READ = '24 hours';
 const ERROR_BACKOFF = '15 minutes';
 
 export const DEFAULT_POLL_INTERVAL_MS = 60_000;
+const FEED_KEEP_MS = 7 * 86_400_000;
 
 export interface MirrorPlanDeps {
   db: Database;
@@ -81,6 +82,11 @@ export async function startMirrorPlanner(boss: PgBoss, deps: MirrorPlanDeps): Pr
   const id = await boss.work(MIRROR_PLAN_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
     await planMirrorSyncs(deps);
     await deps.upkeep?.();
+    // The change feed keeps what consumers have handled for a week (for inspection), no longer.
+    const pruned = await new MirrorFeedCursors(deps.db).prune(FEED_KEEP_MS);
+    if (pruned > 0) {
+      deps.log.debug({ pruned }, 'mirror change feed pruned');
+    }
   });
   await boss.send(MIRROR_PLAN_QUEUE, {}, { singletonKey: 'start' });
   return () => boss.offWork(MIRROR_PLAN_QUEUE, { id, wait: true });

@@ -54,6 +54,23 @@ export class MirrorFeedCursors {
   }
 
   /**
+   * Deletes feed rows every consumer has handled and that are older than `keepMs` (at most
+   * `limit` per call, oldest first); with no consumer registered, only the age counts. Returns
+   * how many went.
+   */
+  async prune(keepMs: number, limit = 10_000): Promise<number> {
+    const { rowCount } = await this.#pool.query(
+      `DELETE FROM mirror_changes WHERE id IN (
+         SELECT id FROM mirror_changes
+         WHERE at < now() - make_interval(secs => $1::float8 / 1000)
+           AND id <= coalesce((SELECT min(last_id) FROM mirror_feed_cursors), 9223372036854775807)
+         ORDER BY id LIMIT $2)`,
+      [keepMs, limit],
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
    * Creates the consumer's cursor if it has none, at the start of the feed or after its newest
    * change; an existing cursor is kept (a restart resumes where it stopped). Returns the cursor.
    *

@@ -5,6 +5,7 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
   McpError,
+  type RequestId,
   ErrorCode as RpcErrorCode,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -77,6 +78,11 @@ export interface SessionOptions {
   logLevel?: LogLevel | undefined;
   /** Remembers a level a client set for its key; later requests pass it back as `logLevel`. */
   setLogLevel?: (level: LogLevel) => Promise<void>;
+  /**
+   * Told each tool answer's structuredContent with the JSON already made of it (for the text and
+   * the budget), so a transport can write the answer without serialising that content again.
+   */
+  onAnswer?: (requestId: RequestId, structured: Record<string, unknown>, json: string) => void;
 }
 
 const INSTRUCTIONS =
@@ -376,7 +382,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     const log = logAtOrAbove(logLevel, (params) =>
       extra.sendNotification({ method: 'notifications/message', params }),
     );
-    return callTool(
+    const answer = callTool(
       options,
       entry,
       request.params.arguments,
@@ -385,6 +391,18 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       request.params._meta,
       log,
     );
+    const { onAnswer } = options;
+    if (onAnswer === undefined) {
+      return answer;
+    }
+    return answer.then((result) => {
+      const { structuredContent } = result;
+      if (structuredContent !== undefined) {
+        // The same object the text was made from: jsonOf has its JSON already.
+        onAnswer(extra.requestId, structuredContent, jsonOf(structuredContent));
+      }
+      return result;
+    });
   });
   server.setRequestHandler(SetLevelParamsSchema, async (request) => {
     const { level } = request.params;

@@ -15,7 +15,7 @@ import {
   WorkBudget,
 } from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { type RequestId, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
@@ -26,6 +26,7 @@ import { SCOPES } from '../oauth/tokens.ts';
 import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
+import { directRequest, type EncodedAnswer, jsonRpcText, OneShotTransport } from './mcp-json.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
@@ -192,6 +193,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const access = new CalendarAccess(principalOf(key), deps.providers);
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = callsTool(request.body) ? await logLevels.get(key.keyId) : undefined;
+    // Plain JSON answers unless the client asked for progress, which needs an event stream.
+    // Log messages of a key that set a level travel on the call's event stream too.
+    const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined;
+    const direct = jsonAnswer ? directRequest(request.headers, request.body) : undefined;
+    let encoded: EncodedAnswer | undefined;
     const server = createMcpServer({
       catalogue: deps.catalogue,
       access,
@@ -226,12 +232,40 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       ...(deps.scheduler === undefined
         ? {}
         : { scheduler: deps.scheduler({ tenantId: key.tenantId, keyId: key.keyId }) }),
+      ...(direct === undefined
+        ? {}
+        : {
+            onAnswer: (id: RequestId, structured: Record<string, unknown>, json: string) => {
+              if (id === direct.id) {
+                encoded = { structured, json };
+              }
+            },
+          }),
     });
-    // Plain JSON answers unless the client asked for progress, which needs an event stream.
+    if (direct !== undefined) {
+      // One request, one JSON answer: served without the SDK transport (see mcp-json.ts).
+      const oneShot = new OneShotTransport(direct.id);
+      // A client that goes away mid-call aborts the handler; nothing is sent.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) {
+          void oneShot.close();
+        }
+      });
+      await server.connect(oneShot);
+      oneShot.deliver(direct);
+      const message = await oneShot.answer;
+      if (message === undefined) {
+        return reply.hijack();
+      }
+      // As bytes, so the content type stays exactly what the SDK sends (no charset added).
+      return reply
+        .status(200)
+        .header('content-type', 'application/json')
+        .send(Buffer.from(jsonRpcText(message, encoded)));
+    }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
-      // Log messages of a key that set a level travel on the call's event stream too.
-      enableJsonResponse: !wantsProgress(request.body) && logLevel === undefined,
+      enableJsonResponse: jsonAnswer,
     });
     // The transport speaks web Request/Response; Fastify has already read and parsed the body.
     const headers = new Headers();

@@ -1,0 +1,158 @@
+/**
+ * The common exchange on POST /api/mcp — one JSON-RPC request answered with plain JSON — without
+ * the SDK's streamable HTTP transport. That transport builds a web Request, Headers and Response
+ * per call, parses the body again, and serialises the whole answer, structuredContent included,
+ * although the tool already wrote that content as JSON for its text. Here the answer is written
+ * from the JSON the call made (see {@link jsonRpcText}) and sent as one string.
+ *
+ * Only requests the SDK transport would accept unchanged take this path (see {@link directRequest});
+ * everything else — batches, initialize, event streams, bad headers or bodies — still goes through
+ * the SDK, which keeps answering them (and their errors) exactly as before.
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  type JSONRPCRequest,
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** structuredContent of a tool answer and the JSON the tool call already made of it. */
+export interface EncodedAnswer {
+  structured: Record<string, unknown>;
+  json: string;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+/**
+ * The JSON-RPC request of a POST the SDK transport would serve as a plain JSON exchange, or
+ * undefined: it checks Accept and Content-Type as the SDK does, takes one request (not a batch,
+ * not initialize) that its message schema accepts, and a supported MCP-Protocol-Version if any.
+ */
+export function directRequest(headers: Headers, body: unknown): JSONRPCRequest | undefined {
+  const accept = headers.accept;
+  const contentType = headers['content-type'];
+  const version = headers['mcp-protocol-version'];
+  if (
+    typeof accept !== 'string' ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream') ||
+    contentType !== 'application/json' ||
+    (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)))
+  ) {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return undefined;
+  }
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  if (
+    typeof method !== 'string' ||
+    method === 'initialize' ||
+    (typeof id !== 'string' && typeof id !== 'number')
+  ) {
+    return undefined;
+  }
+  // The SDK transport hands on what its schema parsed, not the raw body; so does this path.
+  const parsed = JSONRPCMessageSchema.safeParse(body);
+  return parsed.success ? (parsed.data as JSONRPCRequest) : undefined;
+}
+
+/**
+ * A transport for one request: delivers it to the server and resolves {@link answer} with the
+ * server's response to it. Notifications are dropped, as the SDK transport drops them in JSON
+ * mode (a request that wants progress or log messages gets an event stream, not this path).
+ */
+export class OneShotTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+  /** The response, or undefined when the transport closed first (the client went away). */
+  readonly answer: Promise<JSONRPCMessage | undefined>;
+  readonly #id: RequestId;
+  #settle: (message: JSONRPCMessage | undefined) => void = () => {};
+
+  constructor(id: RequestId) {
+    this.#id = id;
+    this.answer = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  async start(): Promise<void> {}
+
+  /** Hands the request to the server the transport is connected to. */
+  deliver(request: JSONRPCRequest): void {
+    this.onmessage?.(request);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if ('id' in message && message.id === this.#id && ('result' in message || 'error' in message)) {
+      this.#settle(message);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#settle(undefined);
+    this.onclose?.();
+  }
+}
+
+/** Whether two objects have the same keys in the same order with the very same values. */
+function sameShallow(a: unknown, b: Record<string, unknown>): boolean {
+  if (typeof a !== 'object' || a === null) {
+    return false;
+  }
+  const record = a as Record<string, unknown>;
+  const keys = Object.keys(record);
+  const expected = Object.keys(b);
+  if (keys.length !== expected.length) {
+    return false;
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key !== expected[i] || record[key] !== b[key]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** JSON of a plain object, with `written(key)` standing in for some values' JSON. */
+function writeObject(value: Record<string, unknown>, written: (key: string) => string | undefined): string {
+  let out = '{';
+  for (const key of Object.keys(value)) {
+    const json = written(key) ?? (JSON.stringify(value[key]) as string | undefined);
+    // JSON.stringify leaves out what it cannot write (undefined, functions); so does this.
+    if (json === undefined) {
+      continue;
+    }
+    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${json}`;
+  }
+  return `${out}}`;
+}
+
+/**
+ * The text of a JSON-RPC message, byte for byte what `JSON.stringify(message)` gives, with a tool
+ * answer's structuredContent taken from the JSON the call already made when the SDK's validated
+ * copy of it still holds the same values (it copies the object, not what is inside).
+ */
+export function jsonRpcText(message: JSONRPCMessage, answer: EncodedAnswer | undefined): string {
+  const result = (message as { result?: unknown }).result;
+  if (
+    answer === undefined ||
+    typeof result !== 'object' ||
+    result === null ||
+    !sameShallow((result as { structuredContent?: unknown }).structuredContent, answer.structured)
+  ) {
+    return JSON.stringify(message);
+  }
+  const record = result as Record<string, unknown>;
+  return writeObject(message as Record<string, unknown>, (key) =>
+    key === 'result'
+      ? writeObject(record, (inner) => (inner === 'structuredContent' ? answer.json : undefined))
+      : undefined,
+  );
+}

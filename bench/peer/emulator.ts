@@ -1,0 +1,110 @@
+/**
+ * The project's Google emulator in a process of its own (so neither server under test shares
+ * an event loop with it), seeded with one account and one calendar of events, and OAuth tokens
+ * for that account issued through its admin API.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '@calgate/testkit';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+export const OAUTH_CLIENT = { clientId: 'peer-bench.apps.googleusercontent.com', clientSecret: 'peer-bench' };
+export const ACCOUNT = 'ann@example.com';
+export const CALENDAR = 'bench@group.calendar.google.com';
+export const EVENTS = 50;
+
+export interface BenchEvent {
+  summary: string;
+  description: string;
+  location: string;
+  start: { dateTime: string };
+  end: { dateTime: string };
+  attendees: { email: string }[];
+}
+
+/** The benchmark's events: 50 meetings in December 2026, as mcp-overhead seeds them locally. */
+export function benchEvents(): BenchEvent[] {
+  return Array.from({ length: EVENTS }, (_, i) => {
+    const day = String(1 + (i % 28)).padStart(2, '0');
+    const hour = String(8 + (i % 9)).padStart(2, '0');
+    return {
+      summary: `Meeting ${i}`,
+      description: 'Agenda: review the numbers, decide next steps.',
+      location: 'Room 4',
+      start: { dateTime: `2026-12-${day}T${hour}:00:00Z` },
+      end: { dateTime: `2026-12-${day}T${hour}:30:00Z` },
+      attendees: [{ email: 'ada@example.com' }, { email: 'bob@example.com' }],
+    };
+  });
+}
+
+export interface EmulatorProcess {
+  url: string;
+  pid: number;
+  /** Tokens for ACCOUNT issued to OAUTH_CLIENT, as Google's token endpoint returns them. */
+  issueTokens(): Promise<{ access_token: string; refresh_token: string; expires_in: number; scope: string }>;
+  stop(): Promise<void>;
+}
+
+export async function startEmulatorProcess(): Promise<EmulatorProcess> {
+  const dir = await mkdtemp(join(tmpdir(), 'calgate-peer-emulator-'));
+  const seedFile = join(dir, 'seed.json');
+  await writeFile(
+    seedFile,
+    JSON.stringify({
+      oauthClients: [{ ...OAUTH_CLIENT, redirectUris: ['http://127.0.0.1/oauth/google/callback'] }],
+      accounts: [
+        {
+          email: ACCOUNT,
+          timeZone: 'Europe/Berlin',
+          calendars: [
+            { id: CALENDAR, summary: 'Peer bench', timeZone: 'Europe/Berlin', events: benchEvents() },
+          ],
+        },
+      ],
+    }),
+  );
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['packages/google-emulator/src/main.ts', '--port', String(port), '--seed', seedFile],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('listening')) {
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the emulator exited (${code}) before listening`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    pid: child.pid ?? 0,
+    async issueTokens() {
+      const response = await fetch(`${url}/__admin/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: ACCOUNT, clientId: OAUTH_CLIENT.clientId, offline: true }),
+      });
+      if (!response.ok) {
+        throw new Error(`the emulator did not issue tokens: ${response.status} ${await response.text()}`);
+      }
+      return (await response.json()) as Awaited<ReturnType<EmulatorProcess['issueTokens']>>;
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}

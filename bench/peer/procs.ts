@@ -1,0 +1,77 @@
+/** CPU and memory of the processes under test, read from /proc (Linux). */
+import { readdir, readFile } from 'node:fs/promises';
+
+const TICKS_PER_SECOND = 100;
+
+async function statFields(pid: number): Promise<string[] | undefined> {
+  try {
+    // The command name (field 2) may hold spaces; the fields after it are what we read.
+    return (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds (user + system) the process has used so far. */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const fields = await statFields(pid);
+  return fields === undefined ? 0 : (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Resident set size now, in bytes. */
+export async function rssOf(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/** Every process below `root` (children, grandchildren, …), e.g. PostgreSQL's backends. */
+export async function descendantsOf(root: number): Promise<number[]> {
+  const parents = new Map<number, number>();
+  for (const name of await readdir('/proc')) {
+    const pid = Number(name);
+    if (Number.isInteger(pid)) {
+      const fields = await statFields(pid);
+      if (fields !== undefined) {
+        parents.set(pid, Number(fields[1]));
+      }
+    }
+  }
+  const below = new Set<number>([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, parent] of parents) {
+      if (!below.has(pid) && below.has(parent)) {
+        below.add(pid);
+        grew = true;
+      }
+    }
+  }
+  below.delete(root);
+  return [...below];
+}
+
+/** CPU seconds of a set of processes (ones that have gone count as zero). */
+export async function cpuSecondsOfAll(pids: readonly number[]): Promise<number> {
+  const each = await Promise.all(pids.map(cpuSecondsOf));
+  return each.reduce((sum, seconds) => sum + seconds, 0);
+}
+
+/** Samples a process's RSS every 100 ms until stopped; returns the peak. */
+export function rssPeak(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  const timer = setInterval(() => {
+    rssOf(pid).then(
+      (rss) => {
+        peak = Math.max(peak, rss);
+      },
+      () => {},
+    );
+  }, 100);
+  return {
+    async stop() {
+      clearInterval(timer);
+      return Math.max(peak, await rssOf(pid).catch(() => 0));
+    },
+  };
+}

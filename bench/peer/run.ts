@@ -1,0 +1,277 @@
+/**
+ * Calgate beside the best open peer, `@cocal/google-calendar-mcp`, on the same emulator calendar:
+ * 16 MCP clients (each its own session and keep-alive connection) list the same 50 events of the
+ * same month for BENCH_DURATION seconds, against each server in turn, BENCH_RUNS times. Also
+ * list_events of a local calendar with the same events (targets: ≥ 1,500 calls/s, p99 ≤ 25 ms,
+ * gateway RSS ≤ 250 MB, and ≥ 3× the peer's calls/s on the emulator calendar).
+ *
+ * Every server runs in its own process: the emulator, Calgate's gateway (with its PostgreSQL and
+ * Redis), the peer; the load comes from this process. Prints medians of the runs and appends
+ * them to bench/results/peer.md (BENCH_RECORD=0 to only print).
+ *
+ *   npm run bench:peer    (BENCH_DURATION=10 BENCH_RUNS=3 BENCH_CLIENTS=16)
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { LocalCalendarProvider } from '@calgate/providers';
+import { LocalEventStore } from '@calgate/store';
+import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
+import { machineSummary, today } from '../lib/machine.ts';
+import { startBenchStack } from '../lib/stack.ts';
+import { ACCOUNT, benchEvents, CALENDAR, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
+import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
+import { startPeer } from './peer-server.ts';
+import { cpuSecondsOf, cpuSecondsOfAll, descendantsOf, rssPeak } from './procs.ts';
+
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
+const WARMUP_S = 3;
+const root = fileURLToPath(new URL('../../', import.meta.url));
+// The gateway runs with the image's heap settings (Dockerfile CMD; stack.ts adds the semi-space
+// bound); BENCH_GATEWAY_NODE_ARGS replaces them, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=50')
+  .split(' ')
+  .filter((arg) => arg !== '');
+const WINDOW = { timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };
+
+interface Measured extends LoadResult {
+  /** CPU of the server process per call, ms. */
+  cpuMsPerCall: number;
+  /** CPU of its helper processes (Calgate: PostgreSQL and Redis) per call, ms. */
+  helperCpuMsPerCall: number;
+  peakRssMb: number;
+}
+
+interface Side {
+  name: string;
+  target: McpTarget;
+  pid: number;
+  /** Processes working for the server, measured apart (PostgreSQL and Redis for Calgate). */
+  helpers: () => Promise<number[]>;
+  tool: { name: string; args: Record<string, unknown> };
+  /** Throws unless the answer lists the benchmark's events. */
+  check: (message: ReturnType<typeof messageOf>) => void;
+}
+
+async function clientsFor(side: Side): Promise<McpClient[]> {
+  const clients = Array.from({ length: CLIENTS }, () => new McpClient(side.target));
+  await Promise.all(clients.map((client) => client.initialize()));
+  const first = clients[0] as McpClient;
+  side.check(messageOf(await first.call(side.tool.name, side.tool.args)));
+  return clients;
+}
+
+async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
+  const helpers = await side.helpers();
+  const peak = rssPeak(side.pid);
+  const cpuBefore = await cpuSecondsOf(side.pid);
+  const helperBefore = await cpuSecondsOfAll(helpers);
+  const load = await runLoad(clients, side.tool, DURATION_S);
+  const cpu = (await cpuSecondsOf(side.pid)) - cpuBefore;
+  const helperCpu = (await cpuSecondsOfAll(helpers)) - helperBefore;
+  const calls = Math.max(load.calls, 1);
+  return {
+    ...load,
+    cpuMsPerCall: (cpu * 1000) / calls,
+    helperCpuMsPerCall: (helperCpu * 1000) / calls,
+    peakRssMb: (await peak.stop()) / 2 ** 20,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function medianOf(runs: Measured[]): Measured {
+  const pick = (key: keyof Measured) => median(runs.map((run) => run[key]));
+  return {
+    calls: pick('calls'),
+    callsPerSecond: pick('callsPerSecond'),
+    p50Ms: pick('p50Ms'),
+    p99Ms: pick('p99Ms'),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+    seconds: pick('seconds'),
+    cpuMsPerCall: pick('cpuMsPerCall'),
+    helperCpuMsPerCall: pick('helperCpuMsPerCall'),
+    peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
+  };
+}
+
+/** Counts the events in a Calgate list_events answer. */
+function calgateCheck(message: ReturnType<typeof messageOf>): void {
+  const events = (message.result?.structuredContent as { events?: unknown[] } | undefined)?.events;
+  if (message.result?.isError === true || events?.length !== EVENTS) {
+    throw new Error(`Calgate did not list ${EVENTS} events: ${JSON.stringify(message).slice(0, 400)}`);
+  }
+}
+
+const emulator = await startEmulatorProcess();
+const tokens = await emulator.issueTokens();
+const encryptionKey = randomBytes(32).toString('base64');
+const google = {
+  GOOGLE_CLIENT_ID: OAUTH_CLIENT.clientId,
+  GOOGLE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
+  GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+  GOOGLE_OAUTH_URL: emulator.url,
+  ENCRYPTION_KEY: encryptionKey,
+};
+let googleCalendarId = '';
+const stack = await startBenchStack({
+  nodeArgs,
+  env: google,
+  async seed(db, calendar) {
+    const provider = new LocalCalendarProvider(new LocalEventStore(db));
+    const ref = { id: calendar.id, externalId: calendar.id, timeZone: calendar.timeZone };
+    for (const event of benchEvents()) {
+      await provider.insertEvent(ref, event);
+    }
+    // The account connected as an operator would: `calgate connect google --refresh-token …`.
+    const keyId = (await db.pool.query<{ id: string }>('SELECT id FROM api_keys')).rows[0]?.id ?? '';
+    let out = '';
+    let err = '';
+    const code = await calgateCli(
+      [
+        'connect',
+        'google',
+        '--refresh-token',
+        tokens.refresh_token,
+        '--email',
+        ACCOUNT,
+        '--access',
+        'read',
+        '--keys',
+        keyId,
+        '--json',
+      ],
+      { ...google, DATABASE_URL: db.pool.options.connectionString ?? '' },
+      { out: (text) => (out += text), err: (text) => (err += text) },
+    );
+    if (code !== 0) {
+      throw new Error(`calgate connect google failed (${code}): ${err}`);
+    }
+    const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
+    googleCalendarId = connected.calendars.find((c) => c.summary === 'Peer bench')?.id ?? '';
+  },
+}).catch(async (error: unknown) => {
+  await emulator.stop();
+  throw error;
+});
+const peer = await startPeer(emulator).catch(async (error: unknown) => {
+  await stack.stop();
+  await emulator.stop();
+  throw error;
+});
+const lines: string[] = [];
+const say = (line = '') => {
+  lines.push(line);
+  process.stdout.write(`${line}\n`);
+};
+try {
+  if (googleCalendarId === '') {
+    throw new Error('the emulator calendar was not connected to Calgate');
+  }
+  const calgateTarget = {
+    url: `${stack.base}/api/mcp`,
+    headers: { authorization: `Bearer ${stack.secret}` },
+  };
+  // PostgreSQL and Redis are children of this process (the testkit starts them), as are the
+  // gateway, the emulator and the peer.
+  const calgateHelpers = async () =>
+    (await descendantsOf(process.pid)).filter((pid) => ![stack.pid, peer.pid, emulator.pid].includes(pid));
+  const sides: Side[] = [
+    {
+      name: 'Calgate, emulator calendar',
+      target: calgateTarget,
+      pid: stack.pid,
+      helpers: calgateHelpers,
+      tool: { name: 'list_events', args: { calendarId: googleCalendarId, ...WINDOW, maxResults: 50 } },
+      check: calgateCheck,
+    },
+    {
+      name: `peer ${peer.version}, emulator calendar`,
+      target: { url: peer.url },
+      pid: peer.pid,
+      helpers: async () => [],
+      tool: { name: 'list-events', args: { calendarId: CALENDAR, ...WINDOW } },
+      check(message) {
+        const text = JSON.stringify(message.result ?? message);
+        const listed = (text.match(/Meeting \d+/g) ?? []).length;
+        if (message.result?.isError === true || listed < EVENTS) {
+          throw new Error(`the peer did not list ${EVENTS} events: ${text.slice(0, 400)}`);
+        }
+      },
+    },
+    {
+      name: 'Calgate, local calendar',
+      target: calgateTarget,
+      pid: stack.pid,
+      helpers: calgateHelpers,
+      tool: { name: 'list_events', args: { calendarId: stack.calendar.id, ...WINDOW, maxResults: 50 } },
+      check: calgateCheck,
+    },
+  ];
+  const sessions = new Map<Side, McpClient[]>();
+  for (const side of sides) {
+    const clients = await clientsFor(side);
+    sessions.set(side, clients);
+    await runLoad(clients, side.tool, WARMUP_S);
+  }
+  const runs = new Map<Side, Measured[]>(sides.map((side) => [side, []]));
+  for (let run = 1; run <= RUNS; run++) {
+    for (const side of sides) {
+      const result = await measure(side, sessions.get(side) ?? []);
+      runs.get(side)?.push(result);
+      process.stderr.write(
+        `run ${run} ${side.name}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.cpuMsPerCall.toFixed(2)} ms CPU/call, RSS ${result.peakRssMb.toFixed(0)} MB, ${result.errors} errors\n`,
+      );
+    }
+  }
+  for (const clients of sessions.values()) {
+    for (const client of clients) {
+      client.close();
+    }
+  }
+  const medians = new Map(sides.map((side) => [side, medianOf(runs.get(side) ?? [])]));
+  const [calgateGoogle, peerGoogle, calgateLocal] = sides.map((side) => medians.get(side) as Measured) as [
+    Measured,
+    Measured,
+    Measured,
+  ];
+  say(`## ${today()} — ${machineSummary()}`);
+  say();
+  say(
+    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), peer and load generator are separate processes on the same machine${nodeArgs.length > 0 ? `; gateway node ${nodeArgs.join(' ')}` : ''}.`,
+  );
+  say();
+  say(
+    '| server | calls/s | p50 ms | p99 ms | errors | server CPU ms/call | PostgreSQL + Redis CPU ms/call | peak RSS MB |',
+  );
+  say('|---|---|---|---|---|---|---|---|');
+  for (const side of sides) {
+    const m = medians.get(side) as Measured;
+    say(
+      `| ${side.name} | ${m.callsPerSecond.toFixed(0)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${m.errors} | ${m.cpuMsPerCall.toFixed(2)} | ${side.name.startsWith('Calgate') ? m.helperCpuMsPerCall.toFixed(2) : '–'} | ${m.peakRssMb.toFixed(0)} |`,
+    );
+  }
+  const ratio = calgateGoogle.callsPerSecond / Math.max(peerGoogle.callsPerSecond, 1e-9);
+  const cpuRatio = peerGoogle.cpuMsPerCall / Math.max(calgateGoogle.cpuMsPerCall, 1e-9);
+  const met = (ok: boolean) => (ok ? 'met' : '**missed**');
+  say();
+  say(
+    `Emulator calendar: Calgate ${ratio.toFixed(1)}× the peer's calls/s (target ≥ 3×: ${met(ratio >= 3)}), at 1/${cpuRatio.toFixed(1)} of its CPU per call (gateway process alone).`,
+  );
+  say(
+    `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s (target ≥ 1,500: ${met(calgateLocal.callsPerSecond >= 1500)}), p99 ${calgateLocal.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateLocal.p99Ms <= 25)}), gateway RSS ${calgateLocal.peakRssMb.toFixed(0)} MB (target ≤ 250: ${met(calgateLocal.peakRssMb <= 250)}).`,
+  );
+  if (process.env.BENCH_RECORD !== '0') {
+    await mkdir(`${root}bench/results`, { recursive: true });
+    await appendFile(`${root}bench/results/peer.md`, `\n${lines.join('\n')}\n`);
+  }
+} finally {
+  await peer.stop();
+  await stack.stop();
+  await emulator.stop();
+}

@@ -26,8 +26,23 @@ export async function startBenchStack(options: {
   nodeArgs?: string[];
   /** Settings of the gateway over the bench defaults (e.g. real rate limits). */
   env?: Record<string, string>;
+  /** Also run `calgate worker` (mirror syncs, prompt delivery) in its own process. */
+  worker?: boolean;
 }): Promise<BenchStack> {
   const [postgres, redis] = await Promise.all([startPostgres(), startRedis()]);
+  try {
+    return await startOn(postgres, redis, options);
+  } catch (error) {
+    await Promise.all([postgres.stop(), redis.stop()]);
+    throw error;
+  }
+}
+
+async function startOn(
+  postgres: Awaited<ReturnType<typeof startPostgres>>,
+  redis: Awaited<ReturnType<typeof startRedis>>,
+  options: Parameters<typeof startBenchStack>[0],
+): Promise<BenchStack> {
   const admin = openDatabase({ url: postgres.url, max: 1 });
   await admin.pool.query('CREATE DATABASE bench');
   await admin.close();
@@ -46,39 +61,49 @@ export async function startBenchStack(options: {
   await db.close();
 
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    // As the Dockerfile runs it (NODE_OPTIONS there).
-    ['--max-semi-space-size=8', ...(options.nodeArgs ?? []), 'apps/gateway/src/bin/calgate.ts', 'serve'],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: dbUrl,
-        REDIS_URL: redis.url,
-        ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_PER_MINUTE: '100000000',
-        RATE_LIMIT_BURST: '1000000',
-        ...options.env,
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: dbUrl,
+    REDIS_URL: redis.url,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    RATE_LIMIT_BURST: '1000000',
+    WORKER_PORT: String(await freePort()),
+    ...options.env,
+  };
+  // As the Dockerfile runs them (NODE_OPTIONS there).
+  const calgate = (command: string, nodeArgs: string[]) =>
+    spawn(
+      process.execPath,
+      ['--max-semi-space-size=8', ...nodeArgs, 'apps/gateway/src/bin/calgate.ts', command],
+      {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'inherit', 'inherit'],
       },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  const stop = async () => {
-    if (child.exitCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+    );
+  const child = calgate('serve', options.nodeArgs ?? []);
+  const worker = options.worker ? calgate('worker', []) : undefined;
+  const stopProcesses = async () => {
+    for (const process of [worker, child]) {
+      if (process !== undefined && process.exitCode === null) {
+        const exited = new Promise((resolve) => process.once('exit', resolve));
+        process.kill('SIGTERM');
+        await exited;
+      }
     }
+  };
+  const stop = async () => {
+    await stopProcesses();
     await Promise.all([postgres.stop(), redis.stop()]);
   };
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     if (child.exitCode !== null || i >= 200) {
-      await stop();
+      await stopProcesses();
       throw new Error('gateway did not become ready');
     }
     try {

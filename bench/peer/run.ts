@@ -100,6 +100,35 @@ function medianOf(runs: Measured[]): Measured {
   };
 }
 
+/** As calgateCheck, and the answer came from the mirror (it says which sync it reflects). */
+function mirroredCheck(message: ReturnType<typeof messageOf>): void {
+  calgateCheck(message);
+  if (typeof (message.result?.structuredContent as { syncedAt?: unknown }).syncedAt !== 'string') {
+    throw new Error('Calgate answered the Google calendar from Google, not from its mirror');
+  }
+}
+
+/** Reads the Google calendar through Calgate until its mirror answers (the worker's first sync). */
+async function mirrorReady(side: Side): Promise<void> {
+  const client = new McpClient(side.target);
+  await client.initialize();
+  try {
+    for (const until = Date.now() + 60_000; ; ) {
+      const message = messageOf(await client.call(side.tool.name, side.tool.args));
+      const syncedAt = (message.result?.structuredContent as { syncedAt?: unknown } | undefined)?.syncedAt;
+      if (typeof syncedAt === 'string') {
+        return;
+      }
+      if (Date.now() > until) {
+        throw new Error('the mirror of the Google calendar did not fill within 60 s');
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    client.close();
+  }
+}
+
 /** Counts the events in a Calgate list_events answer. */
 function calgateCheck(message: ReturnType<typeof messageOf>): void {
   const events = (message.result?.structuredContent as { events?: unknown[] } | undefined)?.events;
@@ -122,6 +151,8 @@ let googleCalendarId = '';
 const stack = await startBenchStack({
   nodeArgs,
   env: google,
+  // The worker fills the Google calendar's mirror, as in a deployment (gateway + worker).
+  worker: true,
   async seed(db, calendar) {
     const provider = new LocalCalendarProvider(new LocalEventStore(db));
     const ref = { id: calendar.id, externalId: calendar.id, timeZone: calendar.timeZone };
@@ -188,7 +219,7 @@ try {
       pid: stack.pid,
       helpers: calgateHelpers,
       tool: { name: 'list_events', args: { calendarId: googleCalendarId, ...WINDOW, maxResults: 50 } },
-      check: calgateCheck,
+      check: mirroredCheck,
     },
     {
       name: `peer ${peer.version}, emulator calendar`,
@@ -213,6 +244,7 @@ try {
       check: calgateCheck,
     },
   ];
+  await mirrorReady(sides[0] as Side);
   const sessions = new Map<Side, McpClient[]>();
   for (const side of sides) {
     const clients = await clientsFor(side);
@@ -243,7 +275,7 @@ try {
   say(`## ${today()} — ${machineSummary()}`);
   say();
   say(
-    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), peer and load generator are separate processes on the same machine${nodeArgs.length > 0 ? `; gateway node ${nodeArgs.join(' ')}` : ''}.`,
+    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), Calgate worker (mirror syncs), peer and load generator are separate processes on the same machine${nodeArgs.length > 0 ? `; gateway node ${nodeArgs.join(' ')}` : ''}.`,
   );
   say();
   say(

@@ -9,6 +9,7 @@ import {
   createMcpServer,
   DEFAULT_BUDGET,
   isVisible,
+  type LogLevel,
   type Principal,
   type ProviderResolver,
   type SchedulerServices,
@@ -102,6 +103,8 @@ const FORWARDED_HEADERS = [
 declare module 'fastify' {
   interface FastifyRequest {
     keyAccess?: KeyAccess;
+    /** The key's MCP log level, looked up during the guard for tool calls. */
+    logLevel?: Promise<LogLevel | undefined> | undefined;
   }
 }
 
@@ -167,6 +170,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.metrics?.rateLimited('batch_too_large', cost);
       return reply.status(413).send(errorBody('rate_limited', message, request.id));
     }
+    // The key's log level is asked for beside the rate limit (one Redis round trip for both
+    // with auto-pipelining); only tool calls send log messages.
+    const level =
+      request.method === 'POST' && callsTool(request.body) ? logLevels.get(auth.access.keyId) : undefined;
+    level?.catch(() => {});
     // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
     // and logs an outage once, not per request.
     const decision = await deps.rateLimiter.take(auth.access.keyId, cost);
@@ -186,13 +194,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         );
     }
     request.keyAccess = auth.access;
+    request.logLevel = level;
   }
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
     const access = new CalendarAccess(principalOf(key), deps.providers);
     // Only tool calls send log messages; other requests skip the look-up.
-    const logLevel = callsTool(request.body) ? await logLevels.get(key.keyId) : undefined;
+    const logLevel = await request.logLevel;
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined;

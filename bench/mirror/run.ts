@@ -11,7 +11,7 @@ import { startGoogleEmulator } from '@calgate/google-emulator';
 import { SYNC_PAGE_SIZE, syncCalendar } from '@calgate/providers';
 import { MirrorRepository, migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
-import { google } from 'googleapis';
+import { auth, calendar as googleCalendar } from '@googleapis/calendar';
 import { machineSummary, today } from '../lib/machine.ts';
 import { emulatorCalendar, instanceKey, mirrorCalendar, random } from './data.ts';
 import { explainingMirror, indexesIn, median, ms, percentile, timed } from './measure.ts';
@@ -44,9 +44,9 @@ const emulator = await startGoogleEmulator({
     ],
   },
 });
-const auth = new google.auth.OAuth2();
-auth.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
-const api = google.calendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth, retry: false });
+const client = new auth.OAuth2();
+client.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
+const api = googleCalendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth: client, retry: false });
 const exceptions = calendarSpec.series.flatMap((s) =>
   [3, 7, 11, 15].map((week, k) => ({ eventId: `${s.id}_${instanceKey(s.firstStart + week * WEEK)}`, k })),
 );

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { MirrorChannelRepository, SecretBox } from '@calgate/store';
+import { auth, calendar as googleCalendar } from '@googleapis/calendar';
 import type { FastifyInstance } from 'fastify';
-import { google } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
 import {
@@ -108,9 +108,9 @@ beforeAll(async () => {
     tokens,
     now: () => Date.now() + skew,
     clientFor: async () => {
-      const auth = new google.auth.OAuth2();
-      auth.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
-      return google.calendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth, retry: false });
+      const client = new auth.OAuth2();
+      client.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
+      return googleCalendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth: client, retry: false });
     },
   });
 }, 120_000);

@@ -1,4 +1,4 @@
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GoogleEmulator } from '../src/index.ts';
 import { ANN, calendarFor, failure, reasonOf, startSeeded, timed } from './helpers.ts';

@@ -1,6 +1,7 @@
 /** Shared fixtures: a seeded emulator and googleapis clients pointed at it over real HTTP. */
+
+import { type calendar_v3, calendar as googleCalendar } from '@googleapis/calendar';
 import { OAuth2Client } from 'google-auth-library';
-import { type calendar_v3, google } from 'googleapis';
 import { type EmulatorSeed, type GoogleEmulator, startGoogleEmulator } from '../src/index.ts';
 
 export const ANN = 'ann@example.com';
@@ -47,7 +48,7 @@ export function calendarFor(emulator: GoogleEmulator, email: string, retry = fal
   const { access_token } = emulator.admin.issueTokens({ email, scopes: [CALENDAR_SCOPE] });
   const auth = new OAuth2Client({ endpoints: emulator.oauthEndpoints });
   auth.setCredentials({ access_token });
-  return google.calendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry });
+  return googleCalendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry });
 }
 
 export function oauthClient(emulator: GoogleEmulator): OAuth2Client {

@@ -1,5 +1,5 @@
+import { calendar as googleCalendar } from '@googleapis/calendar';
 import { CodeChallengeMethod, JWT } from 'google-auth-library';
-import { google } from 'googleapis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GoogleEmulator } from '../src/index.ts';
 import { ANN, CALENDAR_SCOPE, CLIENT, failure, oauthClient, ROBOT, startSeeded, TEAM } from './helpers.ts';
@@ -64,7 +64,7 @@ describe('OAuth authorization code flow', () => {
       headers: { authorization: `Bearer ${tokens.access_token}` },
     });
     expect(await userinfo.json()).toMatchObject({ email: ANN, verified_email: true });
-    const calendar = google.calendar({
+    const calendar = googleCalendar({
       version: 'v3',
       auth: client,
       rootUrl: `${emulator.url}/`,
@@ -181,7 +181,7 @@ describe('service accounts', () => {
   it('exchanges an RS256 assertion and sees only calendars shared with it', async () => {
     const key = emulator.admin.serviceAccountKey(ROBOT);
     const auth = jwtClient(key);
-    const calendar = google.calendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry: false });
+    const calendar = googleCalendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry: false });
     // Like Google, a shared calendar is not on a service account's list until it inserts it.
     const before = await calendar.calendarList.list();
     expect(before.data.items?.map((c) => c.id)).toEqual([ROBOT]);
@@ -220,7 +220,7 @@ describe('service accounts', () => {
     });
     auth.useJWTAccessWithScope = true;
     emulator.admin.clearRequests();
-    const calendar = google.calendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry: false });
+    const calendar = googleCalendar({ version: 'v3', auth, rootUrl: `${emulator.url}/`, retry: false });
     const events = await calendar.events.list({ calendarId: TEAM });
     expect(events.status).toBe(200);
     expect(emulator.admin.requests().map((r) => r.op)).toEqual(['events.list']);

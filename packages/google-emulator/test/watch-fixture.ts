@@ -2,7 +2,7 @@
  * The push-notification test fixture: an emulator with fast retries, a loopback receiver,
  * clients for Ann and Bob, and a `watch` helper. Each test starts from a reset emulator.
  */
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type GoogleEmulator, startGoogleEmulator } from '../src/index.ts';
 import { ANN, BOB, baseSeed, calendarFor } from './helpers.ts';

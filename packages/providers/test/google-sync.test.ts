@@ -1,7 +1,8 @@
 import type { GoogleEmulator } from '@calgate/google-emulator';
 import { MirrorRepository, type MirrorSink } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
-import { type calendar_v3, google } from 'googleapis';
+import { type calendar_v3, calendar as googleCalendar } from '@googleapis/calendar';
+import { OAuth2Client } from 'google-auth-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncCalendar } from '../src/index.ts';
 import { ANN, startEmulator } from './google-fixtures.ts';
@@ -64,9 +65,9 @@ beforeAll(async () => {
       },
     ],
   });
-  const auth = new google.auth.OAuth2();
+  const auth = new OAuth2Client();
   auth.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
-  api = google.calendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth, retry: false });
+  api = googleCalendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth, retry: false });
 
   db = await createTestDatabase();
   await db.prisma.tenant.create({ data: { id: TENANT, name: 'Sync' } });

@@ -7,7 +7,7 @@
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { MirrorChannelRepository, MirrorChannelRow, SecretBox } from '@calgate/store';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 
 /** Where Google sends notifications, under PUBLIC_URL. */
 export const PUSH_PATH = '/api/google/push';

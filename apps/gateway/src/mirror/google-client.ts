@@ -11,7 +11,7 @@
  */
 import { type AccessTokenSource, accessTokenSource, type TokenClock } from '@calgate/providers';
 import type { ConnectionRepository } from '@calgate/store';
-import { type calendar_v3, google } from 'googleapis';
+import { auth, type calendar_v3, calendar as googleCalendar } from '@googleapis/calendar';
 import { type GoogleSetup, googleAuth } from '../google/providers.ts';
 
 const CLOCK: TokenClock = { now: Date.now, requestTimeoutMs: 20_000 };
@@ -60,9 +60,9 @@ export function calendarClients(
         source.invalidate(token);
         token = await source.token(signal);
       }
-      const auth = new google.auth.OAuth2();
-      auth.setCredentials({ access_token: token });
-      return google.calendar({ version: 'v3', rootUrl, auth, retry: false });
+      const client = new auth.OAuth2();
+      client.setCredentials({ access_token: token });
+      return googleCalendar({ version: 'v3', rootUrl, auth: client, retry: false });
     },
   };
 }

@@ -4,7 +4,7 @@
  * can never mistake "unknown" for "free".
  */
 import { type CalgateError, type ErrorCode, isCalgateError, parseInstant } from '@calgate/core';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { mergeBusy, type Window } from '../busy.ts';
 import type { CalendarRef, FreeBusyResult } from '../types.ts';
 

@@ -3,7 +3,7 @@
  * so this is mostly dropping nulls and unknown values and copying the fields we carry.
  */
 import { CalgateError, isValidTimeZone } from '@calgate/core';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import type {
   CalendarEvent,
   CalendarInfo,

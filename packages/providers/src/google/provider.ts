@@ -4,7 +4,7 @@
  * connection, so the token source's single-flight is per connection.
  */
 import { CalgateError, isCalgateError, newEventId } from '@calgate/core';
-import { type calendar_v3, google } from 'googleapis';
+import { type calendar_v3, calendar as googleCalendar } from '@googleapis/calendar';
 import { freeBusyWindow } from '../busy.ts';
 import type {
   CalendarEvent,
@@ -103,7 +103,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
         ? new OAuthTokenSource(auth.client, auth.credentials, clock)
         : new ServiceAccountTokenSource(auth.key, endpoints, clock);
     // googleapis' own retry is off: retry.ts owns retries, budgets and token refresh.
-    this.#api = google.calendar({ version: 'v3', rootUrl: apiRoot(endpoints), retry: false });
+    this.#api = googleCalendar({ version: 'v3', rootUrl: apiRoot(endpoints), retry: false });
   }
 
   async #call<T>(where: FailureContext, request: Request<T>, options: CallOptions = {}): Promise<T> {

@@ -10,7 +10,7 @@
  */
 import { CalgateError, seriesEnd } from '@calgate/core';
 import type { MirrorEventInput, MirrorSink, MirrorSyncState, PageOutcome } from '@calgate/store';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import type { EventDateTime } from '../types.ts';
 import { describeFailure, failureOf, permanentError } from './failure.ts';
 import { MAX_PAGE_SIZE } from './page-size.ts';

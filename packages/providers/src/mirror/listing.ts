@@ -6,7 +6,7 @@
  */
 import { type CompiledSeries, compileSeries, expandCompiledSeries } from '@calgate/core';
 import type { MirrorResourceRow } from '@calgate/store';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { toCalendarEvent } from '../google/mapping.ts';
 import { instanceEtag, instantOf, MAX_INSTANCES, startKey } from '../local/rows.ts';
 import type { CalendarEvent, CalendarRef } from '../types.ts';

@@ -15,7 +15,7 @@
  */
 import { CalgateError } from '@calgate/core';
 import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
-import type { calendar_v3 } from 'googleapis';
+import type { calendar_v3 } from '@googleapis/calendar';
 import { toMirrorEvent } from '../google/sync.ts';
 import { instanceEtag, instantOfKey, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
 import type {

@@ -227,8 +227,11 @@ describe('the change feed and prompts relative to events', () => {
     expect(Date.now() - synced).toBeLessThan(5_000);
     expect(await queued(schedule.id)).toEqual([due(acme.id, acme.start)]);
     expect(JSON.stringify(await queued(schedule.id))).not.toContain(other.id);
-    const record = await deps.repository.schedules.get(TENANT, schedule.id);
-    expect(record?.nextRunAt?.getTime()).toBe(acme.start + OFFSET_MINUTES * 60_000);
+    // The job is queued before the schedule's next run is written: wait for that too.
+    const nextRun = async () =>
+      (await deps.repository.schedules.get(TENANT, schedule.id))?.nextRunAt?.getTime();
+    await until(async () => (await nextRun()) === acme.start + OFFSET_MINUTES * 60_000, 5_000, 50);
+    expect(await nextRun()).toBe(acme.start + OFFSET_MINUTES * 60_000);
 
     const movedStart = await moveUpstream(acme.id, 4);
     await sync();

@@ -179,6 +179,11 @@ export interface NewCalendar {
  */
 export interface CalendarProvider {
   readonly kind: 'google' | 'local';
+  /**
+   * Listings are answered from Postgres (Calgate's own calendars, mirrors), not by an upstream
+   * API: fan-outs need not spare the account's quota.
+   */
+  readonly readsLocally?: boolean;
   listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage>;
   getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent>;
   insertEvent(calendar: CalendarRef, input: EventInput, options?: WriteOptions): Promise<CalendarEvent>;

@@ -23,6 +23,9 @@ export function openDatabase(options: DatabaseOptions): Database {
     max: options.max ?? 10,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: 10_000,
+    // Calgate's queries are short; JIT compilation (triggered by cost estimates, e.g. a mirror
+    // read over 20 calendars) costs tens of milliseconds and never pays back here.
+    options: '-c jit=off',
   });
   // An idle client that loses its server must not take the process down with it.
   pool.on('error', () => {});

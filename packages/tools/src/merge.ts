@@ -278,7 +278,9 @@ export async function mergeEvents(
   };
   await forEachLimited(
     streams,
-    (stream) => stream.handle.calendar.connectionId,
+    // Google's quotas are per account; calendars read from Postgres only count towards the total.
+    (stream) =>
+      stream.handle.provider.readsLocally ? stream.handle.calendar.id : stream.handle.calendar.connectionId,
     { perGroup: FAN_OUT_PER_ACCOUNT, total: FAN_OUT_TOTAL },
     fill,
   );

@@ -48,6 +48,7 @@ export interface LocalProviderOptions {
  */
 export class LocalCalendarProvider implements CalendarProvider {
   readonly kind = 'local' as const;
+  readonly readsLocally = true;
   readonly #store: LocalEventStore;
   readonly #now: () => number;
 

@@ -69,7 +69,7 @@ export class MirrorBatches {
   constructor(mirror: MirrorReads) {
     this.#freshness = new Coalescer((ids) => mirror.freshness(ids));
     this.#rows = new Coalescer((ids, query) => mirror.readResources(ids, query));
-    this.#first = new Coalescer((ids, query) => mirror.readFirst(ids, query));
+    this.#first = new Coalescer((ids, query) => inParallel(ids, (chunk) => mirror.readFirst(chunk, query)));
   }
 
   /** The calendar's sync state as reads need it; undefined when it was never synced. */
@@ -84,6 +84,25 @@ export class MirrorBatches {
   async firstRows(calendarId: string, query: MirrorRangeQuery & { first: number }): Promise<FirstRows> {
     return (await this.#first.get(groupOf(query), calendarId, query)) ?? { rows: [], throughMs: null };
   }
+}
+
+/** Calendars per query when a fan-out is split across connections (Postgres runs them at once). */
+const CHUNK = 5;
+
+/** Runs a per-calendar read over chunks of the ids at once and joins the answers. */
+async function inParallel<R>(
+  ids: string[],
+  read: (chunk: string[]) => Promise<Map<string, R>>,
+): Promise<Map<string, R>> {
+  if (ids.length <= CHUNK) {
+    return read(ids);
+  }
+  const chunks: string[][] = [];
+  for (let i = 0; i < ids.length; i += CHUNK) {
+    chunks.push(ids.slice(i, i + CHUNK));
+  }
+  const answers = await Promise.all(chunks.map(read));
+  return new Map(answers.flatMap((answer) => [...answer]));
 }
 
 function groupOf(query: MirrorRangeQuery & { first?: number }): string {

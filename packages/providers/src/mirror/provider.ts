@@ -39,6 +39,7 @@ const READ_ROWS = 2_500;
 /** All-day events are stored at UTC midnight: read this much around a window, then filter exactly. */
 const ALL_DAY_SLACK_MS = 14 * 3_600_000;
 const PAGE_TOKEN_PREFIX = 'm.';
+const FIRST_SLACK = 8;
 
 export interface MirrorConnection {
   tenantId: string;
@@ -65,6 +66,7 @@ type Fresh = { ok: true; syncedAt: number } | { ok: false; reason: string };
 
 export class MirroredCalendarProvider implements CalendarProvider {
   readonly kind = 'google' as const;
+  readonly readsLocally = true;
   readonly #upstream: CalendarProvider;
   readonly #connection: MirrorConnection;
   readonly #deps: MirrorReadDeps;
@@ -152,7 +154,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
     options: ListingOptions,
     wanted: number,
   ): Promise<CalendarEvent[] | null> {
-    for (let first = wanted; ; first = Math.min(first * 4, READ_ROWS)) {
+    // A few rows more than wanted: the last row read only bounds what is known (rows starting
+    // at the same instant may follow it), so `wanted` rows alone would always need a second read.
+    for (let first = wanted + FIRST_SLACK; ; first = Math.min(first * 4, READ_ROWS)) {
       const { rows, throughMs } = await this.#batch.firstRows(calendar.id, { ...window, first });
       const events = listingEvents(rows, calendar, options);
       if (throughMs === null) {

@@ -190,7 +190,7 @@ try {
   );
   say();
   say(
-    'The sync is started right after the write here; push (watch channel → sync job) is not wired yet, so the "≤ 2 s after the push" target is not measured end to end. With real Google add one events.list round trip (≈100–300 ms) to the sync.',
+    'The sync is started right after the write here; `npm run bench:mirror-push` measures the path from a push (watch channel → sync job) end to end. With real Google add one events.list round trip (≈100–300 ms) to the sync.',
   );
 
   // 3. Search across 20 calendars × 5,000 events.

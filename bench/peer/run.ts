@@ -103,7 +103,8 @@ function medianOf(runs: Measured[]): Measured {
 /** As calgateCheck, and the answer came from the mirror (it says which sync it reflects). */
 function mirroredCheck(message: ReturnType<typeof messageOf>): void {
   calgateCheck(message);
-  if (typeof (message.result?.structuredContent as { syncedAt?: unknown }).syncedAt !== 'string') {
+  const out = message.result?.structuredContent as { syncedAt?: unknown } | undefined;
+  if (typeof out?.syncedAt !== 'string') {
     throw new Error('Calgate answered the Google calendar from Google, not from its mirror');
   }
 }

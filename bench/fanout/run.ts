@@ -2,18 +2,14 @@
 // after 100 ms: a fan-out should cost about one upstream round trip, not thirty. Prints the
 // median wall time of the tool call over one calendar and over all 30, and their ratio
 // (target ≤ 2.5×), and appends them to bench/results/fanout.md.
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startGoogleEmulator } from '@calgate/google-emulator';
 import { migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../apps/gateway/src/config.ts';
-import { createLogger } from '../../apps/gateway/src/logger.ts';
-import { serve } from '../../apps/gateway/src/serve.ts';
+import { BENCH_OAUTH_CLIENT, benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
 
 const LATENCY_MS = Number(process.env.BENCH_LATENCY_MS ?? 100);
@@ -26,7 +22,7 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 };
 
-const client = { clientId: 'bench.apps.googleusercontent.com', clientSecret: 'bench-secret' };
+const client = BENCH_OAUTH_CLIENT;
 const emulator = await startGoogleEmulator({
   seed: {
     oauthClients: [{ ...client, redirectUris: ['http://127.0.0.1/oauth/google/callback'] }],
@@ -57,18 +53,7 @@ const admin = openDatabase({ url: postgres.url, max: 1 });
 await migrate(admin.pool);
 await admin.close();
 
-const config = loadConfig({
-  PORT: '0',
-  HOST: '127.0.0.1',
-  DATABASE_URL: postgres.url,
-  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  GOOGLE_CLIENT_ID: client.clientId,
-  GOOGLE_CLIENT_SECRET: client.clientSecret,
-  GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-  GOOGLE_OAUTH_URL: emulator.url,
-  LOG_LEVEL: 'warn',
-});
-const gateway = await serve(config, createLogger('warn', new Writable({ write: (_c, _e, done) => done() })));
+const gateway = await serveBenchGateway(benchGatewayEnv(emulator, postgres.url));
 let mcp: Client | undefined;
 try {
   const tenant = await gateway.runtime.tenancy.createTenant('Bench');

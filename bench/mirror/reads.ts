@@ -5,18 +5,14 @@
  * MIRROR_READS=false (every read asks Google) on a second gateway sharing the database.
  * Appends the figures to bench/results/mirror-reads.md (BENCH_RECORD=0 to only print).
  */
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startGoogleEmulator } from '@calgate/google-emulator';
 import { migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../apps/gateway/src/config.ts';
-import { createLogger } from '../../apps/gateway/src/logger.ts';
-import { serve } from '../../apps/gateway/src/serve.ts';
+import { BENCH_OAUTH_CLIENT, benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
 import { median, percentile } from './measure.ts';
 
@@ -28,9 +24,8 @@ const ACCOUNTS = ['ann@example.com', 'bob@example.com', 'cat@example.com'];
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20);
 const SERIES = process.env.BENCH_SERIES !== '0';
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const quiet = () => createLogger('warn', new Writable({ write: (_c, _e, done) => done() }));
 
-const client = { clientId: 'bench.apps.googleusercontent.com', clientSecret: 'bench-secret' };
+const client = BENCH_OAUTH_CLIENT;
 // A month with 3 × 10 calendars: 20 single events and a daily series each.
 const emulator = await startGoogleEmulator({
   seed: {
@@ -96,22 +91,10 @@ const postgres = await startPostgres();
 const admin = openDatabase({ url: postgres.url, max: 1 });
 await migrate(admin.pool);
 await admin.close();
-const base = {
-  PORT: '0',
-  HOST: '127.0.0.1',
-  DATABASE_URL: postgres.url,
-  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-  GOOGLE_CLIENT_ID: client.clientId,
-  GOOGLE_CLIENT_SECRET: client.clientSecret,
-  GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-  GOOGLE_OAUTH_URL: emulator.url,
-  RATE_LIMIT_PER_MINUTE: '100000000',
-  RATE_LIMIT_BURST: '1000000',
-  LOG_LEVEL: 'warn',
-};
+const base = benchGatewayEnv(emulator, postgres.url);
 // The mirrored gateway runs its worker (the syncs); the other reads Google every time.
-const mirrored = await serve(loadConfig({ ...base, WORKER_IN_PROCESS: 'true' }), quiet());
-const direct = await serve(loadConfig({ ...base, MIRROR_READS: 'false' }), quiet());
+const mirrored = await serveBenchGateway({ ...base, WORKER_IN_PROCESS: 'true' });
+const direct = await serveBenchGateway({ ...base, MIRROR_READS: 'false' });
 const sessions: Client[] = [];
 const lines: string[] = [];
 const say = (line = '') => {

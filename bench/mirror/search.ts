@@ -5,18 +5,14 @@
  * MIRROR_MAX_STALENESS is an hour so no read waits for Google. Appends the figures to
  * bench/results/mirror-search.md (BENCH_RECORD=0 to only print).
  */
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startGoogleEmulator } from '@calgate/google-emulator';
 import { MirrorRepository, migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { loadConfig } from '../../apps/gateway/src/config.ts';
-import { createLogger } from '../../apps/gateway/src/logger.ts';
-import { serve } from '../../apps/gateway/src/serve.ts';
+import { BENCH_OAUTH_CLIENT, benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
 import { mirrorCalendar, random } from './data.ts';
 import { median, ms, percentile } from './measure.ts';
@@ -32,7 +28,7 @@ const say = (line = '') => {
   process.stdout.write(`${line}\n`);
 };
 
-const client = { clientId: 'bench.apps.googleusercontent.com', clientSecret: 'bench-secret' };
+const client = BENCH_OAUTH_CLIENT;
 const emulator = await startGoogleEmulator({
   seed: {
     oauthClients: [{ ...client, redirectUris: ['http://127.0.0.1/oauth/google/callback'] }],
@@ -51,23 +47,10 @@ const emulator = await startGoogleEmulator({
 const postgres = await startPostgres();
 const admin = openDatabase({ url: postgres.url, max: 2 });
 await migrate(admin.pool);
-const gateway = await serve(
-  loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_URL: postgres.url,
-    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    GOOGLE_CLIENT_ID: client.clientId,
-    GOOGLE_CLIENT_SECRET: client.clientSecret,
-    GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-    GOOGLE_OAUTH_URL: emulator.url,
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    RATE_LIMIT_BURST: '1000000',
-    MIRROR_MAX_STALENESS: '3600',
-    LOG_LEVEL: 'warn',
-  }),
-  createLogger('warn', new Writable({ write: (_c, _e, done) => done() })),
-);
+const gateway = await serveBenchGateway({
+  ...benchGatewayEnv(emulator, postgres.url),
+  MIRROR_MAX_STALENESS: '3600',
+});
 let session: Client | undefined;
 try {
   const tenant = await gateway.runtime.tenancy.createTenant('Bench');

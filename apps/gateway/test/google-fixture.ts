@@ -7,9 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import { type EmulatorSeed, type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
 import { GOOGLE_SCOPES } from '@calgate/providers';
-import { freePort } from '@calgate/testkit';
+import { ConnectionRepository, SecretBox } from '@calgate/store';
+import { freePort, type TestDatabase } from '@calgate/testkit';
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { main } from '../src/cli.ts';
+import { GoogleProviders } from '../src/google/providers.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 export interface OAuthClient {
@@ -187,4 +190,30 @@ export async function connectGoogleAccountByConsent(
   const back = await consent(emulator, start.headers.get('location') as string, account);
   expect(back.pathname).toBe('/oauth/google/callback');
   return fetch(`${gw.url}${back.pathname}${back.search}`, { headers: { cookie } });
+}
+
+/**
+ * The Google providers a gateway or worker builds, pointed at the emulator as the OAuth client
+ * `client`, over the test database; for tests that wire parts of the worker themselves.
+ */
+export function emulatorGoogleProviders(
+  emulator: TestEmulator,
+  client: OAuthClient,
+  db: TestDatabase,
+  log: Logger,
+): { box: SecretBox; connections: ConnectionRepository; providers: GoogleProviders } {
+  const box = new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]);
+  const connections = new ConnectionRepository(db.prisma, box);
+  const endpoints = { apiRootUrl: emulator.env.GOOGLE_API_ROOT_URL as string, oauthUrl: emulator.url };
+  const providers = new GoogleProviders(
+    {
+      client: { ...client, redirectUri: 'http://calgate.test/oauth/google/callback', endpoints },
+      serviceAccount: undefined,
+      endpoints,
+    },
+    connections,
+    log,
+    () => {},
+  );
+  return { box, connections, providers };
 }

@@ -7,13 +7,11 @@
 import { PROMPT_QUEUE, Scheduling, startBoss } from '@calgate/scheduler';
 import {
   ApiKeyRepository,
-  ConnectionRepository,
   type MirrorChange,
   MirrorFeedCursors,
   MirrorRepository,
   type ScheduleRecord,
   SchedulerRepository,
-  SecretBox,
   TenancyRepository,
 } from '@calgate/store';
 import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
@@ -22,7 +20,6 @@ import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GoogleProviders } from '../src/google/providers.ts';
 import { GoogleConnections } from '../src/google/service.ts';
 import { type FeedConsumer, type FeedLoop, startFeedConsumer } from '../src/mirror/feed.ts';
 import { calendarClients } from '../src/mirror/google-client.ts';
@@ -34,7 +31,7 @@ import {
   planSchedule,
   readsChanged,
 } from '../src/scheduler-events.ts';
-import { startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { emulatorGoogleProviders, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 
 const TENANT = 'tnt_feed';
 const ANN = 'ann@example.com';
@@ -131,24 +128,11 @@ beforeAll(async () => {
   );
   db = await createTestDatabase();
   await db.prisma.tenant.create({ data: { id: TENANT, name: 'Feed' } });
-  const box = new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]);
-  const connections = new ConnectionRepository(db.prisma, box);
-  const endpoints = { apiRootUrl: emulator.env.GOOGLE_API_ROOT_URL as string, oauthUrl: emulator.url };
-  const googleProviders = new GoogleProviders(
-    {
-      client: {
-        clientId: 'feed-client',
-        clientSecret: 'feed-secret',
-        redirectUri: 'http://calgate.test/oauth/google/callback',
-        endpoints,
-      },
-      serviceAccount: undefined,
-      endpoints,
-    },
+  const {
+    box,
     connections,
-    log,
-    () => {},
-  );
+    providers: googleProviders,
+  } = emulatorGoogleProviders(emulator, { clientId: 'feed-client', clientSecret: 'feed-secret' }, db, log);
   const keys = new ApiKeyRepository(db.prisma);
   const { key } = await keys.create(TENANT, { name: 'planner', toolsets: ['calendar', 'scheduler'] });
   await new GoogleConnections(

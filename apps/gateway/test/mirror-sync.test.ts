@@ -7,16 +7,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startBoss } from '@calgate/scheduler';
-import { ApiKeyRepository, ConnectionRepository, SecretBox, TenancyRepository } from '@calgate/store';
+import { ApiKeyRepository, TenancyRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GoogleProviders } from '../src/google/providers.ts';
 import { GoogleConnections } from '../src/google/service.ts';
 import { createMirrorQueue, MirrorJobs } from '../src/mirror/jobs.ts';
 import { touchRead } from '../src/mirror/reads.ts';
-import { startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { emulatorGoogleProviders, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 
 const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
 const TENANT = 'tnt_mirror';
@@ -164,23 +163,11 @@ beforeAll(async () => {
   );
   db = await createTestDatabase();
   await db.prisma.tenant.create({ data: { id: TENANT, name: 'Mirror' } });
-  const box = new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]);
-  const connections = new ConnectionRepository(db.prisma, box);
-  const endpoints = { apiRootUrl: emulator.env.GOOGLE_API_ROOT_URL as string, oauthUrl: emulator.url };
-  const providers = new GoogleProviders(
-    {
-      client: {
-        clientId: 'mirror-client',
-        clientSecret: 'mirror-secret',
-        redirectUri: 'http://calgate.test/oauth/google/callback',
-        endpoints,
-      },
-      serviceAccount: undefined,
-      endpoints,
-    },
-    connections,
+  const { connections, providers } = emulatorGoogleProviders(
+    emulator,
+    { clientId: 'mirror-client', clientSecret: 'mirror-secret' },
+    db,
     log,
-    () => {},
   );
   google = new GoogleConnections(
     providers,

@@ -10,11 +10,11 @@
  * recorded on the calendar's sync state by syncCalendar, and the job ends.
  */
 import { isCalgateError } from '@calgate/core';
-import { syncCalendar } from '@calgate/providers';
+import { type SyncResult, syncCalendar } from '@calgate/providers';
 import type { Database, MirrorRepository } from '@calgate/store';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { CalendarClients } from './google-client.ts';
+import type { CalendarClients, MirrorConnection } from './google-client.ts';
 
 /** The pg-boss queue of calendar syncs. */
 export const MIRROR_SYNC_QUEUE = 'calgate-mirror-sync';
@@ -119,6 +119,38 @@ export function isTransient(error: unknown): boolean {
   return isCalgateError(error) ? error.retry : true;
 }
 
+/**
+ * One sync of a connection's calendar to its end, with a client authorised for the connection.
+ * Google refusing a stored token (401) is worth one refresh, as the provider does: only a refused
+ * refresh means the account must be reconnected. Used by the worker's jobs and by reads that
+ * find the mirror stale.
+ */
+export async function syncConnectionCalendar(
+  clients: CalendarClients,
+  target: {
+    connection: MirrorConnection;
+    calendarId: string;
+    externalId: string;
+    store: MirrorRepository;
+    pageSize?: number;
+    signal?: AbortSignal;
+  },
+): Promise<SyncResult> {
+  const { connection, ...rest } = target;
+  const sync = async (refresh: boolean) =>
+    syncCalendar({
+      calendar: await clients.forConnection(connection, refresh),
+      tenantId: connection.tenantId,
+      ...rest,
+    });
+  return sync(false).catch((error: unknown) => {
+    if (isCalgateError(error) && error.code === 'needs_reauth' && connection.auth === 'oauth') {
+      return sync(true);
+    }
+    throw error;
+  });
+}
+
 /** Runs one job: the calendar's sync to its end, or a recorded reason why not. */
 export async function runMirrorSync(
   deps: MirrorSyncDeps,
@@ -134,24 +166,13 @@ export async function runMirrorSync(
   }
   const startedAt = Date.now();
   try {
-    const connection = { tenantId: job.tenantId, connectionId: target.connectionId, auth: target.auth };
-    const sync = async (refresh: boolean) =>
-      syncCalendar({
-        calendar: await deps.clients.forConnection(connection, refresh),
-        calendarId: job.calendarId,
-        tenantId: job.tenantId,
-        externalId: target.externalId,
-        store: deps.mirror,
-        ...(deps.pageSize === undefined ? {} : { pageSize: deps.pageSize }),
-        ...(signal === undefined ? {} : { signal }),
-      });
-    // Google refusing a stored token (401) is worth one refresh, as the provider does: only a
-    // refused refresh means the account must be reconnected.
-    const result = await sync(false).catch((error: unknown) => {
-      if (isCalgateError(error) && error.code === 'needs_reauth' && target.auth === 'oauth') {
-        return sync(true);
-      }
-      throw error;
+    const result = await syncConnectionCalendar(deps.clients, {
+      connection: { tenantId: job.tenantId, connectionId: target.connectionId, auth: target.auth },
+      calendarId: job.calendarId,
+      externalId: target.externalId,
+      store: deps.mirror,
+      ...(deps.pageSize === undefined ? {} : { pageSize: deps.pageSize }),
+      ...(signal === undefined ? {} : { signal }),
     });
     log.info(
       {

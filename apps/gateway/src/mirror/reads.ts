@@ -3,12 +3,11 @@
  * mirror may answer (sync now, queue a first sync, record a read), wired to Postgres, pg-boss and
  * the Google credentials of the connection.
  */
-import { isCalgateError } from '@calgate/core';
-import { type MirrorReadDeps, syncCalendar } from '@calgate/providers';
+import type { MirrorReadDeps } from '@calgate/providers';
 import type { Database, MirrorRepository } from '@calgate/store';
 import type { Logger } from 'pino';
 import type { CalendarClients } from './google-client.ts';
-import type { MirrorJobs } from './jobs.ts';
+import { type MirrorJobs, syncConnectionCalendar } from './jobs.ts';
 
 /** Writes at most once a minute per calendar, so a busy calendar's reads cost no extra writes. */
 const TOUCH_GRANULARITY = '1 minute';
@@ -69,21 +68,12 @@ export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
     mirror,
     maxStalenessMs: settings.maxStalenessMs,
     async sync(connection, calendar) {
-      const run = async (refresh: boolean) =>
-        syncCalendar({
-          calendar: await clients.forConnection(connection, refresh),
-          calendarId: calendar.id,
-          tenantId: connection.tenantId,
-          externalId: calendar.externalId,
-          store: mirror,
-          pageSize: settings.pageSize,
-        });
-      // A stored token Google refuses is worth one refresh, as for the worker's syncs.
-      await run(false).catch((error: unknown) => {
-        if (isCalgateError(error) && error.code === 'needs_reauth' && connection.auth === 'oauth') {
-          return run(true);
-        }
-        throw error;
+      await syncConnectionCalendar(clients, {
+        connection,
+        calendarId: calendar.id,
+        externalId: calendar.externalId,
+        store: mirror,
+        pageSize: settings.pageSize,
       });
     },
     async requestSync(tenantId, calendarId) {

@@ -375,26 +375,15 @@ function mirrorInput(event: CalendarEvent): MirrorEventInput {
 function deletion(calendar: CalendarRef, eventId: string, now: number): MirrorEventInput {
   const parsed = parseInstanceId(eventId);
   const originalStart = parsed === null ? null : instantOfKey(parsed.key, calendar.timeZone);
-  const instance = parsed !== null && originalStart !== null;
-  return {
-    eventId,
-    recurringEventId: instance ? parsed.masterId : null,
-    originalStart: instance ? new Date(originalStart) : null,
+  return toMirrorEvent({
+    id: eventId,
     status: 'cancelled',
-    summary: null,
-    description: null,
-    location: null,
-    allDay: false,
-    startAt: null,
-    endAt: null,
-    startDate: null,
-    endDate: null,
-    startTimeZone: null,
-    endTimeZone: null,
-    recurrence: [],
-    attendees: null,
-    updated: new Date(now),
-    etag: null,
-    raw: { id: eventId, status: 'cancelled' },
-  };
+    updated: new Date(now).toISOString(),
+    ...(parsed === null || originalStart === null
+      ? {}
+      : {
+          recurringEventId: parsed.masterId,
+          originalStartTime: { dateTime: new Date(originalStart).toISOString() },
+        }),
+  });
 }

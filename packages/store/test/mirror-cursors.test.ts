@@ -8,6 +8,7 @@ import {
   MirrorFeedCursors,
   MirrorRepository,
 } from '../src/index.ts';
+import { mirrorEvent } from './mirror-events.ts';
 import { failure } from './support.ts';
 
 let db: TestDatabase;
@@ -21,27 +22,8 @@ const TENANT = 'tnt_feed';
 const CALENDAR = 'cal_feed';
 let version = 0;
 
-const event = (eventId: string): MirrorEventInput => ({
-  eventId,
-  recurringEventId: null,
-  originalStart: null,
-  status: 'confirmed',
-  summary: eventId,
-  description: null,
-  location: null,
-  allDay: false,
-  startAt: new Date('2026-03-02T09:00:00Z'),
-  endAt: new Date('2026-03-02T10:00:00Z'),
-  startDate: null,
-  endDate: null,
-  startTimeZone: 'UTC',
-  endTimeZone: 'UTC',
-  recurrence: [],
-  attendees: null,
-  updated: new Date('2026-03-01T00:00:00Z'),
-  etag: `"${eventId}-${++version}"`,
-  raw: { id: eventId, summary: eventId },
-});
+const event = (eventId: string): MirrorEventInput =>
+  mirrorEvent(eventId, { etag: `"${eventId}-${++version}"` });
 
 /** Changes these events in the mirror (a new etag each time): one feed row each. */
 async function change(...ids: string[]): Promise<void> {

@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MirrorEventInput, MirrorRepository } from '../src/index.ts';
+import { MirrorRepository } from '../src/index.ts';
+import { mirrorEvent } from './mirror-events.ts';
 import { failure } from './support.ts';
 
 let db: TestDatabase;
@@ -40,28 +41,7 @@ afterAll(async () => {
   await db.close();
 });
 
-const event = (eventId: string, extra: Partial<MirrorEventInput> = {}): MirrorEventInput => ({
-  eventId,
-  recurringEventId: null,
-  originalStart: null,
-  status: 'confirmed',
-  summary: eventId,
-  description: null,
-  location: null,
-  allDay: false,
-  startAt: new Date('2026-03-02T09:00:00Z'),
-  endAt: new Date('2026-03-02T10:00:00Z'),
-  startDate: null,
-  endDate: null,
-  startTimeZone: 'UTC',
-  endTimeZone: 'UTC',
-  recurrence: [],
-  attendees: null,
-  updated: new Date('2026-03-01T00:00:00Z'),
-  etag: `"${eventId}-1"`,
-  raw: { id: eventId, summary: extra.summary ?? eventId },
-  ...extra,
-});
+const event = mirrorEvent;
 
 async function feedFor(calendarId: string): Promise<string[]> {
   const { changes } = await mirror.changesSince(0n, 10_000);

@@ -201,7 +201,12 @@ describe('/api/v1/audit with dashboard actions', () => {
       const [row] = await entries(`?actor=${formulaKey}`);
       const { status, body } = await call(gw, 'GET', `/api/v1/audit/${row.id}`, { as: ann });
       expect(status).toBe(200);
-      expect(body.entry).toMatchObject({ id: row.id, tool: 'list_calendars', clientName: '-probe/1.0' });
+      expect(body.entry).toMatchObject({
+        id: row.id,
+        tool: 'list_calendars',
+        clientName: '-probe/1.0',
+        clientAddress: '127.0.0.1',
+      });
       expect(body.entry.requestId).toMatch(/^req_/);
       expect(typeof body.entry.latencyMs).toBe('number');
     });
@@ -251,14 +256,32 @@ describe('/api/v1/audit with dashboard actions', () => {
       expect(headers.get('content-disposition')).toMatch(/^attachment; filename="calgate-audit-.*\.csv"$/);
       const rows = parseCsv(text);
       const header = rows[0] as string[];
-      expect(header).toEqual(
-        expect.arrayContaining(['id', 'at', 'actor_name', 'tool_or_action', 'error_message', 'client_name']),
-      );
+      // The columns in order: a consumer reading by position keeps working as columns are added
+      // at the end (client_address came last).
+      expect(header).toEqual([
+        'id',
+        'at',
+        'kind',
+        'actor_kind',
+        'actor_id',
+        'actor_name',
+        'tool_or_action',
+        'target',
+        'calendar_ids',
+        'outcome',
+        'error_code',
+        'error_message',
+        'latency_ms',
+        'request_id',
+        'client_name',
+        'client_address',
+      ]);
       expect(rows.length - 1).toBe((await entries('?limit=200')).length);
       const col = (name: string) => header.indexOf(name);
       const formulaCall = rows.find((row) => row[col('actor_id')] === formulaKey) as string[];
       expect(formulaCall[col('actor_name')]).toBe(`'${FORMULA_NAME}`);
       expect(formulaCall[col('client_name')]).toBe("'-probe/1.0");
+      expect(formulaCall[col('client_address')]).toBe('127.0.0.1');
       // The raw text quotes the cell and doubles its quotes.
       expect(text).toContain(`"'=HYPERLINK(""http://evil.test"",""x"")"`);
       for (const row of rows.slice(1)) {

@@ -76,6 +76,8 @@ describe('the audit page in Chromium: dashboard actions, filters, row detail and
     const text = (await detail.textContent()) ?? '';
     expect(text).toContain('Dashboard action');
     expect(text).toMatch(/Request id\s*req_/);
+    // The address the action came from (no proxy in front here: the browser's own).
+    expect(text).toContain('Client address127.0.0.1');
     expect(text).toContain(revoked);
     await screenshot(page, 'audit-detail-action');
 
@@ -91,7 +93,9 @@ describe('the audit page in Chromium: dashboard actions, filters, row detail and
       .click();
     const call = page.getByRole('region', { name: /list_calendars/ });
     await call.waitFor();
-    await expect(call.textContent()).resolves.toMatch(/Clientclaude-code\/2\.1\.0.*Latency\d+ ms/);
+    await expect(call.textContent()).resolves.toMatch(
+      /Clientclaude-code\/2\.1\.0Client address127\.0\.0\.1Latency\d+ ms/,
+    );
   });
 
   it('finds nothing before the first action, and everything from today on', async () => {

@@ -24,7 +24,7 @@ function parse(line: string): PendingAuditRecord | undefined {
     const row = JSON.parse(line) as Partial<Record<keyof PendingAuditRecord, unknown>>;
     const at = typeof row.at === 'string' ? new Date(row.at) : undefined;
     const textOrNull = (value: unknown) => typeof value === 'string' || value === null;
-    // Segments written before dashboard actions were recorded lack these fields.
+    // Segments written before dashboard actions (and client addresses) were recorded lack these fields.
     const optionalText = (value: unknown) => value === undefined || textOrNull(value);
     if (
       typeof row.entryId !== 'string' ||
@@ -41,6 +41,7 @@ function parse(line: string): PendingAuditRecord | undefined {
       !optionalText(row.actorUserId) ||
       !optionalText(row.clientName) ||
       !optionalText(row.errorMessage) ||
+      !optionalText(row.clientAddress) ||
       !(row.kind === undefined || row.kind === 'tool' || row.kind === 'dashboard') ||
       !(
         row.target === undefined ||
@@ -68,6 +69,7 @@ function parse(line: string): PendingAuditRecord | undefined {
       ...(row.target === undefined ? {} : { target: row.target as string[] }),
       ...(row.clientName === undefined ? {} : { clientName: row.clientName as string | null }),
       ...(row.errorMessage === undefined ? {} : { errorMessage: row.errorMessage as string | null }),
+      ...(row.clientAddress === undefined ? {} : { clientAddress: row.clientAddress as string | null }),
     };
   } catch {
     return undefined;

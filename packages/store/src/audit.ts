@@ -22,6 +22,8 @@ export interface AuditRecord {
   clientName?: string | null;
   /** What a failed dashboard action answered, shortened. */
   errorMessage?: string | null;
+  /** The request's address (see clientAddressOf): the client behind a trusted proxy, else the peer. */
+  clientAddress?: string | null;
 }
 
 export type AuditKind = 'tool' | 'dashboard';
@@ -330,12 +332,12 @@ export class PostgresAuditLog implements AuditLog {
   async #insert(rows: PendingAuditRecord[]): Promise<void> {
     await this.#db.pool.query(
       `INSERT INTO audit_log (entry_id, tenant_id, key_id, request_id, tool, calendar_ids, outcome, error_code, latency_ms, created_at,
-                              kind, actor_user_id, target, client_name, error_message)
+                              kind, actor_user_id, target, client_name, error_message, client_address)
        SELECT id, t, k, r, tool, ARRAY(SELECT json_array_elements_text(c::json)), o::"AuditOutcome", e, l, a,
-              kind, u, ARRAY(SELECT json_array_elements_text(g::json)), cn, em
+              kind, u, ARRAY(SELECT json_array_elements_text(g::json)), cn, em, ca
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::timestamptz[],
-                   $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
-         WITH ORDINALITY AS x(id, t, k, r, tool, c, o, e, l, a, kind, u, g, cn, em, n)
+                   $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+         WITH ORDINALITY AS x(id, t, k, r, tool, c, o, e, l, a, kind, u, g, cn, em, ca, n)
        WHERE EXISTS (SELECT 1 FROM tenants WHERE tenants.id = x.t)
        ORDER BY n
        ON CONFLICT (entry_id) DO NOTHING`,
@@ -355,6 +357,7 @@ export class PostgresAuditLog implements AuditLog {
         rows.map((row) => JSON.stringify(row.target ?? [])),
         rows.map((row) => row.clientName ?? null),
         rows.map((row) => row.errorMessage ?? null),
+        rows.map((row) => row.clientAddress ?? null),
       ],
     );
   }

@@ -30,7 +30,7 @@ export {
   MemoryAuditLog,
   PostgresAuditLog,
 } from './audit.ts';
-export { clientNameOf } from './audit-client.ts';
+export { clientAddressOf, clientNameOf } from './audit-client.ts';
 export { csvCell, csvLine } from './audit-csv.ts';
 export {
   type AuditFilter,

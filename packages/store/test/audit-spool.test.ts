@@ -185,7 +185,8 @@ describe('the audit log keeps every row through a Postgres outage', () => {
     await relay.cut();
     const audit = new PostgresAuditLog(viaRelay, { ...FAST, spoolDir });
     for (let n = 0; n < 40; n++) {
-      audit.record(call(tenantId, n));
+      // Half of them with a client address: the spool keeps it, and its absence, as recorded.
+      audit.record(call(tenantId, n, n % 2 === 0 ? { clientAddress: '203.0.113.7' } : {}));
     }
     await audit.close();
     expect(await spoolLines(spoolDir)).toBe(40);
@@ -195,6 +196,14 @@ describe('the audit log keeps every row through a Postgres outage', () => {
     const next = new PostgresAuditLog(db, { ...FAST, spoolDir });
     await next.flush();
     expect(await stored(tenantId)).toEqual({ rows: 40, ids: 40 });
+    const { rows: addresses } = await db.pool.query(
+      'SELECT client_address, count(*)::int AS n FROM audit_log WHERE tenant_id = $1 GROUP BY 1 ORDER BY 1',
+      [tenantId],
+    );
+    expect(addresses).toEqual([
+      { client_address: '203.0.113.7', n: 20 },
+      { client_address: null, n: 20 },
+    ]);
     await next.close();
   });
 

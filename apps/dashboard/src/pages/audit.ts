@@ -21,6 +21,7 @@ interface Entry {
   latencyMs: number;
   requestId: string | null;
   clientName: string | null;
+  clientAddress: string | null;
   at: string;
 }
 
@@ -48,8 +49,8 @@ function actorLabel(actor: Actor | null): string {
 
 /**
  * Tool calls and dashboard actions, newest first, filtered by actor, tools and actions, outcome
- * and date range. A row opens its detail (request id, error text, client, latency); the CSV link
- * always carries the current filters.
+ * and date range. A row opens its detail (request id, error text, client and its address,
+ * latency); the CSV link always carries the current filters.
  */
 export async function renderAudit(root: HTMLElement): Promise<void> {
   const [facets, matrix] = await Promise.all([
@@ -155,6 +156,7 @@ export async function renderAudit(root: HTMLElement): Promise<void> {
         fact('Error', entry.errorMessage),
         fact('Request id', entry.requestId),
         fact('Client', entry.clientName),
+        fact('Client address', entry.clientAddress),
         fact('Latency', `${entry.latencyMs} ms`),
         fact('Target', entry.target.join(', ') || null),
         fact('Calendars', entry.calendarIds.map((c) => names.get(c) ?? c).join(', ') || null),

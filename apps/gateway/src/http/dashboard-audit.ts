@@ -1,4 +1,4 @@
-import type { AuditLog, AuditRecord, UserRepository } from '@calgate/store';
+import { type AuditLog, type AuditRecord, clientAddressOf, type UserRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readCookie, SESSION_COOKIE, type SessionManager } from '../session.ts';
 
@@ -186,7 +186,8 @@ function outcomeOf(status: number): AuditRecord['outcome'] {
  * session are not recorded (they belong to no tenant), except sign-up and sign-in: a successful
  * one names its new session's user, and a wrong password for a known email is recorded as a
  * denied `auth.signin` of that person, in their tenant. No body field is stored but ids and
- * settings from an allow-list; passwords, key secrets and tokens never are.
+ * settings from an allow-list; passwords, key secrets and tokens never are. The row keeps the
+ * request's address (`request.ip`, the client behind a proxy TRUST_PROXY trusts), no header.
  */
 export function registerDashboardAudit(app: FastifyInstance, deps: DashboardAuditDeps): void {
   const pending = new WeakMap<FastifyRequest, Pending>();
@@ -249,6 +250,7 @@ export function registerDashboardAudit(app: FastifyInstance, deps: DashboardAudi
       target: targetOf(request),
       clientName: null,
       errorMessage: entry.error ?? null,
+      clientAddress: clientAddressOf(request.ip),
     });
   });
 

@@ -1,5 +1,5 @@
 import type { RateLimiter } from '@calgate/locks';
-import { type AuditLog, clientNameOf, type KeyAccess } from '@calgate/store';
+import { type AuditLog, clientAddressOf, clientNameOf, type KeyAccess } from '@calgate/store';
 import {
   type BudgetLimits,
   CalendarAccess,
@@ -221,6 +221,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           keyId: key.keyId,
           requestId: request.id,
           clientName: clientNameOf(request.headers['user-agent']),
+          clientAddress: clientAddressOf(request.ip),
           at: new Date(),
         });
       },

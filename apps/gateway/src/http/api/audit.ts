@@ -142,6 +142,8 @@ function present(entry: AuditRow, actors: Map<string, AuditActor>) {
     latencyMs: entry.latencyMs,
     requestId: entry.requestId,
     clientName: entry.clientName,
+    /** `request.ip` of the call or action: the client behind a trusted proxy, else the peer. */
+    clientAddress: entry.clientAddress,
     at: entry.createdAt,
   };
 }
@@ -162,6 +164,8 @@ const CSV_HEADER = [
   'latency_ms',
   'request_id',
   'client_name',
+  // Added after the others, so a consumer reading columns by position keeps working.
+  'client_address',
 ];
 
 async function* csvOf(
@@ -187,6 +191,7 @@ async function* csvOf(
       row.latencyMs,
       row.requestId,
       row.clientName,
+      row.clientAddress,
     ]);
   }
 }

@@ -167,3 +167,75 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
     return this.#verifier;
   }
 }
+
+/** What the token endpoint answers for a granted code or a refresh token. */
+export interface TokenAnswer {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+/**
+ * A whole connection through the HTTP endpoints, as an app and the signed-in person make it:
+ * register, /oauth/authorize, the consent page's answer (allow, with these calendars and
+ * toolsets), then the code at the token endpoint. `resource` is the MCP URL the gateway serves
+ * under its PUBLIC_URL (the listening address's by default). Returns the client id and the
+ * token endpoint's whole answer, as text too (for tests that search it).
+ */
+export async function approveApp(
+  gw: TestGateway,
+  as: Browser,
+  callback: Callback,
+  choice: {
+    calendars: { calendarId: string; read: boolean; write: boolean }[];
+    toolsets?: string[];
+    resource?: string;
+  },
+): Promise<{ clientId: string; tokens: TokenAnswer; raw: string }> {
+  const resource = choice.resource ?? gw.mcpUrl;
+  const registered = await registerClient(gw, {
+    client_name: 'Test Agent',
+    redirect_uris: [callback.redirectUri],
+  });
+  if (registered.status !== 201) {
+    throw new Error(`registration answered ${registered.status}: ${JSON.stringify(registered.body)}`);
+  }
+  const clientId = registered.body.client_id as string;
+  const { verifier, challenge } = pkce();
+  const started = await authorize(gw, {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: callback.redirectUri,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    resource,
+  });
+  const decided = await decide(gw, as, consentRequest(started.location), {
+    decision: 'allow',
+    calendars: choice.calendars,
+    ...(choice.toolsets === undefined ? {} : { toolsets: choice.toolsets }),
+  });
+  if (decided.status !== 200) {
+    throw new Error(`consent answered ${decided.status}: ${JSON.stringify(decided.body)}`);
+  }
+  const code = new URL(decided.body.redirectTo).searchParams.get('code') ?? '';
+  const response = await fetch(`${gw.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: callback.redirectUri,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource,
+    }).toString(),
+  });
+  const raw = await response.text();
+  if (response.status !== 200) {
+    throw new Error(`the token endpoint answered ${response.status}: ${raw}`);
+  }
+  return { clientId, tokens: JSON.parse(raw) as TokenAnswer, raw };
+}

@@ -16,7 +16,7 @@ import {
   type TestGateway,
   textOf,
 } from './harness.ts';
-import { type Callback, MemoryOAuthProvider, startCallback } from './oauth-flow.ts';
+import { type Callback, MemoryOAuthProvider, pkce, registerClient, startCallback } from './oauth-flow.ts';
 import { selfSignedCertificate, type TestCertificate } from './tls.ts';
 
 const PASSWORD = 'correct horse battery staple';
@@ -132,6 +132,16 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
         await expect(
           consentPage.getByText(`You will return to ${new URL(callback.redirectUri).host}.`).count(),
         ).resolves.toBe(1);
+        // What the app asks for, in plain words (the SDK asked for both scopes).
+        const asks = consentPage.getByRole('region', { name: 'What Test Agent asks for' });
+        const asked = (await asks.getByRole('listitem').allTextContents()).map((text) => text.trim());
+        expect(asked).toEqual([
+          expect.stringMatching(/^See the calendars you tick below and their events \(calendars:read\)$/),
+          expect.stringMatching(
+            /^Create, change and delete events on the calendars you tick Write for \(calendars:write\)$/,
+          ),
+        ]);
+        await asks.getByText('Test Agent asks to read and to change events', { exact: false }).waitFor();
         // Read-only on every readable calendar by default.
         expect(await consentPage.getByLabel('Read Work (Calgate calendars)').isChecked()).toBe(true);
         expect(await consentPage.getByLabel('Read Home (Calgate calendars)').isChecked()).toBe(true);
@@ -207,6 +217,121 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
     const params = await arrived;
     expect(params.get('error')).toBe('access_denied');
     expect(params.get('code')).toBeNull();
+  });
+});
+
+describe('toolsets and scopes on the consent page (Chromium)', () => {
+  const email = 'cara@example.test';
+  let gw: TestGateway;
+  let browser: Browser;
+  let page: Page;
+  let callback: Callback;
+  let calendars: { work: string; home: string };
+
+  beforeAll(async () => {
+    const port = await freePort();
+    gw = await startTestGateway({
+      ...HIGH_RATE_LIMITS,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+    });
+    callback = await startCallback();
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await signUp(page, gw.url, email, PASSWORD);
+    calendars = await seedCalendars(gw.db, email);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await callback?.close();
+    await gw?.stop();
+  });
+
+  it('unticking a toolset (and ticking another) leaves the connection without its tools', async () => {
+    const { client } = await sdkFlow({
+      mcpUrl: gw.mcpUrl,
+      page,
+      callback,
+      consent: async (consentPage) => {
+        await consentPage.getByRole('heading', { level: 1, name: /^Allow Test Agent/ }).waitFor();
+        const toolsets = consentPage.getByRole('group', { name: 'Tools the app may use' });
+        const box = (name: string) => toolsets.getByRole('checkbox', { name, exact: true });
+        // calendar, booking and search ticked by default; rules and scheduler not.
+        for (const [name, ticked] of [
+          ['calendar', true],
+          ['booking', true],
+          ['search', true],
+          ['rules', false],
+          ['scheduler', false],
+        ] as const) {
+          expect(await box(name).isChecked(), name).toBe(ticked);
+        }
+        await box('booking').uncheck();
+        await box('search').uncheck();
+        await box('rules').check();
+        await consentPage.getByLabel('Write Work (Calgate calendars)').check();
+        await consentPage.getByRole('button', { name: /^Allow/ }).click();
+      },
+    });
+    try {
+      const listed = (await client.listTools()).tools.map((tool) => tool.name);
+      expect(listed).toEqual(expect.arrayContaining(['list_calendars', 'create_event', 'list_projects']));
+      for (const hidden of ['book_slot', 'find_free_slots', 'search', 'fetch']) {
+        expect(listed).not.toContain(hidden);
+      }
+      const booked = await client.callTool({
+        name: 'book_slot',
+        arguments: {
+          calendarId: calendars.work,
+          start: '2026-12-02T10:00:00Z',
+          end: '2026-12-02T10:30:00Z',
+          summary: 'Not allowed',
+        },
+      });
+      expect(booked.isError).toBe(true);
+      expect(textOf(booked)).toMatch(/'booking' toolset/);
+      const { rows } = await gw.db.pool.query('SELECT count(*)::int AS n FROM bookings');
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await client.close();
+    }
+    // The connection holds the toolsets ticked, nothing else.
+    const { rows } = await gw.db.pool.query<{ toolsets: string[] }>(
+      "SELECT toolsets FROM api_keys WHERE kind = 'oauth' AND revoked_at IS NULL",
+    );
+    expect(rows.map((row) => row.toolsets)).toEqual([['calendar', 'rules']]);
+  });
+
+  it('a client asking for read only is told so, and Write cannot be ticked', async () => {
+    const registered = await registerClient(gw, {
+      client_name: 'Reader',
+      redirect_uris: [callback.redirectUri],
+    });
+    expect(registered.status).toBe(201);
+    const url = new URL(`${gw.url}/oauth/authorize`);
+    for (const [name, value] of Object.entries({
+      response_type: 'code',
+      client_id: registered.body.client_id as string,
+      redirect_uri: callback.redirectUri,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      scope: 'calendars:read',
+    })) {
+      url.searchParams.set(name, value);
+    }
+    await page.goto(url.toString());
+    const asks = page.getByRole('region', { name: 'What Reader asks for' });
+    await asks.waitFor();
+    expect((await asks.getByRole('listitem').allTextContents()).map((text) => text.trim())).toEqual([
+      'See the calendars you tick below and their events (calendars:read)',
+    ]);
+    await asks.getByText('Reader asks for read access only: it cannot change any event.').waitFor();
+    expect(await page.getByLabel('Write Work (Calgate calendars)').isDisabled()).toBe(true);
+    await screenshot(page, 'oauth-consent-read-only');
+    const arrived = callback.next();
+    await page.getByRole('button', { name: 'Deny' }).click();
+    expect((await arrived).get('error')).toBe('access_denied');
   });
 });
 

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_TOOLSETS, TOOLSETS } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
+import { catalogue } from '@calgate/tools';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Body, type Browser, call, sessionFor } from './api-client.ts';
@@ -99,7 +101,7 @@ describe('OAuth authorization server', () => {
   async function codeFor(
     as: Browser,
     calendars: { calendarId: string; read: boolean; write: boolean }[],
-    options: { clientId?: string; scope?: string; target?: TestGateway } = {},
+    options: { clientId?: string; scope?: string; target?: TestGateway; toolsets?: string[] } = {},
   ) {
     const target = options.target ?? gw;
     const clientId = options.clientId ?? (await newClient({}, target)).client_id;
@@ -118,6 +120,7 @@ describe('OAuth authorization server', () => {
     const decided = await decide(target, as, consentRequest(started.location), {
       decision: 'allow',
       calendars,
+      ...(options.toolsets === undefined ? {} : { toolsets: options.toolsets }),
     });
     expect(decided.status, JSON.stringify(decided.body)).toBe(200);
     const back = new URL(decided.body.redirectTo);
@@ -131,8 +134,12 @@ describe('OAuth authorization server', () => {
     as: Browser,
     calendars: { calendarId: string; read: boolean; write: boolean }[],
     target = gw,
+    toolsets?: string[],
   ) {
-    const { clientId, verifier, code } = await codeFor(as, calendars, { target });
+    const { clientId, verifier, code } = await codeFor(as, calendars, {
+      target,
+      ...(toolsets === undefined ? {} : { toolsets }),
+    });
     const token = await postForm(target.url, '/oauth/token', {
       grant_type: 'authorization_code',
       code,
@@ -233,6 +240,11 @@ describe('OAuth authorization server', () => {
       redirectHost: new URL(callback.redirectUri).host,
     });
     expect(page.body.allowWrite).toBe(true);
+    // No scope named: the client is taken to ask for both, each said in plain words.
+    expect(page.body.scopes).toEqual([
+      { scope: 'calendars:read', description: expect.stringMatching(/^See the calendars/) },
+      { scope: 'calendars:write', description: expect.stringMatching(/^Create, change and delete events/) },
+    ]);
     expect(page.body.calendars.map((c: { summary: string }) => c.summary).sort()).toEqual(['Home', 'Work']);
 
     const tokens = await tokensFor(ann, [{ calendarId: work, read: true, write: false }]);
@@ -268,6 +280,86 @@ describe('OAuth authorization server', () => {
     expect(created.isError, textOf(created)).toBeFalsy();
   });
 
+  it('consent offers every toolset (the default ones ticked); the connection gets only those chosen', async () => {
+    const clientId = (await newClient()).client_id;
+    const request = consentRequest((await begin(clientId)).location);
+    const page = await call(gw, 'GET', `/api/v1/oauth/consent?request=${encodeURIComponent(request)}`, {
+      as: ann,
+    });
+    expect(page.status).toBe(200);
+    expect(page.body.toolsets.map((t: { name: string }) => t.name)).toEqual([...TOOLSETS]);
+    for (const toolset of page.body.toolsets as { name: string; description: string; checked: boolean }[]) {
+      expect(toolset.checked, toolset.name).toBe(
+        (DEFAULT_TOOLSETS as readonly string[]).includes(toolset.name),
+      );
+      expect(toolset.description, toolset.name).not.toBe(toolset.name);
+    }
+    // Unknown or no toolsets are refused, and connect nothing.
+    const unknown = await decide(gw, ann, request, {
+      decision: 'allow',
+      calendars: [{ calendarId: work, read: true, write: false }],
+      toolsets: ['calendar', 'admin'],
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toMatch(/Unknown toolset 'admin'/);
+    const none = await decide(gw, ann, request, {
+      decision: 'allow',
+      calendars: [{ calendarId: work, read: true, write: false }],
+      toolsets: [],
+    });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toMatch(/at least one toolset/);
+    expect(await gw.runtime.deps.dashboard.oauth.listConnections(ann.tenantId)).not.toContainEqual(
+      expect.objectContaining({ clientId }),
+    );
+
+    // search and rules (rules is not ticked by default): tools/list holds their tools only.
+    const chosen = ['search', 'rules'];
+    const tokens = await tokensFor(ann, [{ calendarId: work, read: true, write: true }], gw, chosen);
+    const connection = (await gw.runtime.deps.dashboard.oauth.listConnections(ann.tenantId)).find(
+      (c) => c.clientId === tokens.clientId,
+    );
+    expect(connection?.toolsets).toEqual(chosen);
+    const client = await mcp(tokens.access_token);
+    const listed = (await client.listTools()).tools.map((tool) => tool.name);
+    const toolsetOf = new Map(
+      catalogue().entries.map((entry) => [entry.definition.name, entry.definition.toolset]),
+    );
+    expect(listed).toEqual(expect.arrayContaining(['search', 'fetch', 'list_projects']));
+    for (const name of listed) {
+      expect(chosen, name).toContain(toolsetOf.get(name));
+    }
+    for (const hidden of ['list_calendars', 'list_events', 'create_event', 'book_slot', 'find_free_slots']) {
+      expect(listed).not.toContain(hidden);
+      expect(toolsetOf.has(hidden), hidden).toBe(true);
+    }
+    // A tool of a toolset left unticked is refused, even on a calendar with Write.
+    const refused = await client.callTool({
+      name: 'create_event',
+      arguments: {
+        calendarId: work,
+        summary: 'Not allowed',
+        start: { dateTime: '2026-12-03T10:00:00+01:00' },
+        end: { dateTime: '2026-12-03T11:00:00+01:00' },
+      },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/'calendar' toolset/);
+    const listEvents = await client.callTool({
+      name: 'list_events',
+      arguments: { calendarId: work, timeMin: '2026-12-01T00:00:00Z', timeMax: '2026-12-05T00:00:00Z' },
+    });
+    expect(listEvents.isError).toBe(true);
+    expect(textOf(listEvents)).toMatch(/'calendar' toolset/);
+    const { rows } = await gw.db.pool.query(
+      "SELECT count(*)::int AS n FROM local_events WHERE summary = 'Not allowed'",
+    );
+    expect(rows[0].n).toBe(0);
+    // A chosen toolset's tool answers.
+    const projects = await client.callTool({ name: 'list_projects', arguments: {} });
+    expect(projects.isError, textOf(projects)).toBeFalsy();
+  });
+
   it('a client that asked for read only cannot be given Write', async () => {
     const clientId = (await newClient()).client_id;
     const started = await begin(clientId, {
@@ -278,6 +370,7 @@ describe('OAuth authorization server', () => {
       as: ann,
     });
     expect(page.body.allowWrite).toBe(false);
+    expect(page.body.scopes.map((s: { scope: string }) => s.scope)).toEqual(['calendars:read']);
     const refused = await decide(gw, ann, request, {
       decision: 'allow',
       calendars: [{ calendarId: work, read: true, write: true }],
@@ -298,6 +391,11 @@ describe('OAuth authorization server', () => {
     const page = await call(gw, 'GET', `/api/v1/oauth/consent?request=${encodeURIComponent(request)}`, {
       as: member,
     });
+    // The app did ask for write (the page says so); the member just cannot grant it.
+    expect(page.body.scopes.map((s: { scope: string }) => s.scope)).toEqual([
+      'calendars:read',
+      'calendars:write',
+    ]);
     expect(page.body.allowWrite).toBe(false);
     const write = await decide(gw, member, request, {
       decision: 'allow',

@@ -9,6 +9,8 @@ interface ConsentRequest {
     kind: 'registered' | 'metadata_document';
     redirectHost: string;
   };
+  /** The scopes the client asked for, each with its meaning in plain words. */
+  scopes: { scope: string; description: string }[];
   allowWrite: boolean;
   calendars: { id: string; summary: string; accountEmail: string; writable: boolean }[];
   toolsets: { name: string; description: string; checked: boolean }[];
@@ -29,12 +31,43 @@ function byAccount(calendars: ConsentRequest['calendars']): Map<string, ConsentR
   return groups;
 }
 
+function asksToWrite(consent: ConsentRequest): boolean {
+  return consent.scopes.some(({ scope }) => scope === 'calendars:write');
+}
+
 /** Why Write cannot be ticked for a calendar, or null when it can. */
 function writeRefusal(consent: ConsentRequest, writable: boolean): string | null {
-  if (!consent.allowWrite) {
+  if (!asksToWrite(consent)) {
     return `${consent.client.name} asked for read access only.`;
   }
+  if (!consent.allowWrite) {
+    return 'Members connect apps with Read only; an owner or admin can grant Write.';
+  }
   return writable ? null : 'The account can only read this calendar; Calgate cannot write to it.';
+}
+
+/** What the client asked for: each scope in plain words (its name beside it), and whether it may write at all. */
+function requestedAccess(consent: ConsentRequest): HTMLElement {
+  const { name } = consent.client;
+  return h(
+    'section',
+    { 'aria-labelledby': 'consent-asks' },
+    h('h2', { id: 'consent-asks' }, `What ${name} asks for`),
+    h(
+      'ul',
+      {},
+      consent.scopes.map(({ scope, description }) =>
+        h('li', {}, `${description} `, h('span', { class: 'muted' }, '(', h('code', {}, scope), ')')),
+      ),
+    ),
+    h(
+      'p',
+      {},
+      asksToWrite(consent)
+        ? `${name} asks to read and to change events; it may change events only on calendars where you tick Write.`
+        : `${name} asks for read access only: it cannot change any event.`,
+    ),
+  );
 }
 
 /**
@@ -237,6 +270,7 @@ export async function renderConsent(root: HTMLElement): Promise<void> {
     client.kind === 'metadata_document'
       ? h('p', {}, 'The app identifies itself by ', h('code', {}, client.clientId), '.')
       : h('p', { class: 'muted' }, 'Client ID ', h('code', {}, client.clientId)),
+    requestedAccess(consent),
     form,
   );
 }

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { parse } from '../http/api/deps.ts';
 import type { DashboardGuard } from '../http/api/guard.ts';
 import { redirectWith } from './server.ts';
-import type { AuthorizationRequests, PendingAuthorization } from './tokens.ts';
+import type { AuthorizationRequests, PendingAuthorization, Scope } from './tokens.ts';
 
 export interface ConsentDeps {
   guard: DashboardGuard;
@@ -30,6 +30,12 @@ const TOOLSET_DESCRIPTIONS: Record<string, string> = {
   search: 'Search events and fetch them (search / fetch)',
   rules: 'Projects, classification rules and timesheets',
   scheduler: 'Prompts the app schedules for itself',
+};
+
+/** The scopes in plain words, for the consent page to say what the client asks for. */
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'calendars:read': 'See the calendars you tick below and their events',
+  'calendars:write': 'Create, change and delete events on the calendars you tick Write for',
 };
 
 const RequestQuery = z.strictObject({ request: z.string().min(1).max(8192) });
@@ -118,6 +124,8 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
         kind: client.kind,
         redirectHost: new URL(authorization.redirectUri).host,
       },
+      // What the client asked for (all scopes when it named none), in plain words.
+      scopes: authorization.scopes.map((scope) => ({ scope, description: SCOPE_DESCRIPTIONS[scope] })),
       // Members connect apps with Read only, so their page offers no Write.
       allowWrite:
         authorization.scopes.includes('calendars:write') && request.dashboardUser?.role !== 'member',

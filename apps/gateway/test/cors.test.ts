@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { freePort } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rpc, startTestGateway, type TestGateway } from './harness.ts';
+import { HIGH_RATE_LIMITS, rpc, startTestGateway, type TestGateway } from './harness.ts';
 
 const LIST_TOOLS = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 
@@ -47,9 +47,15 @@ function postWithHost(url: string, host: string, headers: Record<string, string>
   });
 }
 
+/** The lists a browser-based MCP client needs, exactly (MCP streamable HTTP and OAuth). */
+const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
+const ALLOW_HEADERS =
+  'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id, accept';
+const EXPOSE_HEADERS = 'mcp-session-id, www-authenticate';
+
 function expectCorsAnswer(response: Response, origin: string) {
   expect(response.headers.get('access-control-allow-origin')).toBe(origin);
-  expect(response.headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate');
+  expect(response.headers.get('access-control-expose-headers')).toBe(EXPOSE_HEADERS);
   expect(response.headers.get('vary')).toMatch(/Origin/);
 }
 
@@ -202,6 +208,98 @@ describe('CORS, Origin and Host on a loopback PUBLIC_URL', () => {
     for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
       const local = await postWithHost(`${publicUrl}/api/mcp`, host, { authorization: `Bearer ${secret}` });
       expect(local.status, host).toBe(200);
+    }
+  });
+});
+
+describe('CORS on every endpoint a browser-based MCP client calls', () => {
+  const ALLOWED = 'https://app.example.com';
+  const FOREIGN = 'https://evil.example';
+  /**
+   * Each endpoint with the method a client calls it with, and its answer to that call without
+   * credentials and with an empty JSON body: metadata for the GETs, refusals for the POSTs.
+   */
+  const ENDPOINTS: { path: string; method: 'GET' | 'POST'; status: number }[] = [
+    { path: '/api/mcp', method: 'POST', status: 401 },
+    { path: '/oauth/token', method: 'POST', status: 401 },
+    { path: '/oauth/register', method: 'POST', status: 400 },
+    { path: '/oauth/revoke', method: 'POST', status: 401 },
+    { path: '/.well-known/oauth-protected-resource', method: 'GET', status: 200 },
+    { path: '/.well-known/oauth-protected-resource/api/mcp', method: 'GET', status: 200 },
+    { path: '/.well-known/oauth-authorization-server', method: 'GET', status: 200 },
+    { path: '/.well-known/openid-configuration', method: 'GET', status: 200 },
+  ];
+  let gw: TestGateway;
+
+  /** The request itself, from a page of `origin`; a POST carries a body the endpoint refuses. */
+  function call(path: string, method: 'GET' | 'POST', origin: string): Promise<Response> {
+    return fetch(`${gw.url}${path}`, {
+      method,
+      headers: {
+        origin,
+        ...(method === 'POST'
+          ? { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+          : {}),
+      },
+      ...(method === 'POST' ? { body: '{}' } : {}),
+    });
+  }
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ ALLOWED_ORIGINS: ALLOWED, ...HIGH_RATE_LIMITS });
+  });
+  afterAll(async () => {
+    await gw.stop();
+  });
+
+  it('answers a preflight from an allowed origin with the exact methods and headers allowed', async () => {
+    for (const { path, method } of ENDPOINTS) {
+      const response = await fetch(`${gw.url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: ALLOWED,
+          'access-control-request-method': method,
+          'access-control-request-headers':
+            'authorization, content-type, mcp-protocol-version, mcp-session-id, last-event-id',
+        },
+      });
+      expect(response.status, path).toBe(204);
+      expect(response.headers.get('access-control-allow-origin'), path).toBe(ALLOWED);
+      expect(response.headers.get('access-control-allow-methods'), path).toBe(ALLOW_METHODS);
+      expect(response.headers.get('access-control-allow-headers'), path).toBe(ALLOW_HEADERS);
+      expect(Number(response.headers.get('access-control-max-age')), path).toBeGreaterThan(0);
+      expect(response.headers.get('vary'), path).toMatch(/Origin/);
+    }
+  });
+
+  it('names an allowed origin and exposes the MCP headers on each answer, errors included', async () => {
+    for (const { path, method, status } of ENDPOINTS) {
+      const response = await call(path, method, ALLOWED);
+      expect(response.status, path).toBe(status);
+      expect(response.headers.get('access-control-allow-origin'), path).toBe(ALLOWED);
+      expect(response.headers.get('access-control-expose-headers'), path).toBe(EXPOSE_HEADERS);
+      expect(response.headers.get('vary'), path).toMatch(/Origin/);
+      await response.body?.cancel();
+    }
+  });
+
+  it('gives a foreign origin no CORS allowance anywhere, on preflights or answers', async () => {
+    for (const { path, method } of ENDPOINTS) {
+      const pre = await preflight(`${gw.url}${path}`, FOREIGN, method);
+      expect(pre.status, path).toBe(403);
+      for (const name of [
+        'access-control-allow-origin',
+        'access-control-allow-methods',
+        'access-control-allow-headers',
+        'access-control-expose-headers',
+      ]) {
+        expect(pre.headers.get(name), `${path} ${name}`).toBeNull();
+      }
+      await pre.body?.cancel();
+      const response = await call(path, method, FOREIGN);
+      expect(response.headers.get('access-control-allow-origin'), path).toBeNull();
+      expect(response.headers.get('access-control-expose-headers'), path).toBeNull();
+      await response.body?.cancel();
     }
   });
 });

@@ -35,7 +35,7 @@ async function loggingClient(
   return { client, messages };
 }
 
-describe('MCP logging: levels per API key, messages about calendars a read left out', () => {
+describe('MCP logging: levels per API key, messages about calendars a read left out and Google retries', () => {
   let emulator: TestEmulator;
   let a: TestGateway;
   let b: TestGateway;
@@ -180,6 +180,80 @@ describe('MCP logging: levels per API key, messages about calendars a read left 
     const result = await client.callTool({ name: 'list_events', arguments: WINDOW });
     expect((result.structuredContent as EventsOut).errors?.map((e) => e.code)).toEqual(['permission_denied']);
     expect(messages).toEqual([]);
+  });
+
+  it('warns while a Google call is retried, then answers in full', async () => {
+    const { rows } = await a.db.pool.query<{ id: string }>(
+      'SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2',
+      [TEAM, tenant.tenantId],
+    );
+    const teamId = rows[0]?.id;
+    const { client, messages } = await open(a);
+    await client.setLoggingLevel('warning');
+    emulator.admin.script({
+      match: { op: 'events.list', calendarId: TEAM },
+      times: 1,
+      action: { kind: 'error', status: 503 },
+    });
+    const result = await client.callTool({ name: 'list_events', arguments: WINDOW });
+    const out = result.structuredContent as EventsOut;
+    expect(result.isError).toBeFalsy();
+    expect(out.events.map((e) => e.summary).sort()).toEqual(['Ann 09:00', 'Team 11:00']);
+    expect(out.errors).toBeUndefined();
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({
+      level: 'warning',
+      logger: 'calgate',
+      data: {
+        tool: 'list_events',
+        operation: 'events.list',
+        calendarId: teamId,
+        status: 503,
+        attempt: 2,
+        maxAttempts: 5,
+      },
+    });
+    const { message, retryInMs } = (messages[0]?.data ?? {}) as { message?: string; retryInMs?: number };
+    expect(message).toMatch(
+      /^Google answered events\.list with HTTP 503 backendError for calendar 'Team'; retrying (in \d+ ms|at once) \(attempt 2 of 5\)\.$/,
+    );
+    expect(retryInMs).toBeLessThan(200);
+    // Statuses and codes only: neither Google's own text nor its ids of calendars.
+    expect(JSON.stringify(messages)).not.toMatch(/Backend Error|group\.calendar\.google\.com/);
+  });
+
+  it('tells a rate limit apart, with the wait Google asked for', async () => {
+    const { client, messages } = await open(a);
+    await client.setLoggingLevel('info');
+    emulator.admin.script({
+      match: { op: 'events.list', calendarId: TEAM },
+      times: 1,
+      action: { kind: 'error', status: 429, retryAfterSeconds: 1 },
+    });
+    const result = await client.callTool({ name: 'list_events', arguments: WINDOW });
+    expect((result.structuredContent as EventsOut).events).toHaveLength(2);
+    expect(messages.map((m) => (m.data as { message: string }).message)).toEqual([
+      "Google is rate-limiting events.list (HTTP 429 rateLimitExceeded) for calendar 'Team'; retrying in 1 s (attempt 2 of 5).",
+    ]);
+  });
+
+  it('sends nothing about a retry to a key whose level is above warning', async () => {
+    const { client, messages } = await open(a);
+    await client.setLoggingLevel('error');
+    emulator.admin.clearRequests();
+    emulator.admin.script({
+      match: { op: 'events.list', calendarId: TEAM },
+      times: 1,
+      action: { kind: 'error', status: 503 },
+    });
+    const result = await client.callTool({ name: 'list_events', arguments: WINDOW });
+    expect((result.structuredContent as EventsOut).events).toHaveLength(2);
+    expect(messages).toEqual([]);
+    // The call did meet the fault and retry: it is the level that kept the warning back.
+    const team = emulator.admin
+      .requests()
+      .filter((entry) => entry.op === 'events.list' && entry.calendarId === TEAM);
+    expect(team.map((entry) => entry.status)).toEqual([503, 200]);
   });
 
   it("keeps one key's level away from another key", async () => {

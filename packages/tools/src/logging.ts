@@ -1,3 +1,5 @@
+import type { UpstreamRetry } from '@calgate/providers';
+
 /**
  * MCP logging: the levels a client may pick with `logging/setLevel` (RFC 5424, least severe
  * first), and the messages a tool call sends it as `notifications/message`.
@@ -86,4 +88,72 @@ export function logPartialResult(tool: string, result: unknown, log: ToolLog): v
       message: `${tool} answered without ${ids.length} calendar${ids.length === 1 ? '' : 's'} that could not be read.`,
     });
   }
+}
+
+/** A duration as a person reads it: "350 ms", "1.2 s", "8 s". */
+function formatDuration(ms: number): string {
+  if (ms < 1000) {
+    return `${Math.round(ms)} ms`;
+  }
+  const seconds = ms / 1000;
+  return Number.isInteger(seconds) || seconds >= 10 ? `${Math.round(seconds)} s` : `${seconds.toFixed(1)} s`;
+}
+
+const RATE_LIMIT_REASON = /ratelimitexceeded$/i;
+
+/** What Google did with the operation, in words; statuses and codes only, never its texts. */
+function describeUpstreamFailure(operation: string, failure: UpstreamRetry['failure']): string {
+  switch (failure.kind) {
+    case 'http': {
+      const status = `HTTP ${failure.status}${failure.reason === undefined ? '' : ` ${failure.reason}`}`;
+      return failure.status === 429 || RATE_LIMIT_REASON.test(failure.reason ?? '')
+        ? `Google is rate-limiting ${operation} (${status})`
+        : `Google answered ${operation} with ${status}`;
+    }
+    case 'network':
+      return `Google could not be reached for ${operation} (${failure.code})`;
+    case 'timeout':
+      return `Google did not answer ${operation} within ${formatDuration(failure.afterMs)}`;
+  }
+}
+
+/** A calendar as a retry message may name it: only one of the key's own. */
+interface NamedCalendar {
+  id: string;
+  externalId: string;
+  summary: string;
+}
+
+/**
+ * Tells the client that a Google call of its tool call failed and is being tried again, so a slow
+ * answer is explained while it is slow. The calendar is named only when it is one of the key's;
+ * the data carries Calgate's id for it, never Google's.
+ */
+export function logUpstreamRetry(
+  tool: string,
+  retry: UpstreamRetry,
+  calendars: readonly NamedCalendar[],
+  log: ToolLog,
+): void {
+  const calendar =
+    retry.calendarId === undefined
+      ? undefined
+      : calendars.find((candidate) => candidate.externalId === retry.calendarId);
+  const about = calendar === undefined ? '' : ` for calendar '${calendar.summary}'`;
+  const next = retry.attempt + 1;
+  const { failure } = retry;
+  log('warning', {
+    tool,
+    operation: retry.operation,
+    ...(calendar === undefined ? {} : { calendarId: calendar.id }),
+    ...(failure.kind === 'http'
+      ? { status: failure.status, ...(failure.reason === undefined ? {} : { reason: failure.reason }) }
+      : failure.kind === 'network'
+        ? { code: failure.code }
+        : { timeoutMs: failure.afterMs }),
+    attempt: next,
+    maxAttempts: retry.maxAttempts,
+    retryInMs: Math.round(retry.delayMs),
+    message: `${describeUpstreamFailure(retry.operation, failure)}${about}; retrying ${retry.delayMs > 0 ? `in ${formatDuration(retry.delayMs)}` : 'at once'} (attempt ${next} of ${retry.maxAttempts}).`,
+  });
 }

@@ -1,4 +1,5 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
+import { whileListeningForRetries } from '@calgate/providers';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
@@ -29,6 +30,7 @@ import {
   type LogLevel,
   logAtOrAbove,
   logPartialResult,
+  logUpstreamRetry,
   type ToolLog,
 } from './logging.ts';
 import type { CpuPool } from './offload/pool.ts';
@@ -222,6 +224,8 @@ export async function callTool(
   let outcome: ToolCallRecord['outcome'] = 'ok';
   let errorCode: string | null = null;
   let release: (() => void) | undefined;
+  // Work the call started may outlive it (a shared refresh, say); its retries then go untold.
+  let answering = true;
   try {
     const unsafe = unsafeTextIn(rawArgs);
     if (unsafe !== undefined) {
@@ -265,9 +269,19 @@ export async function callTool(
       cpu: options.cpu,
       log,
     };
+    // Google calls of the tool that fail and are tried again are told to the client as they happen.
+    const run = () =>
+      whileListeningForRetries(
+        (retry) => {
+          if (answering) {
+            logUpstreamRetry(definition.name, retry, options.access.list(), log);
+          }
+        },
+        () => definition.run(parsed.data, context),
+      );
     // Reads are safe to repeat: one that met a database or cache restart is retried once.
     const result = definition.annotations.readOnlyHint
-      ? await retryOnce(() => definition.run(parsed.data, context), {
+      ? await retryOnce(run, {
           signal,
           onRetry: () =>
             log('warning', {
@@ -275,7 +289,7 @@ export async function callTool(
               message: "Calgate's database or cache did not answer; retrying the call once.",
             }),
         })
-      : await definition.run(parsed.data, context);
+      : await run();
     logPartialResult(definition.name, result, log);
     const events = (result as { events?: unknown }).events;
     if (Array.isArray(events)) {
@@ -309,6 +323,7 @@ export async function callTool(
     options.onInternalError?.(error, definition.name);
     return errorResult(`Calgate failed to complete ${definition.name} (request ${options.requestId}).`);
   } finally {
+    answering = false;
     release?.();
     options.onCall?.({
       tool: definition.name,

@@ -24,6 +24,7 @@ export { type ExchangedCode, GoogleOAuth } from './oauth.ts';
 export { clampPageSize, MAX_PAGE_SIZE } from './page-size.ts';
 export { GoogleCalendarProvider, type GoogleProviderOptions } from './provider.ts';
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
+export { type RetryListener, type UpstreamRetry, whileListeningForRetries } from './retry-listener.ts';
 export {
   SYNC_PAGE_SIZE,
   type SyncCalendarOptions,

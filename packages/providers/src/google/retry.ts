@@ -14,6 +14,7 @@ import {
   permanentError,
   UpstreamFailure,
 } from './failure.ts';
+import { announceRetry, type UpstreamRetry } from './retry-listener.ts';
 
 export interface RetryPolicy {
   /** Wall time one call may take, attempts and waits included. */
@@ -125,6 +126,27 @@ function giveUpError(state: GiveUp, policy: RetryPolicy, where: FailureContext):
   );
 }
 
+/** Google's reason codes (`backendError`, `rateLimitExceeded`); anything else is not passed on. */
+const REASON_CODE = /^[A-Za-z_]{1,64}$/;
+
+/** The failure as a retry listener hears it: statuses and codes only, never Google's texts. */
+function retrySummary(failure: Failure): UpstreamRetry['failure'] {
+  switch (failure.kind) {
+    case 'network':
+      return { kind: 'network', code: failure.code };
+    case 'timeout':
+      return { kind: 'timeout', afterMs: failure.afterMs };
+    case 'http':
+      return {
+        kind: 'http',
+        status: failure.status,
+        ...(failure.reason !== undefined && REASON_CODE.test(failure.reason)
+          ? { reason: failure.reason }
+          : {}),
+      };
+  }
+}
+
 /** Runs `run` until it succeeds, fails permanently, or the budget or attempts are spent. */
 export async function withRetry<T>(
   runtime: RetryRuntime,
@@ -177,6 +199,17 @@ export async function withRetry<T>(
         : Math.floor(runtime.random() * backoff);
     if (elapsedMs + delay >= policy.budgetMs) {
       throw giveUpError({ failure, attempts: number, elapsedMs, nextDelayMs: delay }, policy, where);
+    }
+    // A retry forced by a token refresh is routine; one after a failure is worth telling.
+    if (!immediate) {
+      announceRetry({
+        operation: where.operation,
+        ...(where.calendarId === undefined ? {} : { calendarId: where.calendarId }),
+        failure: retrySummary(failure),
+        attempt: number,
+        maxAttempts: policy.maxAttempts,
+        delayMs: delay,
+      });
     }
     if (delay > 0) {
       await abortable(runtime.sleep(delay), callerSignal);

@@ -344,7 +344,10 @@ describe('OAuth authorization server', () => {
       },
     });
     expect(refused.isError).toBe(true);
-    expect(textOf(refused)).toMatch(/'calendar' toolset/);
+    // An app is told how an app gets a toolset (consent again), not an API key's settings.
+    expect(textOf(refused)).toContain(
+      "create_event is in the 'calendar' toolset, which this connected app was not given when it was approved (its toolsets: search, rules). Connect the app again and tick 'calendar' on Calgate's consent page; approving it again replaces its earlier choices.",
+    );
     const listEvents = await client.callTool({
       name: 'list_events',
       arguments: { calendarId: work, timeMin: '2026-12-01T00:00:00Z', timeMax: '2026-12-05T00:00:00Z' },

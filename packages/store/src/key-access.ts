@@ -39,6 +39,8 @@ export interface KeyAccess {
   toolsets: string[];
   /** The agent this key's scheduled prompts go to when neither the call nor its _meta names one. */
   defaultAgentId: string | null;
+  /** An API key, or an MCP client's connection approved through OAuth consent (a connected app). */
+  kind: 'key' | 'oauth';
 }
 
 interface Row {
@@ -50,6 +52,7 @@ interface Row {
   time_zone: string | null;
   toolsets: string[];
   default_agent_id: string | null;
+  kind: 'key' | 'oauth';
   default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
 }
@@ -57,7 +60,7 @@ interface Row {
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup. EXPIRES is the
 // expression for expires_at: a secret replaced by a rotation also ends with its grace period.
 const query = (expires: string) => `
-SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id,
+SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id, k.kind,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -130,5 +133,6 @@ async function keyAccessWhere(
     timeZone: row.time_zone,
     toolsets: row.toolsets,
     defaultAgentId: row.default_agent_id,
+    kind: row.kind,
   };
 }

@@ -31,6 +31,8 @@ export interface Principal {
   timeZone?: string | null | undefined;
   /** The toolsets the key has switched on; absent, every toolset (in-process servers and tests). */
   toolsets?: readonly string[] | undefined;
+  /** A connected app (approved through OAuth consent) rather than an API key; absent, a key. */
+  app?: boolean | undefined;
 }
 
 /** Finds the provider behind a calendar's connection (of the given tenant). */

@@ -173,9 +173,14 @@ function hiddenMessage(entry: CatalogueEntry, access: CalendarAccess): string {
     return missingGrantMessage(entry, access);
   }
   const { name, toolset } = entry.definition;
-  const { keyId, toolsets = [] } = access.principal;
+  const { keyId, toolsets = [], app = false } = access.principal;
   const wanted = [...toolsets, toolset].join(',');
   const has = toolsets.length === 0 ? 'none' : toolsets.join(', ');
+  if (app) {
+    // A connected app's toolsets are what the person ticked at consent; approving it again
+    // replaces them (an API key's settings and the CLI do not apply to it).
+    return `${name} is in the '${toolset}' toolset, which this connected app was not given when it was approved (its toolsets: ${has}). Connect the app again and tick '${toolset}' on Calgate's consent page; approving it again replaces its earlier choices.`;
+  }
   return `${name} is in the '${toolset}' toolset, which this API key has not switched on (its toolsets: ${has}). Ask the owner to tick '${toolset}' for this key on the dashboard's API keys page, or run \`calgate key set --key ${keyId} --toolsets ${wanted}\`.`;
 }
 

@@ -117,6 +117,7 @@ export function principalOf(key: KeyAccess): Principal {
     defaultCalendarId: key.defaultCalendarId,
     timeZone: key.timeZone,
     toolsets: key.toolsets,
+    app: key.kind === 'oauth',
   };
 }
 

@@ -384,3 +384,48 @@ describe('calgate serve: a taken port, and the first-run banner', () => {
     expect(second).not.toContain('first person');
   }, 90_000);
 });
+
+describe('calgate tenant create --owner-email (plain text)', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('prints the tenant and the one-time owner invitation link, which the invitation lookup accepts', async () => {
+    const email = `owner-${randomBytes(4).toString('hex')}@initech.test`;
+    // A real process as an operator runs it, without --json and without SMTP.
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [BIN, 'tenant', 'create', '--name', 'Initech', '--owner-email', email],
+      {
+        env: {
+          PATH: process.env.PATH,
+          DATABASE_URL: db.url,
+          ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+          PUBLIC_URL: 'https://calgate.example.test',
+          LOG_LEVEL: 'warn',
+        },
+      },
+    );
+    expect(stderr).toBe('');
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^Created tenant tnt_\w+ \(Initech\)\.$/);
+    expect(lines[1]).toBe(`Owner invitation for ${email} (valid 7 days, works once):`);
+    expect(lines[2]).toMatch(/^https:\/\/calgate\.example\.test\/invite\?token=[\w-]+$/);
+    expect(lines[3]).toBe('SMTP_URL is not set: pass the link on yourself.');
+
+    const tenantId = /tnt_\w+/.exec(lines[0] ?? '')?.[0];
+    const token = new URL(lines[2] ?? '').searchParams.get('token') ?? '';
+    const { PeopleRepository } = await import('@calgate/store');
+    const invitation = await new PeopleRepository(db).lookupInvitation(token);
+    expect(invitation).toMatchObject({
+      ok: true,
+      value: { email, role: 'owner', tenantId, tenantName: 'Initech' },
+    });
+  }, 60_000);
+});

@@ -2,10 +2,12 @@ import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const OWNER = 'owner@example.test';
 const PASSWORD = 'correct horse battery staple';
+const ANN = 'ann@example.com';
 
 /** The names of the calendars a secret's agent sees through MCP. */
 async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
@@ -17,15 +19,24 @@ async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
     .sort();
 }
 
-describe('the dashboard in Chromium: the Get started checklist and the safe key actions', () => {
+describe('the dashboard in Chromium: the Get started checklist, the key form, the safe key actions and the reconnect banner', () => {
   let gw: TestGateway;
   let browser: Browser;
   let page: Page;
   let secret: string;
+  let emulator: TestEmulator;
 
   beforeAll(async () => {
     const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
+    emulator = await startTestEmulator(
+      { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' },
+      { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
+    );
+    gw = await startTestGateway({
+      ...emulator.env,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await signUp(page, gw.url, OWNER, PASSWORD);
@@ -34,6 +45,7 @@ describe('the dashboard in Chromium: the Get started checklist and the safe key 
   afterAll(async () => {
     await browser?.close();
     await gw?.stop();
+    await emulator?.close();
   });
 
   const checklist = () => page.getByRole('region', { name: 'Get started' });
@@ -116,5 +128,70 @@ describe('the dashboard in Chromium: the Get started checklist and the safe key 
     );
     expect(rows[0]?.grace).toBeGreaterThan(240);
     expect(rows[0]?.grace).toBeLessThanOrEqual(300);
+  });
+
+  it('creates a key with the toolsets and expiry chosen in the form', async () => {
+    await openPage(page, 'API keys');
+    const form = page.locator('form.key-create');
+    await form.getByLabel('Name').fill('scoped');
+    await form.getByLabel('Expires (optional; none if empty)').fill('2031-03-31');
+    // Defaults are calendar, booking and search: drop booking, add rules.
+    await expect(form.getByLabel('booking', { exact: true }).isChecked()).resolves.toBe(true);
+    await form.getByLabel('booking', { exact: true }).uncheck();
+    await form.getByLabel('rules', { exact: true }).check();
+    await form.getByLabel('Access to Work').selectOption('read');
+    await form.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('heading', { name: 'Secret for scoped' }).waitFor();
+    const scopedSecret = (await page.locator('#secret').textContent()) ?? '';
+    expect(scopedSecret).toMatch(/^cg_live_/);
+    await screenshot(page, '43-onboarding-key-toolsets-expiry');
+
+    // What the API says of the key, read with the browser's own session.
+    const keys = await page.evaluate(async () => {
+      const response = await fetch('/api/v1/keys');
+      return (await response.json()) as {
+        keys: { name: string; toolsets?: string[]; expiresAt: string | null }[];
+      };
+    });
+    const scoped = keys.keys.find((key) => key.name === 'scoped');
+    expect(scoped?.toolsets).toEqual(['calendar', 'search', 'rules']);
+    expect(scoped?.expiresAt).toBe('2031-03-31T23:59:59.000Z');
+    // The agent sees those toolsets' tools (a read-only key: the reading ones).
+    const client = await connectClient(gw.mcpUrl, scopedSecret);
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    await client.close();
+    expect(names).toContain('get_time_summary');
+    expect(names).not.toContain('find_free_slots');
+  });
+
+  it('shows a reconnect banner on the Overview for an account Google no longer accepts', async () => {
+    const { rows } = await gw.db.pool.query<{ tenant_id: string; id: string }>(
+      `SELECT tenant_id, id FROM api_keys WHERE name = 'agent'`,
+    );
+    const tenant = { tenantId: rows[0]?.tenant_id as string, keyId: rows[0]?.id as string };
+    const calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'read');
+    await page.goto(gw.url);
+    await page.locator('main[data-ready="true"]').waitFor();
+    await expect(page.getByRole('alert').count()).resolves.toBe(0);
+
+    // Google revokes the refresh token; the next call through the account marks it needs_reauth.
+    emulator.admin.revokeTokens({ email: ANN });
+    emulator.admin.expireAccessTokens({ email: ANN });
+    const client = await connectClient(gw.mcpUrl, secret);
+    const failed = await client.callTool({ name: 'list_events', arguments: { calendarId } });
+    await client.close();
+    expect(failed.isError).toBe(true);
+    expect(textOf(failed)).toMatch(/reconnect/i);
+
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    const banner = page.getByRole('alert');
+    await banner.waitFor();
+    await expect(banner.textContent()).resolves.toContain(
+      'An account needs reconnecting: Google no longer accepts its token',
+    );
+    const reconnect = banner.getByRole('link', { name: `Reconnect ${ANN}` });
+    await expect(reconnect.getAttribute('href')).resolves.toBe('/oauth/google/start?access=none');
+    await screenshot(page, '44-onboarding-reauth-banner');
   });
 });

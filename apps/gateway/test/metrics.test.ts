@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { startBoss } from '@calgate/scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../src/http/metrics.ts';
-import { connectClient, rpc, startTestGateway, type TestGateway } from './harness.ts';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import {
+  connectClient,
+  HIGH_RATE_LIMITS,
+  rpc,
+  startTestGateway,
+  type TestGateway,
+  textOf,
+} from './harness.ts';
 
 /** A line of the Prometheus text format: a comment, or `name{labels} value`. */
 const SAMPLE = /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*",?)*\})? -?[0-9.e+Inf-]+$/;
@@ -173,4 +181,88 @@ describe('Metrics', () => {
     expect(text).toContain('calgate_build_info');
     expect(text).not.toContain('calgate_scheduler_queue_depth');
   });
+});
+
+describe('GET /metrics after real Google failures', () => {
+  const token = randomBytes(24).toString('hex');
+  const ANN = 'ann@example.com';
+  let emulator: TestEmulator;
+  let gateway: TestGateway;
+  let secret: string;
+  let calendarId: string;
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator(
+      { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' },
+      { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
+    );
+    gateway = await startTestGateway({ ...emulator.env, METRICS_TOKEN: token, ...HIGH_RATE_LIMITS });
+    const tenant = await gateway.seedTenant();
+    secret = tenant.secret;
+    calendarId = await connectGoogleAccount(gateway, emulator, tenant, ANN, 'write');
+  });
+  afterAll(async () => {
+    await gateway?.stop();
+    await emulator?.close();
+  });
+
+  async function scrape(): Promise<string> {
+    const response = await fetch(`${gateway.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expectWellFormed(text);
+    return text;
+  }
+
+  it('counts a call Google fails with 500 as upstream_unavailable, and a revoked account as needs_reauth', async () => {
+    const before = await scrape();
+    expect(before).not.toContain('calgate_upstream_errors_total{');
+    const client = await connectClient(gateway.mcpUrl, secret);
+    const event = {
+      calendarId,
+      summary: 'Planning',
+      start: { dateTime: '2030-01-01T10:00:00Z' },
+      end: { dateTime: '2030-01-01T11:00:00Z' },
+    };
+
+    // Google answers every insert with 500 (more times than any retry would try).
+    emulator.admin.script({
+      match: { op: 'events.insert', account: ANN },
+      times: 50,
+      action: { kind: 'error', status: 500, reason: 'backendError' },
+    });
+    const failed = await client.callTool({ name: 'create_event', arguments: event });
+    emulator.admin.clearFaults();
+    expect(failed.isError, textOf(failed)).toBe(true);
+    expect(
+      emulator.admin.requests().some((request) => request.op === 'events.insert' && request.status === 500),
+    ).toBe(true);
+    const afterOutage = await scrape();
+    expect(
+      value(afterOutage, 'calgate_upstream_errors_total{provider="google",reason="upstream_unavailable"}'),
+    ).toBe(1);
+    expect(value(afterOutage, 'calgate_tool_calls_total{tool="create_event",outcome="error"}')).toBe(1);
+
+    // Once Google is back, the same call succeeds and no upstream error is added.
+    const created = await client.callTool({ name: 'create_event', arguments: event });
+    expect(created.isError, textOf(created)).toBeFalsy();
+    const afterRecovery = await scrape();
+    expect(value(afterRecovery, 'calgate_tool_calls_total{tool="create_event",outcome="ok"}')).toBe(1);
+    expect(
+      value(afterRecovery, 'calgate_upstream_errors_total{provider="google",reason="upstream_unavailable"}'),
+    ).toBe(1);
+
+    // Google revokes the account's refresh token: the next call fails with needs_reauth.
+    emulator.admin.revokeTokens({ email: ANN });
+    emulator.admin.expireAccessTokens({ email: ANN });
+    const revoked = await client.callTool({ name: 'create_event', arguments: event });
+    expect(revoked.isError).toBe(true);
+    expect(textOf(revoked)).toMatch(/reconnect/i);
+    await client.close();
+    const afterRevoke = await scrape();
+    expect(value(afterRevoke, 'calgate_upstream_errors_total{provider="google",reason="needs_reauth"}')).toBe(
+      1,
+    );
+    expect(value(afterRevoke, 'calgate_tool_calls_total{tool="create_event",outcome="error"}')).toBe(2);
+  }, 60_000);
 });

@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +92,106 @@ async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await exited;
 }
+
+/** One Dockerfile instruction, continuation lines joined. */
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+interface Stage {
+  name: string | undefined;
+  instructions: Instruction[];
+}
+
+/** The Dockerfile's stages in order: comments dropped, `\\`-continued lines joined. */
+function dockerStages(text: string): Stage[] {
+  const logical: string[] = [];
+  let pending = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.startsWith('#') || (line === '' && pending === '')) {
+      continue;
+    }
+    pending += `${line.replace(/\\$/, '').trim()} `;
+    if (!line.endsWith('\\')) {
+      logical.push(pending.trim());
+      pending = '';
+    }
+  }
+  const stages: Stage[] = [];
+  for (const line of logical) {
+    const [keyword = '', ...rest] = line.split(/\s+/);
+    const instruction = { keyword: keyword.toUpperCase(), args: rest.join(' ') };
+    if (instruction.keyword === 'FROM') {
+      stages.push({ name: /\sAS\s+(\S+)$/i.exec(instruction.args)?.[1], instructions: [] });
+    }
+    stages.at(-1)?.instructions.push(instruction);
+  }
+  return stages;
+}
+
+/** `ENV A=1 B=2` as a record (the Dockerfile uses only the `key=value` form). */
+function envOf(stage: Stage): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const { args } of stage.instructions.filter((instruction) => instruction.keyword === 'ENV')) {
+    for (const pair of args.split(/\s+/)) {
+      const at = pair.indexOf('=');
+      env[pair.slice(0, at)] = pair.slice(at + 1);
+    }
+  }
+  return env;
+}
+
+/** The V8/Node flags of a `node …` command line: everything before the script. */
+function nodeFlags(argv: string[]): string[] {
+  return argv.slice(
+    1,
+    argv.findIndex((arg) => arg.endsWith('.ts')),
+  );
+}
+
+describe('the Dockerfile', () => {
+  it("builds the tree with the tested script, ships only that tree, runs as node with npm start's heap flags", async () => {
+    const stages = dockerStages(await readFile(join(ROOT, 'Dockerfile'), 'utf8'));
+    const runtime = stages.at(-1);
+    if (runtime === undefined) {
+      throw new Error('the Dockerfile has no stage');
+    }
+    // The final stage copies one thing: the production tree of the stage that built it.
+    const copies = runtime.instructions.filter((instruction) =>
+      ['COPY', 'ADD'].includes(instruction.keyword),
+    );
+    expect(copies.map(({ args }) => args)).toEqual(['--from=build /prod /app']);
+    const build = stages.find((stage) => stage.name === 'build');
+    const buildRuns = build?.instructions.filter((instruction) => instruction.keyword === 'RUN') ?? [];
+    expect(buildRuns.some(({ args }) => args.includes('node scripts/build-production-tree.ts /prod'))).toBe(
+      true,
+    );
+
+    expect(runtime.instructions.filter(({ keyword }) => keyword === 'USER').map(({ args }) => args)).toEqual([
+      'node',
+    ]);
+    const env = envOf(runtime);
+    expect(env.NODE_ENV).toBe('production');
+
+    // What the image starts is `calgate serve` with the flags `npm start` gives `calgate start`:
+    // the CMD's own flags plus the NODE_OPTIONS every node process of the image gets.
+    expect(runtime.instructions.some(({ keyword }) => keyword === 'ENTRYPOINT')).toBe(false);
+    const cmd = runtime.instructions.filter(({ keyword }) => keyword === 'CMD').at(-1);
+    const argv = JSON.parse(cmd?.args ?? '[]') as string[];
+    expect(argv[0]).toBe('node');
+    expect(argv.slice(-2)).toEqual(['apps/gateway/src/bin/calgate.ts', 'serve']);
+    const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    const start = pkg.scripts.start.split(/\s+/);
+    expect(start.slice(-2)).toEqual(['apps/gateway/src/bin/calgate.ts', 'start']);
+    const imageFlags = [...(env.NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean), ...nodeFlags(argv)];
+    expect(imageFlags.sort()).toEqual(nodeFlags(start).sort());
+    expect(nodeFlags(start).length).toBeGreaterThan(0);
+  });
+});
 
 describe('the production tree (what the image holds)', () => {
   let outDir: string;

@@ -4,39 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PUBLIC_ROUTES, policyFor } from '../src/http/api/roles.ts';
 import { type Browser, csrfFor, ORIGIN, uniqueEmail } from './api-client.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
+import { routesOf } from './routes.ts';
 
 const ROLES: readonly Role[] = ['owner', 'admin', 'member', 'auditor'];
-
-/**
- * Every route of the running app from `printRoutes({ commonPrefix: false })`: a tree whose lines
- * hold a path piece and its methods, indented by depth; a route is the concatenation of its
- * ancestors' pieces. Reading the live app means a route added later is covered without an edit.
- */
-function routesOf(printed: string): { method: string; url: string }[] {
-  const stack: string[] = [];
-  const routes: { method: string; url: string }[] = [];
-  for (const line of printed.split('\n')) {
-    const marker = line.search(/[├└]── /);
-    if (marker < 0) {
-      continue;
-    }
-    const depth = marker / 4;
-    const match = /^(.*?) \(([^)]*)\)$/.exec(line.slice(marker + 4));
-    if (match === null) {
-      continue;
-    }
-    const [, piece = '', methods = ''] = match;
-    stack.length = depth;
-    stack.push(piece === '(empty root node)' ? '' : piece);
-    const url = stack.join('');
-    for (const method of methods.split(',').map((m) => m.trim())) {
-      if (method !== '-' && method !== '' && method !== 'HEAD') {
-        routes.push({ method, url });
-      }
-    }
-  }
-  return routes;
-}
 
 /** One request as the dashboard sends it; the body is read as JSON only when it is JSON (CSV exports). */
 async function send(gw: TestGateway, method: string, path: string, as: Browser) {
@@ -153,4 +123,138 @@ describe('role policy: every /api/v1 route for every role', () => {
     }
     expect(failures).toEqual([]);
   }, 120_000);
+});
+
+/**
+ * Routes that answer without a session, each for a reason; every other /api/v1 route must
+ * refuse a caller with no session (or a session cookie that is not one) with 401.
+ */
+const PUBLIC_WITH_REASON: Record<string, string> = {
+  'POST /api/v1/auth/signup': 'creates the first account (or a self-service tenant): there is no session yet',
+  'POST /api/v1/auth/signin': 'how a session is obtained',
+  'POST /api/v1/auth/signin/totp':
+    'the second step of signing in, bound to the first step’s token, not to a session',
+  'GET /api/v1/invitations/lookup':
+    'the invitation link from the e-mail, opened before the invitee has an account',
+  'POST /api/v1/invitations/accept': 'the invitee sets a password and gets their first session',
+  'POST /api/v1/auth/reset': 'the one-time password-reset link, used by someone who cannot sign in',
+};
+
+/**
+ * Routes that need a session to act but answer without one, for a reason. Not public: with a
+ * session they act through the guard like any other route.
+ */
+const ANSWERS_WITHOUT_SESSION: Record<string, string> = {
+  'POST /api/v1/auth/signout':
+    'idempotent: it clears the session cookie whether or not it names a live session, so a stale tab can always sign out',
+};
+
+describe('no session: every /api/v1 route but the public ones answers 401', () => {
+  let gw: TestGateway;
+  let cookieName: string;
+
+  beforeAll(async () => {
+    gw = await startTestGateway();
+    const { tenantId } = await gw.seedTenant('Signed out');
+    const userId = `usr_${randomBytes(8).toString('hex')}`;
+    await gw.db.pool.query('INSERT INTO users (id, tenant_id, email, role) VALUES ($1, $2, $3, $4)', [
+      userId,
+      tenantId,
+      uniqueEmail('owner'),
+      'owner',
+    ]);
+    cookieName = (await gw.runtime.deps.dashboard.sessions.issue({ userId, tenantId })).split(
+      '=',
+    )[0] as string;
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('lists the same public routes as the guard, each with a reason', () => {
+    expect(Object.keys(PUBLIC_WITH_REASON).sort()).toEqual([...PUBLIC_ROUTES].sort());
+    const routes = routesOf(gw.app.printRoutes({ commonPrefix: false })).map((r) => `${r.method} ${r.url}`);
+    for (const route of PUBLIC_ROUTES) {
+      expect(routes, route).toContain(route);
+    }
+  });
+
+  it('refuses each other route without a session and with a bogus session cookie, saying to sign in', async () => {
+    const routes = routesOf(gw.app.printRoutes({ commonPrefix: false })).filter(
+      (r) =>
+        r.url.startsWith('/api/v1/') &&
+        PUBLIC_WITH_REASON[`${r.method} ${r.url}`] === undefined &&
+        ANSWERS_WITHOUT_SESSION[`${r.method} ${r.url}`] === undefined,
+    );
+    expect(routes.length).toBeGreaterThan(40);
+    const failures: string[] = [];
+    for (const route of routes) {
+      for (const cookie of [undefined, `${cookieName}=bogus.not-a-session`, `${cookieName}=`]) {
+        // Writes carry the dashboard's Origin and a CSRF header, so only the missing session is wrong.
+        const headers: Record<string, string> = cookie === undefined ? {} : { cookie };
+        if (route.method !== 'GET') {
+          Object.assign(headers, {
+            origin: ORIGIN,
+            'x-calgate-csrf': 'bogus',
+            'content-type': 'application/json',
+          });
+        }
+        const response = await fetch(`${gw.url}${pathOf(route.url)}`, {
+          method: route.method,
+          headers,
+          ...(route.method === 'GET' ? {} : { body: '{}' }),
+        });
+        const text = await response.text();
+        const body = (() => {
+          try {
+            return JSON.parse(text) as { error?: { code?: string; message?: string } };
+          } catch {
+            return {};
+          }
+        })();
+        if (
+          response.status !== 401 ||
+          body.error?.code !== 'unauthenticated' ||
+          body.error.message !== 'Sign in to the Calgate dashboard first.'
+        ) {
+          failures.push(
+            `${route.method} ${route.url} (cookie ${cookie ?? 'none'}) → ${response.status} ${text.slice(0, 160)}`,
+          );
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
+
+  it('lets the public routes through to their own checks (no 401 for the missing session)', async () => {
+    for (const route of PUBLIC_ROUTES) {
+      const [method = '', url = ''] = route.split(' ');
+      const response = await fetch(`${gw.url}${url}`, {
+        method,
+        headers: method === 'GET' ? {} : { origin: ORIGIN, 'content-type': 'application/json' },
+        ...(method === 'GET' ? {} : { body: '{}' }),
+      });
+      const body = (await response.json()) as { error?: { code?: string; message?: string } };
+      // An empty request is refused for what it lacks, not for being signed out.
+      expect(response.status, route).toBe(400);
+      expect(body.error?.code, route).toBe('invalid_argument');
+    }
+  });
+
+  it('signs out without a session by clearing the cookie, and reveals nothing', async () => {
+    expect(Object.keys(ANSWERS_WITHOUT_SESSION)).toEqual(['POST /api/v1/auth/signout']);
+    const response = await fetch(`${gw.url}/api/v1/auth/signout`, {
+      method: 'POST',
+      headers: {
+        origin: ORIGIN,
+        cookie: `${cookieName}=bogus.not-a-session`,
+        'content-type': 'application/json',
+      },
+      body: '{}',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ signedOut: true });
+    expect(response.headers.get('set-cookie')).toMatch(new RegExp(`^${cookieName}=;`));
+  });
 });

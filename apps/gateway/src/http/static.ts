@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml, ResultPages } from '../google/pages.ts';
 import { handleNotFound } from './errors.ts';
 
 /** Where `npm run build:dashboard` writes the dashboard. */
@@ -18,6 +19,8 @@ const TYPES: Record<string, string> = {
 
 // Paths the gateway answers itself: an unknown one there is a 404, never the dashboard.
 const RESERVED = /^\/(api|oauth|assets|healthz|readyz)(\/|$)/;
+// Of those, where a browser is sent (OAuth redirects): its 404 is a page, not the API's JSON.
+const BROWSER_RESERVED = /^\/oauth(\/|$)/;
 
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
@@ -60,9 +63,18 @@ export function registerDashboardStatic(app: FastifyInstance, dir: string = DEFA
       .send(content);
   });
 
+  const pages = new ResultPages(dir);
   app.get('/*', async (request: FastifyRequest, reply) => {
     const path = request.url.split('?')[0] ?? '/';
-    if (RESERVED.test(path) || !(request.headers.accept ?? '').includes('text/html')) {
+    const wantsPage = (request.headers.accept ?? '').includes('text/html');
+    if (wantsPage && BROWSER_RESERVED.test(path)) {
+      return pages.send(reply, 404, {
+        title: 'Page not found',
+        body: `<p>Calgate has no page at <code>${escapeHtml(path.slice(0, 300))}</code>. If an app sent you here, start connecting again from the app.</p>`,
+        back: { href: '/', label: 'Open the Calgate dashboard' },
+      });
+    }
+    if (RESERVED.test(path) || !wantsPage) {
       return handleNotFound(request, reply);
     }
     try {

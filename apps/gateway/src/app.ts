@@ -11,6 +11,7 @@ import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { registerDashboardAudit } from './http/dashboard-audit.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
+import { registerBrowserErrorPages } from './http/browser-errors.ts';
 import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
@@ -105,6 +106,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       return reply.status(400).send(errorBody('invalid_argument', problem, request.id));
     }
   });
+  registerBrowserErrorPages(app, deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR);
   // Before any route: dashboard actions go to the audit log beside tool calls.
   registerDashboardAudit(app, {
     audit: deps.audit,
@@ -163,7 +165,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     publicUrl: deps.publicUrl,
     invalidateKeys: () => deps.authenticator.invalidate(),
   });
-  registerEventPage(app, { ...deps.dashboard, providers: deps.providers });
+  registerEventPage(app, { ...deps.dashboard, providers: deps.providers, dashboardDir: deps.dashboardDir });
   registerDashboardStatic(app, deps.dashboardDir);
   return app;
 }

@@ -118,6 +118,8 @@ describe('pages a browser lands on', () => {
           who: 'signed out',
           status: 400,
         },
+        // Text no database can store is refused before the route: as a page here too.
+        { path: '/oauth/authorize?client_id=%00', who: 'signed out', status: 400 },
       ],
       'GET /oauth/google/start': [
         { path: '/oauth/google/start', who: 'signed out', status: 401 },

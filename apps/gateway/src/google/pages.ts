@@ -33,26 +33,38 @@ export class ResultPages {
   }
 
   /** `body` is trusted HTML built by the caller with escapeHtml around every value. */
-  async send(
-    reply: FastifyReply,
-    status: number,
-    page: { title: string; body: string; tone?: 'ok' | 'error'; back?: { href: string; label: string } },
-  ): Promise<FastifyReply> {
+  async send(reply: FastifyReply, status: number, page: ResultPage): Promise<FastifyReply> {
+    const html = await this.render(status, page);
+    return ResultPages.headers(reply.status(status)).send(html);
+  }
+
+  /** The page's HTML, for a caller that sends it itself (with `headers`). */
+  async render(status: number, page: ResultPage): Promise<string> {
     const back = page.back ?? { href: '/accounts', label: 'Back to Accounts' };
     const href = await this.#styles();
     const link = href === null ? '' : `<link rel="stylesheet" href="${escapeHtml(href)}">`;
     const tone = page.tone ?? (status < 400 ? 'ok' : 'error');
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(page.title)} · Calgate</title>${link}</head><body><header class="top"><strong>Calgate</strong></header><main><section class="card oauth-result" data-result="${tone}"><h1>${escapeHtml(page.title)}</h1>${page.body}<p class="row"><a class="button" href="${escapeHtml(back.href)}">${escapeHtml(back.label)}</a></p></section></main></body></html>`;
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(page.title)} · Calgate</title>${link}</head><body><header class="top"><strong>Calgate</strong></header><main><section class="card oauth-result" data-result="${tone}"><h1>${escapeHtml(page.title)}</h1>${page.body}<p class="row"><a class="button" href="${escapeHtml(back.href)}">${escapeHtml(back.label)}</a></p></section></main></body></html>`;
+  }
+
+  /** The headers every result page is sent with (its own strict CSP: no scripts at all). */
+  static headers(reply: FastifyReply): FastifyReply {
     return reply
-      .status(status)
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-store')
       .header('content-security-policy', CSP)
       .header('x-content-type-options', 'nosniff')
       .header('x-frame-options', 'DENY')
-      .header('referrer-policy', 'same-origin')
-      .send(html);
+      .header('referrer-policy', 'same-origin');
   }
+}
+
+export interface ResultPage {
+  title: string;
+  /** Trusted HTML: every value in it passed through escapeHtml. */
+  body: string;
+  tone?: 'ok' | 'error';
+  back?: { href: string; label: string };
 }
 
 /** Where the Google settings are explained (the README ships with every install). */

@@ -213,6 +213,33 @@ describe('reads of Google calendars from the mirror', () => {
     expect(comparable(settle(mirrored.events))).toEqual(comparable(settle(google.events)));
   });
 
+  it.each([
+    ['a month across both calendars', { timeMin: at(-1, 0), timeMax: at(30, 0) }],
+    ['pages of two across both calendars', { timeMin: at(-1, 0), timeMax: at(30, 0), maxResults: 2 }],
+    [
+      'pages of three, words of titles',
+      { timeMin: at(-1, 0), timeMax: at(60, 0), query: 'planning', maxResults: 3 },
+    ],
+  ])('answers %s exactly as Google does (calendars read together, merged)', async (_name, args) => {
+    const google = await listAll(viaGoogle, args);
+    const mirrored = await listAll(viaMirror, args);
+    expect(mirrored.syncedAt).toBeDefined();
+    expect(new Set(google.events.map((event) => event.calendarId)).size).toBe('query' in args ? 1 : 2);
+    expect(comparable(mirrored.events)).toEqual(comparable(google.events));
+  });
+
+  it('searches both calendars as Google does', async () => {
+    const args = { query: 'team', timeMin: at(-1, 0), timeMax: at(60, 0), format: 'json' };
+    const google = await call(viaGoogle, 'search_events', args);
+    const mirrored = await call(viaMirror, 'search_events', args);
+    expect(mirrored.syncedAt).toBeDefined();
+    expect((google.events as EventOut[]).map((event) => event.summary)).toEqual([
+      'Team review',
+      'Team standup',
+    ]);
+    expect(mirrored.events).toEqual(google.events);
+  });
+
   it('shows the series with its moved week and without its cancelled one', async () => {
     const { events } = await listAll(viaMirror, {
       calendarId: cal.ann,

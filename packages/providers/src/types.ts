@@ -124,6 +124,13 @@ export interface EventPage {
    * Absent when the calendar system itself answered.
    */
   syncedAt?: string;
+  /**
+   * For a listing in start order whose page may be short (a mirror read merged across calendars):
+   * every event of the listing starting before this instant (ms since the epoch, all-day events
+   * at their date's UTC midnight) is in this page or an earlier one, so the next page starts at
+   * or after it. A merge across calendars need not read the next page before that.
+   */
+  completeBefore?: number;
 }
 
 export interface WriteOptions {
@@ -185,6 +192,13 @@ export interface CalendarProvider {
    */
   readonly readsLocally?: boolean;
   listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage>;
+  /**
+   * A page token listing from the `index`-th event of the page `pageToken` named (undefined: the
+   * first page), where tokens are positions in the listing; undefined when they are not. A merge
+   * that stops mid-page resumes there, rather than re-reading that page, whose length can differ
+   * from one read to the next (see EventPage.completeBefore).
+   */
+  pageTokenAt?(pageToken: string | undefined, index: number): string | undefined;
   getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent>;
   insertEvent(calendar: CalendarRef, input: EventInput, options?: WriteOptions): Promise<CalendarEvent>;
   patchEvent(

@@ -157,6 +157,8 @@ class Stream {
   #items: CalendarEvent[] = [];
   #index: number;
   #next: string | undefined;
+  /** The page's completeBefore: the stream may wait there before reading its next page. */
+  #bound: number | undefined;
   #loaded = false;
   #key = 0;
   #keyIndex = -1;
@@ -168,12 +170,19 @@ class Stream {
     this.#index = cursor.i;
   }
 
-  /** Ensures the head item is loaded; false when the calendar has nothing more. */
-  async fill(query: Query, pageSize: number, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Ensures the head item is loaded, reading pages as needed; false when the calendar has nothing
+   * more. With `lazy`, a used-up page that says how far it is complete (completeBefore) ends the
+   * reading instead: the stream then waits at that bound (see headKey) until the merge reaches it.
+   */
+  async fill(query: Query, pageSize: number, signal: AbortSignal, lazy: boolean): Promise<boolean> {
     while (!this.#loaded || this.#index >= this.#items.length) {
       if (this.#loaded) {
         if (this.#next === undefined) {
           return false;
+        }
+        if (lazy && this.#bound !== undefined) {
+          return true;
         }
         this.#pageToken = this.#next;
         this.#index = 0;
@@ -189,6 +198,7 @@ class Stream {
       );
       this.#items = page.items;
       this.#next = page.nextPageToken;
+      this.#bound = page.completeBefore;
       this.#loaded = true;
       if (page.syncedAt !== undefined && (this.syncedAt === undefined || page.syncedAt < this.syncedAt)) {
         this.syncedAt = page.syncedAt;
@@ -201,8 +211,11 @@ class Stream {
     return this.#items[this.#index];
   }
 
-  /** The head's sort key, computed once per item. */
+  /** The head's sort key, computed once per item; while waiting at a bound, the bound. */
   headKey(orderBy: Query['orderBy']): number {
+    if (this.#index >= this.#items.length) {
+      return this.#bound ?? Number.NEGATIVE_INFINITY;
+    }
     if (this.#keyIndex !== this.#index || this.#keyItems !== this.#items) {
       this.#key = sortKey(this.#items[this.#index] as CalendarEvent, orderBy);
       this.#keyIndex = this.#index;
@@ -222,7 +235,11 @@ class Stream {
     if (this.#index >= this.#items.length) {
       return { t: this.#next ?? null, i: 0 };
     }
-    return { t: this.#pageToken, i: this.#index };
+    const at =
+      this.#index === 0
+        ? undefined
+        : this.handle.provider.pageTokenAt?.(this.#pageToken ?? undefined, this.#index);
+    return at === undefined ? { t: this.#pageToken, i: this.#index } : { t: at, i: 0 };
   }
 }
 
@@ -261,9 +278,9 @@ export async function mergeEvents(
   }
 
   const live = new Set<Stream>();
-  const fill = async (stream: Stream) => {
+  const fill = async (stream: Stream, lazy = true) => {
     try {
-      if (await stream.fill(query, pageSize, signal)) {
+      if (await stream.fill(query, pageSize, signal, lazy)) {
         live.add(stream);
       } else {
         live.delete(stream);
@@ -301,7 +318,13 @@ export async function mergeEvents(
       }
     }
     const chosen = best as Stream;
-    items.push({ calendarId: chosen.handle.calendar.id, event: chosen.head() as CalendarEvent });
+    const head = chosen.head();
+    if (head === undefined) {
+      // Waiting at its bound, and nothing else comes earlier: its next page is needed now.
+      await fill(chosen, false);
+      continue;
+    }
+    items.push({ calendarId: chosen.handle.calendar.id, event: head });
     chosen.advance();
     if (chosen.head() === undefined) {
       await fill(chosen);

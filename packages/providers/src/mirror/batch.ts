@@ -59,7 +59,11 @@ class Coalescer<A, R> {
 }
 
 export type MirrorReads = Pick<MirrorRepository, 'freshness' | 'readResources' | 'readFirst'>;
-type FirstRows = { rows: MirrorResourceRow[]; throughMs: number | null };
+/**
+ * A calendar's first rows (see MirrorRepository.readFirst). `shared`: read together with other
+ * calendars' in one merged read, so `throughMs` is where all of them together are complete.
+ */
+export type FirstRows = { rows: MirrorResourceRow[]; throughMs: number | null; shared: boolean };
 
 export class MirrorBatches {
   readonly #freshness: Coalescer<null, MirrorFreshness>;
@@ -69,7 +73,12 @@ export class MirrorBatches {
   constructor(mirror: MirrorReads) {
     this.#freshness = new Coalescer((ids) => mirror.freshness(ids));
     this.#rows = new Coalescer((ids, query) => mirror.readResources(ids, query));
-    this.#first = new Coalescer((ids, query) => inParallel(ids, (chunk) => mirror.readFirst(chunk, query)));
+    this.#first = new Coalescer((ids, query) =>
+      inParallel(ids, MERGED_CHUNK, async (chunk) => {
+        const found = await mirror.readFirst(chunk, query);
+        return new Map([...found].map(([id, first]) => [id, { ...first, shared: chunk.length > 1 }]));
+      }),
+    );
   }
 
   /** The calendar's sync state as reads need it; undefined when it was never synced. */
@@ -82,24 +91,34 @@ export class MirrorBatches {
   }
 
   async firstRows(calendarId: string, query: MirrorRangeQuery & { first: number }): Promise<FirstRows> {
-    return (await this.#first.get(groupOf(query), calendarId, query)) ?? { rows: [], throughMs: null };
+    return (
+      (await this.#first.get(groupOf(query), calendarId, query)) ?? {
+        rows: [],
+        throughMs: null,
+        shared: false,
+      }
+    );
   }
 }
 
-/** Calendars per query when a fan-out is split across connections (Postgres runs them at once). */
-const CHUNK = 5;
+/**
+ * Calendars per merged first-rows read: one query merges their index scans, whose planning grows
+ * with the number of calendars; more calendars are split into reads Postgres runs at once.
+ */
+const MERGED_CHUNK = 32;
 
-/** Runs a per-calendar read over chunks of the ids at once and joins the answers. */
+/** Runs a read over chunks of the ids at once and joins the answers. */
 async function inParallel<R>(
   ids: string[],
+  size: number,
   read: (chunk: string[]) => Promise<Map<string, R>>,
 ): Promise<Map<string, R>> {
-  if (ids.length <= CHUNK) {
+  if (ids.length <= size) {
     return read(ids);
   }
   const chunks: string[][] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    chunks.push(ids.slice(i, i + CHUNK));
+  for (let i = 0; i < ids.length; i += size) {
+    chunks.push(ids.slice(i, i + size));
   }
   const answers = await Promise.all(chunks.map(read));
   return new Map(answers.flatMap((answer) => [...answer]));

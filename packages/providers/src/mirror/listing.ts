@@ -21,6 +21,8 @@ export interface ListingOptions extends ListingWindow {
   showDeleted: boolean;
   /** Instances generated per series at most (the page's end plus one is enough). */
   instanceLimit: number;
+  /** Instances starting at or after this are not generated (the caller keeps only earlier ones). */
+  expandUntil?: number | undefined;
 }
 
 /** Compiled series by calendar, event, ETag and zone: compiling a rule costs more than expanding it. */
@@ -126,9 +128,13 @@ function instancesOf(
   if (series === null) {
     return [];
   }
+  const to =
+    options.expandUntil === undefined
+      ? options.timeMax
+      : Math.min(options.expandUntil, options.timeMax ?? Number.POSITIVE_INFINITY);
   const expanded = expandCompiledSeries(series, {
     ...(options.timeMin === undefined ? {} : { from: options.timeMin }),
-    ...(options.timeMax === undefined ? {} : { to: options.timeMax }),
+    ...(to === undefined ? {} : { to }),
     limit: options.instanceLimit,
     maxInstances: MAX_INSTANCES,
   });

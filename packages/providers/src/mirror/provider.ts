@@ -63,6 +63,8 @@ export interface MirrorReadDeps {
 }
 
 type Fresh = { ok: true; syncedAt: number } | { ok: false; reason: string };
+/** A listing's events as read from the mirror; see #firstEvents for completeBefore. */
+type FirstEvents = { events: CalendarEvent[]; completeBefore?: number };
 
 export class MirroredCalendarProvider implements CalendarProvider {
   readonly kind = 'google' as const;
@@ -121,16 +123,17 @@ export class MirroredCalendarProvider implements CalendarProvider {
       showDeleted: query.showDeleted ?? false,
       instanceLimit: wanted,
     };
-    let events: CalendarEvent[] | null;
+    let read: FirstEvents | null;
     if (query.singleEvents && query.orderBy !== 'updated') {
-      events = await this.#firstEvents(calendar, window, options, wanted);
+      read = await this.#firstEvents(calendar, window, options, wanted, offset);
     } else {
       const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS });
-      events = rows.length >= READ_ROWS ? null : listingEvents(rows, calendar, options);
+      read = rows.length >= READ_ROWS ? null : { events: listingEvents(rows, calendar, options) };
     }
-    if (events === null) {
+    if (read === null) {
       return this.#fallback(calendar, query, 'window too large for one mirror read', signal);
     }
+    const { events, completeBefore } = read;
     sortEvents(events, query.orderBy);
     const page: EventPage = {
       items: events.slice(offset, offset + query.maxResults),
@@ -138,8 +141,19 @@ export class MirroredCalendarProvider implements CalendarProvider {
     };
     if (offset + query.maxResults < events.length) {
       page.nextPageToken = `${PAGE_TOKEN_PREFIX}${offset + query.maxResults}`;
+    } else if (completeBefore !== undefined) {
+      // A short page of a merged read: complete up to completeBefore, more may follow.
+      page.nextPageToken = `${PAGE_TOKEN_PREFIX}${events.length}`;
+      page.completeBefore = completeBefore;
     }
     return page;
+  }
+
+  pageTokenAt(pageToken: string | undefined, index: number): string | undefined {
+    if (pageToken !== undefined && !pageToken.startsWith(PAGE_TOKEN_PREFIX)) {
+      return undefined; // Google's token: Google answered that listing
+    }
+    return `${PAGE_TOKEN_PREFIX}${(pageToken === undefined ? 0 : decodeToken(pageToken)) + index}`;
   }
 
   /**
@@ -147,24 +161,36 @@ export class MirroredCalendarProvider implements CalendarProvider {
    * takes: the rows come in start order, so every event starting before the last row read is
    * known (sort keys of all-day events are their UTC midnights, as start_at stores them). Reads
    * four times more when instances and cut-offs leave too few; null when even READ_ROWS do not.
+   *
+   * When the rows were read together with other calendars' (a listing across calendars), the
+   * known events may be fewer than `wanted`: they are returned with `completeBefore`, because
+   * the merge across calendars needs this calendar's events only up to where all of them
+   * together are known, and reads its next page only if it gets that far.
    */
   async #firstEvents(
     calendar: CalendarRef,
     window: MirrorRangeQuery,
     options: ListingOptions,
     wanted: number,
-  ): Promise<CalendarEvent[] | null> {
+    offset: number,
+  ): Promise<FirstEvents | null> {
     // A few rows more than wanted: the last row read only bounds what is known (rows starting
     // at the same instant may follow it), so `wanted` rows alone would always need a second read.
     for (let first = wanted + FIRST_SLACK; ; first = Math.min(first * 4, READ_ROWS)) {
-      const { rows, throughMs } = await this.#batch.firstRows(calendar.id, { ...window, first });
-      const events = listingEvents(rows, calendar, options);
+      const { rows, throughMs, shared } = await this.#batch.firstRows(calendar.id, { ...window, first });
       if (throughMs === null) {
-        return events;
+        return { events: listingEvents(rows, calendar, options) };
       }
+      // Series are expanded only as far as the rows are known (all-day instances sort by their
+      // UTC midnight, up to a day from their instant in the calendar's zone).
+      const expandUntil = throughMs + ALL_DAY_SLACK_MS;
+      const events = listingEvents(rows, calendar, { ...options, expandUntil });
       const known = events.filter((event) => startKey(event) < throughMs);
       if (known.length >= wanted) {
-        return known;
+        return { events: known };
+      }
+      if (shared && known.length > offset) {
+        return { events: known, completeBefore: throughMs };
       }
       if (first >= READ_ROWS) {
         return null;

@@ -274,10 +274,14 @@ export class MirrorRepository implements MirrorSink {
   }
 
   /**
-   * readResources() for listings in start order that need only their first `first` events:
-   * every series master and moved occurrence of the window (instances can fall anywhere), but
-   * only the first `first` other rows by start. `throughMs` says how far those rows are
-   * complete: every row not returned starts at or after it (null when nothing was left out).
+   * readResources() for listings in start order that need only their first `first` events, of
+   * one calendar or of several to be merged: every series master and moved occurrence of the
+   * window (instances can fall anywhere), and the first `first` other rows by (start, id) of all
+   * the calendars together. The calendars' index scans are merged and stop together, so a
+   * listing over 30 calendars reads about `first` such rows rather than 30 × `first`.
+   * `throughMs`, the same for every calendar, says how far those rows are complete: every row
+   * not returned starts at or after it (null when nothing was left out). Every calendar asked
+   * for has an entry.
    */
   async readFirst(
     calendarIds: readonly string[],
@@ -300,54 +304,74 @@ export class MirrorRepository implements MirrorSink {
       matched = `, ${match} AS matched`;
     }
     const arms = windowArms(query.timeMin ?? null, query.timeMax ?? null, param);
-    const first = param(Math.min(Math.max(1, query.first), READ_LIMIT));
-    // Masters and moved occurrences are few: they are read whether they match or not (a text
-    // match per row is cheaper than a text index probe per calendar), and only the matching
-    // ones carry their resource. A moved occurrence that does not match still hides the
-    // instance it replaces (matched says which).
-    const xColumns =
+    const limit = Math.min(Math.max(1, query.first), READ_LIMIT);
+    const first = param(limit);
+    // Series masters and moved occurrences of the window are few. Without text every one is
+    // read. With text, matching is done row by row (`IS TRUE` keeps the planner off the text
+    // indexes: a prefix probe per calendar costs far more than matching a few rows): matching
+    // masters, and the moved occurrences that match or belong to a matching master (one that
+    // does not match still hides the instance it replaces: matched says so, without its body).
+    const xColumns = `${
       query.query === undefined
         ? RESOURCE_COLUMNS
-        : RESOURCE_COLUMNS.replace('e.raw', `CASE WHEN ${match} THEN e.raw END AS raw`);
+        : RESOURCE_COLUMNS.replace('e.raw', `CASE WHEN ${match} THEN e.raw END AS raw`)
+    }${matched}, 'x' AS arm, NULL::float8 AS start_ms`;
+    const xArm =
+      query.query === undefined
+        ? `SELECT ${xColumns} FROM mirror_events e
+           WHERE e.calendar_id = ANY($1) AND ((${arms.masters}) OR (${arms.moved}))`
+        : `SELECT * FROM xm
+           UNION ALL
+           SELECT ${xColumns} FROM mirror_events e
+           WHERE e.calendar_id = ANY($1) AND ${arms.moved}
+             AND ((${match}) IS TRUE OR (e.calendar_id, e.recurring_event_id) IN (SELECT calendar_id, event_id FROM xm))`;
+    const xMasters =
+      query.query === undefined
+        ? ''
+        : `WITH xm AS (SELECT ${xColumns} FROM mirror_events e
+             WHERE e.calendar_id = ANY($1) AND ${arms.masters} AND (${match}) IS TRUE) `;
+    // Ordered branches per calendar (its range index in (start_at, event_id) order): the
+    // planner merges them (Merge Append) and stops after the first rows of all of them.
+    const fColumns = `${RESOURCE_COLUMNS}${matched}, 'f' AS arm, ${ms('e.start_at', 'start_ms')}, e.start_at AS sort_at`;
+    const branch = (calendars: string, part: string) => `(SELECT ${fColumns} FROM mirror_events e
+          WHERE e.calendar_id ${calendars} AND e.recurrence = '{}'::text[] AND ${part} AND ${match}
+          ORDER BY e.start_at, e.event_id LIMIT ${first})`;
+    const branches = calendarIds.map((id) => branch(`= ${param(id)}`, arms.startsInWindow));
+    if (arms.spanning !== null) {
+      // Rows that started before the window: one probe of all the calendars, sorted apart.
+      branches.push(branch('= ANY($1)', arms.spanning));
+    }
+    const sqlText = `${xMasters}(${xArm})
+       UNION ALL
+       (SELECT calendar_id, event_id, recurring_event_id, original_start, status, etag, raw${query.query === undefined ? '' : ', matched'}, arm, start_ms
+        FROM (${branches.join(' UNION ALL ')}) f
+        ORDER BY sort_at, event_id
+        LIMIT ${first})`;
     const { rows } = await this.#pool.query<RawResourceRow & { arm: 'f' | 'x'; start_ms: number | null }>(
-      `SELECT r.* FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n)
-       CROSS JOIN LATERAL (
-         (SELECT ${xColumns}${matched}, 'x' AS arm, NULL::float8 AS start_ms FROM mirror_events e
-          WHERE e.calendar_id = k.id AND ((${arms.masters}) OR (${arms.moved})))
-         UNION ALL
-         (SELECT ${RESOURCE_COLUMNS}${matched}, 'f' AS arm, ${ms('e.start_at', 'start_ms')} FROM mirror_events e
-          WHERE e.calendar_id = k.id AND e.recurrence = '{}'::text[] AND ${arms.startOrdered} AND ${match}
-          ORDER BY e.start_at, e.event_id
-          LIMIT ${first})
-       ) r
-       ORDER BY k.n`,
+      sqlText,
       params,
     );
-    const out = new Map<
-      string,
-      { rows: MirrorResourceRow[]; seen: Set<string>; firsts: number; last: number | null }
-    >(calendarIds.map((id) => [id, { rows: [], seen: new Set(), firsts: 0, last: null }]));
+    const out = new Map<string, { rows: MirrorResourceRow[]; seen: Set<string> }>(
+      calendarIds.map((id) => [id, { rows: [], seen: new Set() }]),
+    );
+    let firsts = 0;
+    let last: number | null = null;
     for (const row of rows) {
       const entry = out.get(row.calendar_id);
       if (entry === undefined) {
         continue;
       }
       if (row.arm === 'f') {
-        entry.firsts += 1;
-        entry.last = row.start_ms;
+        firsts += 1;
+        last = last === null || (row.start_ms ?? 0) > last ? row.start_ms : last;
       }
       if (!entry.seen.has(row.event_id)) {
         entry.seen.add(row.event_id);
         entry.rows.push(resourceFromRow(row));
       }
     }
-    const limit = Math.min(Math.max(1, query.first), READ_LIMIT);
-    return new Map(
-      [...out].map(([id, entry]) => [
-        id,
-        { rows: entry.rows, throughMs: entry.firsts < limit ? null : entry.last },
-      ]),
-    );
+    const throughMs = firsts < limit ? null : last;
+    return new Map([...out].map(([id, entry]) => [id, { rows: entry.rows, throughMs }]));
   }
 
   /** The stored rows of the given event ids (as readResources returns them). */
@@ -645,7 +669,7 @@ function windowArms(
   min: Date | null,
   max: Date | null,
   param: (value: unknown) => string,
-): { masters: string; overlapping: string; moved: string; startOrdered: string } {
+): { masters: string; overlapping: string; moved: string; startsInWindow: string; spanning: string | null } {
   const lo = min === null ? null : param(min);
   const hi = max === null ? null : param(max);
   const before = (column: string) => (hi === null ? [] : [`${column} < ${hi}`]);
@@ -665,10 +689,23 @@ function windowArms(
           ...from('e.end_at', '>'),
         ];
   return {
-    // For reads in start order: the range index's order does the work, and the planner's
-    // estimate of a plain comparison is closer than of the GiST probe's (which made it prefer a
-    // text index probe per calendar over walking the first rows by start).
-    startOrdered: ['e.start_at IS NOT NULL', ...before('e.start_at'), ...from('e.end_at', '>')].join(' AND '),
+    // For reads in start order, in two parts that each come in the range index's order: rows
+    // starting in the window (the index walked from the window's start, not from the calendar's
+    // first event), and rows that started before it and still run (the GiST probe of the
+    // window's first instant; few). Plain comparisons also keep the planner's estimates close
+    // (a GiST probe's made it prefer a text index probe per calendar over walking by start).
+    startsInWindow: ['e.start_at IS NOT NULL', ...from('e.start_at', '>='), ...before('e.start_at')].join(
+      ' AND ',
+    ),
+    spanning:
+      lo === null
+        ? null
+        : [
+            `e.start_at < ${lo}`,
+            `tstzrange(e.start_at, greatest(e.start_at, e.end_at), '[]') && tstzrange(${lo}::timestamptz, ${lo}::timestamptz, '[]')`,
+            `e.end_at > ${lo}`,
+            ...before('e.start_at'),
+          ].join(' AND '),
     masters: [
       'cardinality(e.recurrence) > 0',
       ...before('e.start_at'),

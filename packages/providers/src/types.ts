@@ -114,6 +114,13 @@ export interface ListEventsQuery {
    * calendar is then read upstream.
    */
   fresh?: boolean;
+  /**
+   * The caller merges several calendars' listings in start order and takes a page that is
+   * complete only up to its `completeBefore` (possibly empty) when that is cheaper: a mirror read
+   * together with other calendars' then answers with what all of them together are known to
+   * hold. Without it every page is full (or the last).
+   */
+  elastic?: boolean;
 }
 
 export interface EventPage {

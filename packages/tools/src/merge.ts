@@ -193,6 +193,9 @@ class Stream {
           ...query,
           maxResults: pageSize,
           ...(this.#pageToken === null ? {} : { pageToken: this.#pageToken }),
+          // Reading ahead lazily, a page complete only part of the way is enough; when the merge
+          // needs this calendar's next events now, the page must have them.
+          elastic: lazy,
         },
         signal,
       );

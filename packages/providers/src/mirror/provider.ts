@@ -111,10 +111,18 @@ export class MirroredCalendarProvider implements CalendarProvider {
     const timeMax = parseBound(query.timeMax, 'timeMax')?.getTime();
     const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
     const wanted = offset + query.maxResults + 1;
+    const text = query.query === undefined ? {} : { query: query.query, withExceptions: true };
+    // First-rows reads take the window as it is (the repository allows all-day rows their
+    // slack); whole-window reads take it widened by that slack.
+    const exact: MirrorRangeQuery = {
+      ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin) }),
+      ...(timeMax === undefined ? {} : { timeMax: new Date(timeMax) }),
+      ...text,
+    };
     const window: MirrorRangeQuery = {
       ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin - ALL_DAY_SLACK_MS) }),
       ...(timeMax === undefined ? {} : { timeMax: new Date(timeMax + ALL_DAY_SLACK_MS) }),
-      ...(query.query === undefined ? {} : { query: query.query, withExceptions: true }),
+      ...text,
     };
     const options = {
       timeMin,
@@ -125,7 +133,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
     };
     let read: FirstEvents | null;
     if (query.singleEvents && query.orderBy !== 'updated') {
-      read = await this.#firstEvents(calendar, window, options, wanted, offset);
+      read = await this.#firstEvents(calendar, exact, options, wanted, query.elastic === true);
     } else {
       const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS });
       read = rows.length >= READ_ROWS ? null : { events: listingEvents(rows, calendar, options) };
@@ -142,8 +150,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
     if (offset + query.maxResults < events.length) {
       page.nextPageToken = `${PAGE_TOKEN_PREFIX}${offset + query.maxResults}`;
     } else if (completeBefore !== undefined) {
-      // A short page of a merged read: complete up to completeBefore, more may follow.
-      page.nextPageToken = `${PAGE_TOKEN_PREFIX}${events.length}`;
+      // A short (or empty) page of a merged read: complete up to completeBefore, more may follow.
+      page.nextPageToken = `${PAGE_TOKEN_PREFIX}${Math.max(offset, events.length)}`;
       page.completeBefore = completeBefore;
     }
     return page;
@@ -162,17 +170,17 @@ export class MirroredCalendarProvider implements CalendarProvider {
    * known (sort keys of all-day events are their UTC midnights, as start_at stores them). Reads
    * four times more when instances and cut-offs leave too few; null when even READ_ROWS do not.
    *
-   * When the rows were read together with other calendars' (a listing across calendars), the
-   * known events may be fewer than `wanted`: they are returned with `completeBefore`, because
-   * the merge across calendars needs this calendar's events only up to where all of them
-   * together are known, and reads its next page only if it gets that far.
+   * When the rows were read together with other calendars' for a merge that takes elastic
+   * pages, the known events (possibly none) are returned with `completeBefore`: the merge needs
+   * this calendar's events only up to where all the calendars together are known, and reads its
+   * next page (not elastic then) only if it gets that far.
    */
   async #firstEvents(
     calendar: CalendarRef,
     window: MirrorRangeQuery,
     options: ListingOptions,
     wanted: number,
-    offset: number,
+    elastic: boolean,
   ): Promise<FirstEvents | null> {
     // A few rows more than wanted: the last row read only bounds what is known (rows starting
     // at the same instant may follow it), so `wanted` rows alone would always need a second read.
@@ -189,7 +197,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       if (known.length >= wanted) {
         return { events: known };
       }
-      if (shared && known.length > offset) {
+      if (shared && elastic) {
         return { events: known, completeBefore: throughMs };
       }
       if (first >= READ_ROWS) {

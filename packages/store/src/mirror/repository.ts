@@ -281,7 +281,8 @@ export class MirrorRepository implements MirrorSink {
    * listing over 30 calendars reads about `first` such rows rather than 30 × `first`.
    * `throughMs`, the same for every calendar, says how far those rows are complete: every row
    * not returned starts at or after it (null when nothing was left out). Every calendar asked
-   * for has an entry.
+   * for has an entry. The window is taken as it is: all-day rows, stored at their dates' UTC
+   * midnights, are matched with ALL_DAY_SLACK_MS on either side, and the caller filters exactly.
    */
   async readFirst(
     calendarIds: readonly string[],
@@ -303,7 +304,12 @@ export class MirrorRepository implements MirrorSink {
       params.push(terms.prefixQuery, terms.summaryPattern);
       matched = `, ${match} AS matched`;
     }
-    const arms = windowArms(query.timeMin ?? null, query.timeMax ?? null, param);
+    const min = query.timeMin ?? null;
+    const max = query.timeMax ?? null;
+    // Masters and moved occurrences are matched coarsely (they are few); the rows read in start
+    // order exactly, all-day ones with their slack (firstArms).
+    const arms = windowArms(shifted(min, -ALL_DAY_SLACK_MS), shifted(max, ALL_DAY_SLACK_MS), param);
+    const firstParts = firstArms(min, max, param);
     const limit = Math.min(Math.max(1, query.first), READ_LIMIT);
     const first = param(limit);
     // Series masters and moved occurrences of the window are few. Without text every one is
@@ -336,10 +342,10 @@ export class MirrorRepository implements MirrorSink {
     const branch = (calendars: string, part: string) => `(SELECT ${fColumns} FROM mirror_events e
           WHERE e.calendar_id ${calendars} AND e.recurrence = '{}'::text[] AND ${part} AND ${match}
           ORDER BY e.start_at, e.event_id LIMIT ${first})`;
-    const branches = calendarIds.map((id) => branch(`= ${param(id)}`, arms.startsInWindow));
-    if (arms.spanning !== null) {
+    const branches = calendarIds.map((id) => branch(`= ${param(id)}`, firstParts.startsInWindow));
+    if (firstParts.spanning !== null) {
       // Rows that started before the window: one probe of all the calendars, sorted apart.
-      branches.push(branch('= ANY($1)', arms.spanning));
+      branches.push(branch('= ANY($1)', firstParts.spanning));
     }
     const sqlText = `${xMasters}(${xArm})
        UNION ALL
@@ -665,11 +671,56 @@ function windowSql(min: Date | null, max: Date | null, param: (value: unknown) =
 }
 
 /** The three arms of windowSql, each a condition on `e` (TRUE-free when a bound is left out). */
+/**
+ * How far an all-day row's instants in a calendar's zone can be from its stored start and end
+ * (its dates' UTC midnights): zones run from UTC−12 to UTC+14.
+ */
+const ALL_DAY_SLACK_MS = 14 * 3_600_000;
+
+const shifted = (date: Date | null, byMs: number) => (date === null ? null : new Date(date.getTime() + byMs));
+
+/**
+ * The parts of a first-rows read that come in the range index's order: rows starting in the
+ * window (the index walked from the window's start, not from the calendar's first event), and
+ * rows that started before it and still run (a GiST probe of the window's first instant; few).
+ * Timed rows are matched exactly; all-day rows with ALL_DAY_SLACK_MS. Plain comparisons also
+ * keep the planner's estimates close (a GiST probe's made it prefer a text index probe per
+ * calendar over walking by start).
+ */
+function firstArms(
+  min: Date | null,
+  max: Date | null,
+  param: (value: unknown) => string,
+): { startsInWindow: string; spanning: string | null } {
+  const lo = min === null ? null : param(min);
+  const loSlack = min === null ? null : param(shifted(min, -ALL_DAY_SLACK_MS));
+  const hiSlack = max === null ? null : param(shifted(max, ALL_DAY_SLACK_MS));
+  // Rows starting up to the slack after the window are few and come last; the caller drops the
+  // timed ones (a plain bound keeps planning cheap: one per calendar).
+  const beforeEnd = hiSlack === null ? [] : [`e.start_at < ${hiSlack}`];
+  return {
+    startsInWindow: [
+      'e.start_at IS NOT NULL',
+      ...(lo === null ? [] : [`e.start_at >= ${lo}`]),
+      ...beforeEnd,
+    ].join(' AND '),
+    spanning:
+      lo === null
+        ? null
+        : [
+            `e.start_at < ${lo}`,
+            `tstzrange(e.start_at, greatest(e.start_at, e.end_at), '[]') && tstzrange(${loSlack}::timestamptz, ${lo}::timestamptz, '[]')`,
+            `(e.end_at > ${lo} OR (e.all_day AND e.end_at > ${loSlack}))`,
+            ...beforeEnd,
+          ].join(' AND '),
+  };
+}
+
 function windowArms(
   min: Date | null,
   max: Date | null,
   param: (value: unknown) => string,
-): { masters: string; overlapping: string; moved: string; startsInWindow: string; spanning: string | null } {
+): { masters: string; overlapping: string; moved: string } {
   const lo = min === null ? null : param(min);
   const hi = max === null ? null : param(max);
   const before = (column: string) => (hi === null ? [] : [`${column} < ${hi}`]);
@@ -689,23 +740,6 @@ function windowArms(
           ...from('e.end_at', '>'),
         ];
   return {
-    // For reads in start order, in two parts that each come in the range index's order: rows
-    // starting in the window (the index walked from the window's start, not from the calendar's
-    // first event), and rows that started before it and still run (the GiST probe of the
-    // window's first instant; few). Plain comparisons also keep the planner's estimates close
-    // (a GiST probe's made it prefer a text index probe per calendar over walking by start).
-    startsInWindow: ['e.start_at IS NOT NULL', ...from('e.start_at', '>='), ...before('e.start_at')].join(
-      ' AND ',
-    ),
-    spanning:
-      lo === null
-        ? null
-        : [
-            `e.start_at < ${lo}`,
-            `tstzrange(e.start_at, greatest(e.start_at, e.end_at), '[]') && tstzrange(${lo}::timestamptz, ${lo}::timestamptz, '[]')`,
-            `e.end_at > ${lo}`,
-            ...before('e.start_at'),
-          ].join(' AND '),
     masters: [
       'cardinality(e.recurrence) > 0',
       ...before('e.start_at'),

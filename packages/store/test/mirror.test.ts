@@ -228,6 +228,41 @@ describe('read and search', () => {
     expect((await mirror.read('cal_b1', { query: 'weekly' })).map((r) => r.eventId)).toEqual([]);
   });
 
+  it('reads the first rows of several calendars together, complete up to one instant for all', async () => {
+    expect(await mirror.readFirst([], { first: 5 })).toEqual(new Map());
+    const window = { timeMin: new Date('2026-03-01T00:00:00Z'), timeMax: new Date('2026-05-01T00:00:00Z') };
+    // Two rows in all: the earliest of cal_a2 (cafe, 2 March) and cal_b1 (other, 2 March), in
+    // (start, id) order across both; everything else starts at or after the second's start.
+    // Moved and cancelled occurrences of the window (gone) always come along.
+    const two = await mirror.readFirst(['cal_a2', 'cal_b1'], { ...window, first: 2 });
+    const rows = (id: string) =>
+      two
+        .get(id)
+        ?.rows.map((row) => row.eventId)
+        .sort();
+    expect(rows('cal_a2')).toEqual(['cafe', 'gone']);
+    expect(rows('cal_b1')).toEqual(['other']);
+    expect(two.get('cal_a2')?.throughMs).toBe(Date.parse('2026-03-02T09:00:00Z'));
+    expect(two.get('cal_b1')?.throughMs).toBe(Date.parse('2026-03-02T09:00:00Z'));
+    // Enough rows: complete (null), and text narrows every calendar.
+    const all = await mirror.readFirst(['cal_a2', 'cal_b1'], { ...window, first: 10 });
+    expect(
+      all
+        .get('cal_a2')
+        ?.rows.map((row) => row.eventId)
+        .sort(),
+    ).toEqual(['allday', 'cafe', 'gone', 'meeting']);
+    expect(all.get('cal_a2')?.throughMs).toBeNull();
+    const cafe = await mirror.readFirst(['cal_a2', 'cal_b1'], { ...window, query: 'cafe', first: 10 });
+    expect(
+      cafe
+        .get('cal_a2')
+        ?.rows.filter((row) => row.matched !== false)
+        .map((row) => row.eventId),
+    ).toEqual(['cafe']);
+    expect(cafe.get('cal_b1')?.rows.map((row) => row.eventId)).toEqual(['other']);
+  });
+
   it('reads a window, with text, including exceptions by their original start', async () => {
     const window = { timeMin: new Date('2026-04-01T00:00:00Z'), timeMax: new Date('2026-04-11T00:00:00Z') };
     expect((await mirror.read('cal_a2', window)).map((r) => r.eventId)).toEqual([

@@ -288,6 +288,9 @@ export class MirrorRepository implements MirrorSink {
     calendarIds: readonly string[],
     query: MirrorRangeQuery & { first: number },
   ): Promise<Map<string, { rows: MirrorResourceRow[]; throughMs: number | null }>> {
+    if (calendarIds.length === 0) {
+      return new Map();
+    }
     const params: unknown[] = [[...calendarIds]];
     const param = (value: unknown) => {
       params.push(value);

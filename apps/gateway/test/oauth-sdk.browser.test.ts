@@ -81,6 +81,39 @@ async function sdkFlow(options: {
   return { client, provider };
 }
 
+/**
+ * A loopback gateway whose PUBLIC_URL is its own address, a signed-up owner with Work and Home,
+ * the client's loopback redirect and a Chromium page (signed out again when `signedOut`).
+ */
+async function consentStack(email: string, options: { signedOut?: boolean } = {}) {
+  const port = await freePort();
+  const gw = await startTestGateway({
+    ...HIGH_RATE_LIMITS,
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+  });
+  const callback = await startCallback();
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await signUp(page, gw.url, email, PASSWORD);
+  const calendars = await seedCalendars(gw.db, email);
+  if (options.signedOut === true) {
+    await page.context().clearCookies();
+  }
+  return {
+    gw,
+    callback,
+    browser,
+    page,
+    calendars,
+    async stop() {
+      await browser.close();
+      await callback.close();
+      await gw.stop();
+    },
+  };
+}
+
 async function calendarIds(client: Client): Promise<string[]> {
   const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
   expect(listed.isError, textOf(listed)).toBeFalsy();
@@ -89,31 +122,19 @@ async function calendarIds(client: Client): Promise<string[]> {
 
 describe('the SDK client connects through OAuth with dynamic registration (Chromium consent)', () => {
   const email = 'ann@example.test';
+  let stack: Awaited<ReturnType<typeof consentStack>>;
   let gw: TestGateway;
-  let browser: Browser;
   let page: Page;
   let callback: Callback;
   let calendars: { work: string; home: string };
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({
-      ...HIGH_RATE_LIMITS,
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-    });
-    callback = await startCallback();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, email, PASSWORD);
-    calendars = await seedCalendars(gw.db, email);
-    await page.context().clearCookies();
+    stack = await consentStack(email, { signedOut: true });
+    ({ gw, page, callback, calendars } = stack);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await callback?.close();
-    await gw?.stop();
+    await stack?.stop();
   });
 
   it('signs in, consents to Work read-only, and the token reaches Work only', async () => {
@@ -222,30 +243,19 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
 
 describe('toolsets and scopes on the consent page (Chromium)', () => {
   const email = 'cara@example.test';
+  let stack: Awaited<ReturnType<typeof consentStack>>;
   let gw: TestGateway;
-  let browser: Browser;
   let page: Page;
   let callback: Callback;
   let calendars: { work: string; home: string };
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({
-      ...HIGH_RATE_LIMITS,
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-    });
-    callback = await startCallback();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, email, PASSWORD);
-    calendars = await seedCalendars(gw.db, email);
+    stack = await consentStack(email);
+    ({ gw, page, callback, calendars } = stack);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await callback?.close();
-    await gw?.stop();
+    await stack?.stop();
   });
 
   it('unticking a toolset (and ticking another) leaves the connection without its tools', async () => {

@@ -29,7 +29,10 @@ export function auditRetentionJob(options: AuditRetentionOptions): PeriodicJob<n
   };
 }
 
-/** Deletes OAuth codes and refresh tokens a day after they expired; returns how many. */
+/**
+ * Deletes OAuth codes and refresh tokens a day after they expired, and connections no app can
+ * use any more (see OAuthRepository.pruneExpired); returns how many rows went.
+ */
 export function oauthUpkeepJob(
   options: Omit<AuditRetentionOptions, 'retentionDays' | 'batchSize'>,
 ): PeriodicJob<number> {
@@ -38,11 +41,14 @@ export function oauthUpkeepJob(
     name: 'oauth-upkeep',
     intervalMs: options.intervalMs,
     async run() {
-      const { codes, refreshTokens } = await oauth.pruneExpired(options.now());
-      if (codes + refreshTokens > 0) {
-        options.log.info({ codes, refreshTokens }, 'pruned expired OAuth codes and refresh tokens');
+      const { codes, refreshTokens, connections } = await oauth.pruneExpired(options.now());
+      if (codes + refreshTokens + connections > 0) {
+        options.log.info(
+          { codes, refreshTokens, connections },
+          'pruned expired OAuth codes and refresh tokens, and unused connections',
+        );
       }
-      return codes + refreshTokens;
+      return codes + refreshTokens + connections;
     },
   };
 }

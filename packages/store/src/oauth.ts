@@ -620,13 +620,26 @@ export class OAuthRepository {
   /**
    * Deletes codes and refresh tokens that expired more than a day before `now`. Used and revoked
    * ones are kept until then, so a replayed code or a reused refresh token is still recognised
-   * (and revokes what it must) for as long as it could have been valid.
+   * (and revokes what it must) for as long as it could have been valid. Then the connections
+   * nothing can use: approved more than a day ago, never used for a call, with no code or
+   * refresh token left (a consent whose code the app never redeemed), grants and all.
    */
-  async pruneExpired(now: Date): Promise<{ codes: number; refreshTokens: number }> {
+  async pruneExpired(now: Date): Promise<{ codes: number; refreshTokens: number; connections: number }> {
     const cutoff = new Date(now.getTime() - 24 * 60 * 60 * 1000);
     const codes = await this.#pool.query('DELETE FROM oauth_codes WHERE expires_at < $1', [cutoff]);
     const tokens = await this.#pool.query('DELETE FROM oauth_refresh_tokens WHERE expires_at < $1', [cutoff]);
-    return { codes: codes.rowCount ?? 0, refreshTokens: tokens.rowCount ?? 0 };
+    const connections = await this.#pool.query(
+      `DELETE FROM api_keys k
+       WHERE k.kind = 'oauth' AND k.created_at < $1 AND k.last_used_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM oauth_codes c WHERE c.key_id = k.id)
+         AND NOT EXISTS (SELECT 1 FROM oauth_refresh_tokens r WHERE r.key_id = k.id)`,
+      [cutoff],
+    );
+    return {
+      codes: codes.rowCount ?? 0,
+      refreshTokens: tokens.rowCount ?? 0,
+      connections: connections.rowCount ?? 0,
+    };
   }
 
   /**

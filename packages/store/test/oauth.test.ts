@@ -378,6 +378,32 @@ describe('refresh tokens', () => {
     );
     expect((await repo.rotateRefreshToken(live, { clientId, resource: RESOURCE })).keyId).toBe(keyId);
   });
+
+  it('removes a connection whose code was never redeemed, and keeps one in use', async () => {
+    for (const live of (await repo.listConnections(A)).filter((c) => c.revokedAt === null)) {
+      await repo.revokeConnection(A, live.keyId);
+    }
+    const unredeemed = await connect();
+    await code(unredeemed, 1);
+    const exists = async (keyId: string) =>
+      (await db.pool.query('SELECT 1 FROM api_keys WHERE id = $1', [keyId])).rowCount === 1;
+    const grants = async (keyId: string) =>
+      (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM grants WHERE key_id = $1', [keyId]))
+        .rows[0]?.n;
+    expect(await grants(unredeemed)).toBe(1);
+    // Within its first day it stays (the app may still be on its way back with the code).
+    await repo.pruneExpired(new Date());
+    expect(await exists(unredeemed)).toBe(true);
+    await repo.revokeConnection(A, unredeemed);
+    const used = await connect();
+    expect(used).not.toBe(unredeemed);
+    await repo.issueRefreshToken({ tenantId: A, keyId: used, clientId, resource: RESOURCE });
+    const pruned = await repo.pruneExpired(new Date(Date.now() + 25 * 60 * 60 * 1000));
+    expect(pruned.connections).toBeGreaterThanOrEqual(1);
+    expect(await exists(unredeemed)).toBe(false);
+    expect(await grants(unredeemed)).toBe(0);
+    expect(await exists(used)).toBe(true);
+  });
 });
 
 describe('prisma schema', () => {

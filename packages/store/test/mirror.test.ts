@@ -261,6 +261,24 @@ describe('read and search', () => {
         .map((row) => row.eventId),
     ).toEqual(['cafe']);
     expect(cafe.get('cal_b1')?.rows.map((row) => row.eventId)).toEqual(['other']);
+    // With the tenant named, text over several calendars walks the tenant's rows once: the same
+    // rows and bound as a branch per calendar, and nothing of a calendar not asked for.
+    const byCalendar = await mirror.readFirst(['cal_a1', 'cal_a2'], { ...window, query: 'meet', first: 1 });
+    const walked = await mirror.readFirst(['cal_a1', 'cal_a2'], {
+      ...window,
+      query: 'meet',
+      first: 1,
+      tenantId: 'tnt_a',
+    });
+    expect(walked).toEqual(byCalendar);
+    expect(walked.get('cal_a2')?.rows.map((row) => row.eventId)).toContain('meeting');
+    const none = await mirror.readFirst(['cal_a1', 'cal_a3'], {
+      ...window,
+      query: 'meet',
+      first: 5,
+      tenantId: 'tnt_a',
+    });
+    expect([...none.values()].flatMap((entry) => entry.rows)).toEqual([]);
   });
 
   it('reads a window, with text, including exceptions by their original start', async () => {

@@ -125,9 +125,9 @@ describe('listings across mirrored calendars', () => {
   });
 
   /** Every calendar's listing read alone, to its end, then merged the way the merge orders. */
-  async function expected(query: Record<string, string>): Promise<string[]> {
+  async function expected(query: Record<string, string>, of: CalendarHandle[] = handles): Promise<string[]> {
     const all: { calendarId: string; event: CalendarEvent; n: number }[] = [];
-    for (const handle of handles) {
+    for (const handle of of) {
       let pageToken: string | undefined;
       do {
         const page = await handle.provider.listEvents(handle.ref, {
@@ -152,12 +152,16 @@ describe('listings across mirrored calendars', () => {
     return all.map(({ calendarId, event }) => `${calendarId}/${event.id}`);
   }
 
-  async function merged(query: Record<string, string>, maxResults: number): Promise<string[]> {
+  async function merged(
+    query: Record<string, string>,
+    maxResults: number,
+    of: CalendarHandle[] = handles,
+  ): Promise<string[]> {
     const out: string[] = [];
     let pageToken: string | undefined;
     do {
       const page = await mergeEvents(
-        handles,
+        of,
         { ...query, singleEvents: true, orderBy: 'startTime' },
         maxResults,
         pageToken,
@@ -194,6 +198,24 @@ describe('listings across mirrored calendars', () => {
       });
     }
   }
+
+  it('merges three of the seven calendars exactly (the others never show)', async () => {
+    const some = [0, 3, 6].map((n) => handles[n] as CalendarHandle);
+    const queries: Record<string, string>[] = [
+      { timeMin: '2026-01-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z', query: 'budget' },
+      { timeMin: '2026-06-01T00:00:00Z', timeMax: '2026-07-01T00:00:00Z', query: 'review plan' },
+      { timeMin: '2026-01-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z', query: 'zz-no-match' },
+      { timeMin: '2026-06-01T00:00:00Z', timeMax: '2026-07-01T00:00:00Z' },
+    ];
+    for (const query of queries) {
+      const all = await expected(query, some);
+      for (const size of [7, 25]) {
+        const got = await merged(query, size, some);
+        expect(got, `${JSON.stringify(query)}, pages of ${size}`).toEqual(all);
+        expect(got.every((id) => some.some((h) => id.startsWith(`${h.calendar.id}/`)))).toBe(true);
+      }
+    }
+  });
 
   it('reads the first page of seven calendars with one merged read', async () => {
     const window = { timeMin: '2026-01-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };

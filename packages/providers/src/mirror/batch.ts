@@ -126,6 +126,7 @@ async function inParallel<R>(
 
 function groupOf(query: MirrorRangeQuery & { first?: number }): string {
   return JSON.stringify([
+    query.tenantId,
     query.timeMin?.getTime(),
     query.timeMax?.getTime(),
     query.query,

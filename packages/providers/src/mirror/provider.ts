@@ -118,6 +118,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin) }),
       ...(timeMax === undefined ? {} : { timeMax: new Date(timeMax) }),
       ...text,
+      tenantId: this.#connection.tenantId,
     };
     const window: MirrorRangeQuery = {
       ...(timeMin === undefined ? {} : { timeMin: new Date(timeMin - ALL_DAY_SLACK_MS) }),

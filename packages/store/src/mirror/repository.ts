@@ -39,6 +39,12 @@ import type {
 /** Serialises change-feed appends, so feed ids become visible in id order (see the migration). */
 const CHANGE_FEED_LOCK = 72707370;
 const READ_LIMIT = 2500;
+/**
+ * Rows a first-rows read with text walks at most across a tenant's calendars (or 8 × the rows
+ * asked for): a rare word ends the walk there, and the page is then complete up to where it
+ * stopped (a merge reads on only if it needs to).
+ */
+const WALK_ROWS = 3000;
 const SEARCH_LIMIT = 50;
 /**
  * How many of the newest matches a search ranks (see search()): 200 keeps p95 under 20 ms on
@@ -337,35 +343,63 @@ export class MirrorRepository implements MirrorSink {
     const xMasters =
       query.query === undefined
         ? ''
-        : `WITH xm AS (SELECT ${xColumns} FROM mirror_events e
-             WHERE e.calendar_id = ANY($1) AND ${arms.masters} AND (${match}) IS TRUE) `;
+        : `xm AS (SELECT ${xColumns} FROM mirror_events e
+             WHERE e.calendar_id = ANY($1) AND ${arms.masters} AND (${match}) IS TRUE)`;
     // Ordered branches per calendar (its range index in (start_at, event_id) order): the
     // planner merges them (Merge Append) and stops after the first rows of all of them.
     const fColumns = `${RESOURCE_COLUMNS}${matched}, 'f' AS arm, ${ms('e.start_at', 'start_ms')}, e.start_at AS sort_at`;
     const branch = (calendars: string, part: string) => `(SELECT ${fColumns} FROM mirror_events e
           WHERE e.calendar_id ${calendars} AND e.recurrence = '{}'::text[] AND ${part} AND ${match}
           ORDER BY e.start_at, e.event_id LIMIT ${first})`;
-    const branches = calendarIds.map((id) => branch(`= ${param(id)}`, firstParts.startsInWindow));
+    // With text over several calendars of one tenant, one walk of the tenant's rows in start
+    // order (mirror_events_tenant_first_idx) replaces the branch per calendar, whose planning
+    // costs more than the read. It stops at the first matching rows, or after walkLimit rows
+    // (a rare word): then its last row comes back as arm 'w', saying where the walk ended.
+    const walk = query.query !== undefined && query.tenantId !== undefined && calendarIds.length > 1;
+    const walkLimit = Math.max(WALK_ROWS, limit * 8);
+    const walkBranch = (): string => {
+      const end = param(walkLimit);
+      const columns = fColumns.replace("'f' AS arm", "CASE WHEN w.hit THEN 'f' ELSE 'w' END AS arm");
+      return `(SELECT ${columns}
+        FROM (SELECT e.calendar_id, e.event_id, e.start_at,
+                (e.calendar_id = ANY($1) AND (${match}) IS TRUE) AS hit,
+                row_number() OVER (ORDER BY e.start_at, e.event_id) AS n
+              FROM mirror_events e
+              WHERE e.tenant_id = ${param(query.tenantId)} AND e.recurrence = '{}'::text[] AND ${firstParts.startsInWindow}
+              ORDER BY e.start_at, e.event_id
+              LIMIT ${end}) w
+        JOIN mirror_events e USING (calendar_id, event_id)
+        WHERE w.hit OR w.n = ${end}
+        ORDER BY w.start_at, w.event_id LIMIT ${first})`;
+    };
+    const branches = walk
+      ? [walkBranch()]
+      : calendarIds.map((id) => branch(`= ${param(id)}`, firstParts.startsInWindow));
     if (firstParts.spanning !== null) {
       // Rows that started before the window: one probe of all the calendars, sorted apart.
       branches.push(branch('= ANY($1)', firstParts.spanning));
     }
-    const sqlText = `${xMasters}(${xArm})
+    const sqlText = `${xMasters === '' ? '' : `WITH ${xMasters} `}(${xArm})
        UNION ALL
        (SELECT calendar_id, event_id, recurring_event_id, original_start, status, etag, raw${query.query === undefined ? '' : ', matched'}, arm, start_ms
         FROM (${branches.join(' UNION ALL ')}) f
         ORDER BY sort_at, event_id
         LIMIT ${first})`;
-    const { rows } = await this.#pool.query<RawResourceRow & { arm: 'f' | 'x'; start_ms: number | null }>(
-      sqlText,
-      params,
-    );
+    const { rows } = await this.#pool.query<
+      RawResourceRow & { arm: 'f' | 'x' | 'w'; start_ms: number | null }
+    >(sqlText, params);
     const out = new Map<string, { rows: MirrorResourceRow[]; seen: Set<string> }>(
       calendarIds.map((id) => [id, { rows: [], seen: new Set() }]),
     );
     let firsts = 0;
     let last: number | null = null;
+    let walkedEnd: number | null = null;
     for (const row of rows) {
+      if (row.arm === 'w') {
+        // The walk stopped at its limit: rows from its last start on were not looked at.
+        walkedEnd = row.start_ms;
+        continue;
+      }
       const entry = out.get(row.calendar_id);
       if (entry === undefined) {
         continue;
@@ -379,7 +413,8 @@ export class MirrorRepository implements MirrorSink {
         entry.rows.push(resourceFromRow(row));
       }
     }
-    const throughMs = firsts < limit ? null : last;
+    const found = firsts < limit ? null : last;
+    const throughMs = walkedEnd === null ? found : found === null ? walkedEnd : Math.min(found, walkedEnd);
     return new Map([...out].map(([id, entry]) => [id, { rows: entry.rows, throughMs }]));
   }
 

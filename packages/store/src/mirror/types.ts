@@ -105,6 +105,11 @@ export interface MirrorRangeQuery {
    * matching series it replaces).
    */
   withExceptions?: boolean;
+  /**
+   * First-rows reads with text: the tenant all the calendars belong to, so their rows can be
+   * walked together in start order (see MirrorRepository.readFirst).
+   */
+  tenantId?: string;
 }
 
 /** See MirrorRepository.freshness. Instants are epoch milliseconds. */

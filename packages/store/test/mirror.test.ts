@@ -271,6 +271,12 @@ describe('read and search', () => {
       tenantId: 'tnt_a',
     });
     expect(walked).toEqual(byCalendar);
+    for (const first of [1, 2, 10]) {
+      // Without text too, at every page size.
+      expect(await mirror.readFirst(['cal_a1', 'cal_a2'], { ...window, first, tenantId: 'tnt_a' })).toEqual(
+        await mirror.readFirst(['cal_a1', 'cal_a2'], { ...window, first }),
+      );
+    }
     expect(walked.get('cal_a2')?.rows.map((row) => row.eventId)).toContain('meeting');
     const none = await mirror.readFirst(['cal_a1', 'cal_a3'], {
       ...window,

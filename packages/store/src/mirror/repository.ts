@@ -351,11 +351,12 @@ export class MirrorRepository implements MirrorSink {
     const branch = (calendars: string, part: string) => `(SELECT ${fColumns} FROM mirror_events e
           WHERE e.calendar_id ${calendars} AND e.recurrence = '{}'::text[] AND ${part} AND ${match}
           ORDER BY e.start_at, e.event_id LIMIT ${first})`;
-    // With text over several calendars of one tenant, one walk of the tenant's rows in start
-    // order (mirror_events_tenant_first_idx) replaces the branch per calendar, whose planning
-    // costs more than the read. It stops at the first matching rows, or after walkLimit rows
-    // (a rare word): then its last row comes back as arm 'w', saying where the walk ended.
-    const walk = query.query !== undefined && query.tenantId !== undefined && calendarIds.length > 1;
+    // Over several calendars of one tenant, one walk of the tenant's rows in start order
+    // (mirror_events_tenant_first_idx) replaces the branch per calendar, whose planning costs
+    // more than the read. It stops at the first rows of those calendars (that match), or after
+    // walkLimit rows (a rare word, or few of the tenant's calendars asked for): then its last row
+    // comes back as arm 'w', saying where the walk ended.
+    const walk = query.tenantId !== undefined && calendarIds.length > 1;
     const walkLimit = Math.max(WALK_ROWS, limit * 8);
     const walkBranch = (): string => {
       const end = param(walkLimit);

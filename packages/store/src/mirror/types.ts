@@ -106,8 +106,8 @@ export interface MirrorRangeQuery {
    */
   withExceptions?: boolean;
   /**
-   * First-rows reads with text: the tenant all the calendars belong to, so their rows can be
-   * walked together in start order (see MirrorRepository.readFirst).
+   * First-rows reads: the tenant all the calendars belong to, so their rows can be walked
+   * together in start order (see MirrorRepository.readFirst).
    */
   tenantId?: string;
 }

@@ -4,6 +4,7 @@ import { isTransient, type ProviderResolver } from '@calgate/tools';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { escapeHtml, ResultPages } from '../google/pages.ts';
 import type { SessionManager } from '../session.ts';
+import { ownerView } from './api/owner.ts';
 import { HTTP_STATUS } from './errors.ts';
 import { DEFAULT_DASHBOARD_DIR } from './static.ts';
 
@@ -39,25 +40,7 @@ async function load(
   if (calendar === undefined || connection === null) {
     throw new CalgateError('not_found', 'No such event.');
   }
-  const provider = deps.providers(
-    {
-      id: calendar.id,
-      externalId: calendar.externalId,
-      summary: calendar.summary,
-      timeZone: calendar.timeZone,
-      primary: calendar.primary,
-      enabled: calendar.enabled,
-      accessRole: calendar.accessRole,
-      connectionId: calendar.connectionId,
-      provider: connection.provider,
-      auth: connection.auth,
-      accountEmail: connection.accountEmail,
-      connectionStatus: connection.status,
-      canRead: true,
-      canWrite: false,
-    },
-    tenantId,
-  );
+  const provider = deps.providers(ownerView(calendar, connection), tenantId);
   const event = await provider.getEvent(
     { id: calendar.id, externalId: calendar.externalId, timeZone: calendar.timeZone },
     eventId,

@@ -1,10 +1,31 @@
 import { CalgateError } from '@calgate/core';
+import type { CalendarRecord, ConnectionRecord } from '@calgate/store';
 import { CalendarAccess, type KeyCalendar, type ToolContext } from '@calgate/tools';
 import type { FastifyReply } from 'fastify';
 import { rulesServices } from '../../rules.ts';
 import type { ApiDeps } from './deps.ts';
 
 type SignedIn = { tenantId: string; userId: string };
+
+/** A tenant's calendar as its owner's dashboard reads it: readable whatever keys hold, never written. */
+export function ownerView(calendar: CalendarRecord, account: ConnectionRecord): KeyCalendar {
+  return {
+    id: calendar.id,
+    externalId: calendar.externalId,
+    summary: calendar.summary,
+    timeZone: calendar.timeZone,
+    primary: calendar.primary,
+    enabled: calendar.enabled,
+    accessRole: calendar.accessRole,
+    connectionId: calendar.connectionId,
+    provider: account.provider,
+    auth: account.auth,
+    accountEmail: account.accountEmail,
+    connectionStatus: account.status,
+    canRead: true,
+    canWrite: false,
+  };
+}
 
 /**
  * Every calendar of the tenant, readable: the dashboard is the tenant owner's view, so the
@@ -22,24 +43,7 @@ export async function ownerAccess(deps: ApiDeps, session: SignedIn): Promise<Cal
     if (account === undefined) {
       return [];
     }
-    return [
-      {
-        id: calendar.id,
-        externalId: calendar.externalId,
-        summary: calendar.summary,
-        timeZone: calendar.timeZone,
-        primary: calendar.primary,
-        enabled: calendar.enabled,
-        accessRole: calendar.accessRole,
-        connectionId: calendar.connectionId,
-        provider: account.provider,
-        auth: account.auth,
-        accountEmail: account.accountEmail,
-        connectionStatus: account.status,
-        canRead: true,
-        canWrite: false,
-      },
-    ];
+    return [ownerView(calendar, account)];
   });
   if (!readable.some((calendar) => calendar.enabled)) {
     throw new CalgateError(

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   formatInstant,
+  formatLocalDateTime,
+  formatNaiveMs,
   fromLocal,
   isValidTimeZone,
+  localFromNaiveMs,
   parseDate,
   parseDateTime,
   parseInstant,
@@ -156,5 +159,23 @@ describe('RFC 3339 parsing', () => {
       '2026-07-01T09:30:00-02:30',
     );
     expect(formatInstant(Date.parse('2026-07-01T12:00:00Z'))).toBe('2026-07-01T12:00:00Z');
+    expect(formatInstant(Date.parse('2026-07-01T12:00:00.045Z'), 'Europe/Berlin')).toBe(
+      '2026-07-01T14:00:00.045+02:00',
+    );
+  });
+  it('writes naive milliseconds as the civil reading does, years outside 1000–9999 included', () => {
+    const samples = [
+      0,
+      -1,
+      86_399_999,
+      Date.parse('0999-12-31T23:59:59.999Z'),
+      Date.parse('+010000-01-01T00:00:00Z'),
+    ];
+    for (let i = 0; i < 2000; i++) {
+      samples.push(Math.round((Math.random() - 0.3) * 4e14));
+    }
+    for (const ms of samples) {
+      expect(formatNaiveMs(ms)).toBe(formatLocalDateTime(localFromNaiveMs(ms)));
+    }
   });
 });

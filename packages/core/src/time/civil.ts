@@ -112,17 +112,56 @@ export function localFromNaiveMs(ms: number): LocalDateTime {
   return { ...dateFromEpochDay(days), hour, minute, second, millisecond: rest - second * MS_PER_SECOND };
 }
 
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+// Formatting sits on the hot path of every event listing (two date-times per event): two-digit
+// fields come from a table instead of a new string and padStart each time.
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => String(n).padStart(2, '0'));
+const pad2 = (n: number) => TWO_DIGITS[n] ?? String(n).padStart(2, '0');
+const pad4 = (n: number) => (n >= 1000 && n <= 9999 ? String(n) : String(n).padStart(4, '0'));
 
 /** `YYYY-MM-DD`. */
 export function formatDate(date: LocalDate): string {
-  return `${pad(date.year, 4)}-${pad(date.month)}-${pad(date.day)}`;
+  return `${pad4(date.year)}-${pad2(date.month)}-${pad2(date.day)}`;
 }
 
 /** `YYYY-MM-DDTHH:MM:SS` (with `.mmm` only when milliseconds are non-zero). */
 export function formatLocalDateTime(local: LocalDateTime): string {
-  const ms = local.millisecond ? `.${pad(local.millisecond, 3)}` : '';
-  return `${formatDate(local)}T${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}${ms}`;
+  const ms = local.millisecond ? `.${String(local.millisecond).padStart(3, '0')}` : '';
+  return `${formatDate(local)}T${pad2(local.hour)}:${pad2(local.minute)}:${pad2(local.second)}${ms}`;
+}
+
+/** Recently written days and minutes of a day (listings write the same few over and over). */
+const dayTexts = new Map<number, string>();
+const minuteTexts: string[] = [];
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS[.mmm]` of a wall-clock reading given as naive milliseconds (as if UTC):
+ * formatLocalDateTime(localFromNaiveMs(ms)) without the intermediate objects and strings.
+ */
+export function formatNaiveMs(ms: number): string {
+  const days = Math.floor(ms / MS_PER_DAY);
+  let day = dayTexts.get(days);
+  if (day === undefined) {
+    if (dayTexts.size >= 4096) {
+      dayTexts.clear();
+    }
+    day = formatDate(dateFromEpochDay(days));
+    dayTexts.set(days, day);
+  }
+  const rest = ms - days * MS_PER_DAY;
+  const minuteOfDay = Math.floor(rest / MS_PER_MINUTE);
+  const withinMinute = rest - minuteOfDay * MS_PER_MINUTE;
+  let minute = minuteTexts[minuteOfDay];
+  if (minute === undefined) {
+    minute = `${pad2(Math.floor(minuteOfDay / 60))}:${pad2(minuteOfDay % 60)}:`;
+    minuteTexts[minuteOfDay] = minute;
+  }
+  if (withinMinute === 0) {
+    return `${day}T${minute}00`;
+  }
+  const second = Math.floor(withinMinute / MS_PER_SECOND);
+  const millisecond = withinMinute - second * MS_PER_SECOND;
+  const fraction = millisecond ? `.${String(millisecond).padStart(3, '0')}` : '';
+  return `${day}T${minute}${pad2(second)}${fraction}`;
 }
 
 export function compareDates(a: LocalDate, b: LocalDate): number {

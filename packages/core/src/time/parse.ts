@@ -7,7 +7,7 @@ import { err, ok, type Result } from '../result.ts';
 import {
   daysInMonth,
   formatDate,
-  formatLocalDateTime,
+  formatNaiveMs,
   type LocalDate,
   type LocalDateTime,
   localFromNaiveMs,
@@ -128,13 +128,22 @@ export function parseDateTime(text: string, timeZone?: string): Result<number, C
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
+/** Offsets already written, by minutes: a zone has a handful, every listing writes them. */
+const offsets = new Map<number, string>();
 
 function formatOffset(minutes: number): string {
   if (minutes === 0) {
     return 'Z';
   }
-  const abs = Math.abs(minutes);
-  return `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  let text = offsets.get(minutes);
+  if (text === undefined) {
+    const abs = Math.abs(minutes);
+    text = `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+    if (offsets.size < 1000) {
+      offsets.set(minutes, text);
+    }
+  }
+  return text;
 }
 
 /**
@@ -143,8 +152,7 @@ function formatOffset(minutes: number): string {
  */
 export function formatInstant(instant: number, timeZone?: string): string {
   const offsetMinutes = timeZone === undefined ? 0 : Math.round(offsetMsAt(instant, timeZone) / 60_000);
-  const local = localFromNaiveMs(instant + offsetMinutes * 60_000);
-  return `${formatLocalDateTime(local)}${formatOffset(offsetMinutes)}`;
+  return `${formatNaiveMs(instant + offsetMinutes * 60_000)}${formatOffset(offsetMinutes)}`;
 }
 
 /** `YYYY-MM-DD` of an instant's wall-clock date in `timeZone`. */

@@ -1,10 +1,12 @@
 /**
  * The same MCP load against any streamable HTTP server: each client initialises its own session
  * (a stateless server simply sends no session id), then calls one tool in a loop on its own
- * keep-alive connection until the time is up. Plain `node:http`, so the load costs little of the
- * machine it shares with the servers; answers may be JSON or an event stream.
+ * keep-alive connection until the time is up. Each client speaks HTTP/1.1 on a plain socket
+ * (Content-Length or chunked answers), so the load costs little of the machine it shares with
+ * the servers (node:http's client took ~0.45 ms of CPU per 43 KB answer, about a third of what
+ * the gateway spends); answers may be JSON or an event stream.
  */
-import { Agent, request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 
 export interface McpTarget {
   /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
@@ -29,38 +31,134 @@ interface Answer {
   body: Buffer;
 }
 
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+/**
+ * One keep-alive HTTP/1.1 connection that sends a request and reads its answer, one at a time.
+ * Understands what MCP servers answer with: a Content-Length body or a chunked one (an event
+ * stream that ends with the answer).
+ */
+class Connection {
+  readonly #url: URL;
+  #socket: Socket | undefined;
+  #buffer: Buffer = Buffer.alloc(0);
+  #waiting: { resolve: (answer: Answer) => void; reject: (error: Error) => void } | undefined;
+
+  constructor(url: string) {
+    this.#url = new URL(url);
+  }
+
+  #open(): Promise<Socket> {
+    if (this.#socket !== undefined) {
+      return Promise.resolve(this.#socket);
+    }
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(this.#url.port), this.#url.hostname, () => resolve(socket));
+      socket.setNoDelay(true);
+      socket.on('data', (chunk: Buffer) => {
+        this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+        this.#drain();
+      });
+      const fail = (error: Error) => {
+        this.#socket = undefined;
+        this.#buffer = Buffer.alloc(0);
+        const waiting = this.#waiting;
+        this.#waiting = undefined;
+        waiting?.reject(error);
+        reject(error);
+      };
+      socket.on('error', fail);
+      socket.on('close', () => fail(new Error('the server closed the connection')));
+      this.#socket = socket;
+    });
+  }
+
+  /** Resolves the waiting request once its whole answer is in the buffer. */
+  #drain(): void {
+    const headEnd = this.#buffer.indexOf(HEAD_END);
+    if (headEnd === -1 || this.#waiting === undefined) {
+      return;
+    }
+    const lines = this.#buffer.toString('latin1', 0, headEnd).split('\r\n');
+    const status = Number(lines[0]?.split(' ')[1]);
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    const bodyStart = headEnd + HEAD_END.length;
+    let body: Buffer;
+    let end: number;
+    if (headers['transfer-encoding'] === 'chunked') {
+      const chunks: Buffer[] = [];
+      let at = bodyStart;
+      for (;;) {
+        const lineEnd = this.#buffer.indexOf('\r\n', at);
+        if (lineEnd === -1) {
+          return;
+        }
+        const size = Number.parseInt(this.#buffer.toString('latin1', at, lineEnd), 16);
+        const dataEnd = lineEnd + 2 + size;
+        if (this.#buffer.length < dataEnd + 2) {
+          return;
+        }
+        if (size === 0) {
+          end = dataEnd + 2;
+          break;
+        }
+        chunks.push(this.#buffer.subarray(lineEnd + 2, dataEnd));
+        at = dataEnd + 2;
+      }
+      body = Buffer.concat(chunks);
+    } else {
+      end = bodyStart + Number(headers['content-length'] ?? 0);
+      if (this.#buffer.length < end) {
+        return;
+      }
+      body = this.#buffer.subarray(bodyStart, end);
+    }
+    this.#buffer = this.#buffer.subarray(end);
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    waiting.resolve({ status, headers, body });
+  }
+
+  async post(path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+    const socket = await this.#open();
+    const length = Buffer.byteLength(body);
+    let head = `POST ${path} HTTP/1.1\r\nhost: ${this.#url.host}\r\ncontent-length: ${length}\r\n`;
+    for (const [name, value] of Object.entries(headers)) {
+      head += `${name}: ${value}\r\n`;
+    }
+    return new Promise((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+      socket.write(`${head}\r\n${body}`);
+    });
+  }
+
+  close(): void {
+    this.#socket?.destroy();
+    this.#socket = undefined;
+  }
+}
+
 function post(
-  agent: Agent,
+  connection: Connection,
   target: McpTarget,
   headers: Record<string, string>,
   body: string,
 ): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      target.url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'content-length': Buffer.byteLength(body),
-          ...target.headers,
-          ...headers,
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  const url = new URL(target.url);
+  return connection.post(
+    `${url.pathname}${url.search}`,
+    {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...target.headers,
+      ...headers,
+    },
+    body,
+  );
 }
 
 /** The JSON-RPC message of an answer sent as JSON or as one event of an event stream. */
@@ -85,18 +183,19 @@ const IS_ERROR = Buffer.from('"isError":true');
 
 /** One client: its own connection and session. */
 export class McpClient {
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  readonly #connection: Connection;
   readonly #target: McpTarget;
   #session: Record<string, string> = {};
   #id = 0;
 
   constructor(target: McpTarget) {
     this.#target = target;
+    this.#connection = new Connection(target.url);
   }
 
   async initialize(): Promise<void> {
     const answer = await post(
-      this.#agent,
+      this.#connection,
       this.#target,
       { 'mcp-protocol-version': '2025-06-18' },
       JSON.stringify({
@@ -119,7 +218,7 @@ export class McpClient {
       ...(typeof session === 'string' ? { 'mcp-session-id': session } : {}),
     };
     await post(
-      this.#agent,
+      this.#connection,
       this.#target,
       this.#session,
       JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
@@ -129,7 +228,7 @@ export class McpClient {
   /** The raw answer of one tool call. */
   call(name: string, args: Record<string, unknown>): Promise<Answer> {
     return post(
-      this.#agent,
+      this.#connection,
       this.#target,
       this.#session,
       JSON.stringify({
@@ -142,7 +241,7 @@ export class McpClient {
   }
 
   close(): void {
-    this.#agent.destroy();
+    this.#connection.close();
   }
 }
 

@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 
 # The Calgate image: the gateway by default (`calgate serve`); the same image runs `calgate migrate`
-# and the worker (`node apps/gateway/src/bin/calgate.ts worker`). Node runs the TypeScript sources directly.
+# and the worker (`node apps/gateway/src/bin/calgate.js worker`). The image runs the sources as
+# JavaScript with their types erased at build time (scripts/build-production-tree.ts).
 
 FROM node:24-bookworm-slim AS base
 WORKDIR /app
@@ -26,7 +27,7 @@ COPY --from=manifests /out/ ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --ignore-scripts
 COPY . .
-# The runtime stage gets /prod only: the runtime workspaces' sources (no tests), the built
+# The runtime stage gets /prod only: the runtime workspaces' sources as JavaScript (no tests), the built
 # dashboard, the migrations and the production dependencies (no vitest, TypeScript, Prisma CLI,
 # rolldown, emulators or embedded PostgreSQL). Tests build and start the same tree.
 RUN node scripts/prisma-generate.ts \
@@ -53,4 +54,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 # The old generation grows to 1.3× what survived the last full collection, not up to 4×: under 16
 # clients of list_events the gateway holds ~250 MB of RSS instead of ~700 MB, at no measurable
 # cost in CPU per call (bench/results/peer.md). A V8 flag Node refuses in NODE_OPTIONS, hence here.
-CMD ["node", "--heap-growing-percent=30", "apps/gateway/src/bin/calgate.ts", "serve"]
+CMD ["node", "--heap-growing-percent=30", "apps/gateway/src/bin/calgate.js", "serve"]

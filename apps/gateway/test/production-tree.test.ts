@@ -6,14 +6,18 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { access, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildProductionTree, type TreeReport } from '../../../scripts/build-production-tree.ts';
+import {
+  buildProductionTree,
+  compileModule,
+  type TreeReport,
+} from '../../../scripts/build-production-tree.ts';
 import { connectClient } from './harness.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -147,9 +151,47 @@ function envOf(stage: Stage): Record<string, string> {
 function nodeFlags(argv: string[]): string[] {
   return argv.slice(
     1,
-    argv.findIndex((arg) => arg.endsWith('.ts')),
+    argv.findIndex((arg) => /\.[jt]s$/.test(arg)),
   );
 }
+
+describe('compiling a module for the image', () => {
+  it('erases types in place and points relative .ts specifiers at .js', () => {
+    const source = [
+      "import type { A } from './types.ts';",
+      "import { b, type C } from '../b.ts';",
+      "export * from './c.ts';",
+      'export { d } from "./d/index.ts";',
+      "import './side-effect.ts';",
+      "const e = await import('./e.ts');",
+      "const worker = new URL('./worker.ts', import.meta.url);",
+      "import { z } from 'zod';",
+      "const note: string = 'see ./notes.ts';",
+      'export function f(x: number): A | C { return b(x) as unknown as A; }',
+    ].join('\n');
+    const code = compileModule(source, 'm.ts');
+    expect(code.split('\n')).toHaveLength(source.split('\n').length);
+    expect(code).toContain("from '../b.js'");
+    expect(code).toContain("export * from './c.js'");
+    expect(code).toContain('from "./d/index.js"');
+    expect(code).toContain("import './side-effect.js'");
+    expect(code).toContain("import('./e.js')");
+    expect(code).toContain("new URL('./worker.js', import.meta.url)");
+    expect(code).toContain("from 'zod'");
+    // Text that only mentions a file is left alone; types are gone.
+    expect(code).toContain("'see ./notes.ts'");
+    expect(code).not.toMatch(/: number|: string|as unknown|\btype\b/);
+  });
+
+  it('rewrites specifiers split over lines and refuses one it cannot rewrite', () => {
+    expect(
+      compileModule("const m = await import(\n  './far.ts');\nexport { a } from\n'./split.ts';", 'm.ts'),
+    ).toBe("const m = await import(\n  './far.js');\nexport { a } from\n'./split.js';");
+    expect(() => compileModule('const m = await import(`./dynamic.ts`);', 'src/m.ts')).toThrow(
+      'src/m.ts: a module specifier still names a .ts file: import(`./dynamic.ts`',
+    );
+  });
+});
 
 describe('the Dockerfile', () => {
   it("builds the tree with the tested script, ships only that tree, runs as node with npm start's heap flags", async () => {
@@ -181,7 +223,8 @@ describe('the Dockerfile', () => {
     const cmd = runtime.instructions.filter(({ keyword }) => keyword === 'CMD').at(-1);
     const argv = JSON.parse(cmd?.args ?? '[]') as string[];
     expect(argv[0]).toBe('node');
-    expect(argv.slice(-2)).toEqual(['apps/gateway/src/bin/calgate.ts', 'serve']);
+    // The image holds the compiled tree (`.js`); npm start runs the sources.
+    expect(argv.slice(-2)).toEqual(['apps/gateway/src/bin/calgate.js', 'serve']);
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as {
       scripts: { start: string };
     };
@@ -227,7 +270,7 @@ describe('the production tree (what the image holds)', () => {
   });
 
   function calgate(...args: string[]): Promise<{ stdout: string }> {
-    return run(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), ...args], {
+    return run(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.js'), ...args], {
       cwd,
       env,
     });
@@ -245,6 +288,10 @@ describe('the production tree (what the image holds)', () => {
     expect(await exists(join(tree.outDir, 'packages/testkit'))).toBe(false);
     expect(await find(join(tree.outDir, 'apps'), /\.test\.ts$/)).toEqual([]);
     expect(await find(join(tree.outDir, 'packages'), /\.test\.ts$/)).toEqual([]);
+    // JavaScript only: Node never loads its TypeScript stripper in the image.
+    expect(await find(join(tree.outDir, 'apps'), /\.ts$/)).toEqual([]);
+    expect(await find(join(tree.outDir, 'packages'), /\.ts$/)).toEqual([]);
+    expect(await exists(join(tree.outDir, 'apps/gateway/src/bin/calgate.js'))).toBe(true);
     // What runs is there: the Prisma client's runtime, the dashboard and the migrations.
     expect(await exists(join(modules, '@prisma/client/runtime/client.js'))).toBe(true);
     expect(await exists(join(tree.outDir, 'apps/dashboard/dist/index.html'))).toBe(true);
@@ -268,7 +315,7 @@ describe('the production tree (what the image holds)', () => {
 
     const port = await freePort();
     const metricsToken = randomBytes(24).toString('hex');
-    const gateway = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'serve'], {
+    const gateway = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.js'), 'serve'], {
       cwd,
       env: { ...env, PORT: String(port), METRICS_TOKEN: metricsToken },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -300,7 +347,7 @@ describe('the production tree (what the image holds)', () => {
     expect(await metrics.text()).toContain('calgate_tool_calls_total{tool="list_calendars",outcome="ok"} 1');
 
     const workerPort = await freePort();
-    const worker = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'worker'], {
+    const worker = spawn(process.execPath, [join(tree.outDir, 'apps/gateway/src/bin/calgate.js'), 'worker'], {
       cwd,
       env: { ...env, WORKER_PORT: String(workerPort), MIGRATE_ON_START: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -310,11 +357,29 @@ describe('the production tree (what the image holds)', () => {
     expect(health.status).toBe(200);
   }, 120_000);
 
+  it('runs CPU-bound work in worker threads started from the compiled files', async () => {
+    // The pool names its worker's file by URL; compiled, that must be the .js file beside it.
+    const script = `
+      const { CpuPool } = await import(${JSON.stringify(join(tree.outDir, 'packages/tools/src/index.js'))});
+      const pool = new CpuPool(1);
+      const out = await pool.run('expandRrule', { rrule: 'FREQ=WEEKLY;BYDAY=MO', dtstart: '2026-03-23T09:00:00',
+        timeZone: 'Europe/Berlin', durationMinutes: 30, count: 2, exdates: [] });
+      await pool.close();
+      console.log(JSON.stringify(out.instances));`;
+    const file = join(cwd, 'pool-check.mjs');
+    await writeFile(file, script);
+    const { stdout } = await run(process.execPath, [file], { cwd, env });
+    expect(JSON.parse(stdout)).toEqual([
+      { start: '2026-03-23T09:00:00+01:00', end: '2026-03-23T09:30:00+01:00' },
+      { start: '2026-03-30T09:00:00+02:00', end: '2026-03-30T09:30:00+02:00' },
+    ]);
+  });
+
   it('`calgate start` without DATABASE_URL says the image has no embedded PostgreSQL', async () => {
     const { DATABASE_URL: _, ...withoutDatabase } = env;
     const failure = await run(
       process.execPath,
-      [join(tree.outDir, 'apps/gateway/src/bin/calgate.ts'), 'start'],
+      [join(tree.outDir, 'apps/gateway/src/bin/calgate.js'), 'start'],
       { cwd, env: { ...withoutDatabase, PORT: String(await freePort()) } },
     ).then(
       () => undefined,

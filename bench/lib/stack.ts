@@ -1,10 +1,27 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiKeyRepository, type Database, migrate, openDatabase, TenancyRepository } from '@calgate/store';
 import { freePort, startPostgres, startRedis } from '@calgate/testkit';
+import { buildProductionTree } from '../../scripts/build-production-tree.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The image's file tree (scripts/build-production-tree.ts), built once per benchmark process. */
+let built: Promise<string> | undefined;
+function productionTree(): Promise<string> {
+  built ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'calgate-bench-tree-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await buildProductionTree(root, dir);
+    return dir;
+  })();
+  return built;
+}
 
 /**
  * What the HTTP benchmarks run against: real PostgreSQL and Redis, a tenant with one local
@@ -74,13 +91,20 @@ async function startOn(
     WORKER_PORT: String(await freePort()),
     ...options.env,
   };
-  // As the Dockerfile runs them (NODE_OPTIONS there).
+  // As the Dockerfile runs them (NODE_OPTIONS there): the production tree's compiled JavaScript,
+  // or the sources when BENCH_TREE=source.
+  const tree = process.env.BENCH_TREE === 'source' ? undefined : await productionTree();
   const calgate = (command: string, nodeArgs: string[]) =>
     spawn(
       process.execPath,
-      ['--max-semi-space-size=8', ...nodeArgs, 'apps/gateway/src/bin/calgate.ts', command],
+      [
+        '--max-semi-space-size=8',
+        ...nodeArgs,
+        tree === undefined ? 'apps/gateway/src/bin/calgate.ts' : 'apps/gateway/src/bin/calgate.js',
+        command,
+      ],
       {
-        cwd: root,
+        cwd: tree ?? root,
         env,
         stdio: ['ignore', 'inherit', 'inherit'],
       },

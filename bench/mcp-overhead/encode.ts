@@ -7,7 +7,7 @@
  *   node bench/mcp-overhead/encode.ts   (BENCH_ITERATIONS=20000)
  */
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { jsonRpcText } from '../../apps/gateway/src/http/mcp-json.ts';
+import { jsonRpcBytes, jsonRpcText } from '../../apps/gateway/src/http/mcp-json.ts';
 import { machineSummary } from '../lib/machine.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20_000);
@@ -55,10 +55,16 @@ async function sdkWay(): Promise<number> {
   return Buffer.from(await body.arrayBuffer()).length;
 }
 
-async function directWay(): Promise<number> {
+async function joinedWay(): Promise<number> {
   const structured = answer();
   const json = JSON.stringify(structured);
   return Buffer.from(jsonRpcText(message(structured, json), { structured, json })).length;
+}
+
+async function directWay(): Promise<number> {
+  const structured = answer();
+  const json = JSON.stringify(structured);
+  return jsonRpcBytes(message(structured, json), { structured, json }).length;
 }
 
 async function measure(way: () => Promise<number>): Promise<{ usPerAnswer: number; bytes: number }> {
@@ -79,9 +85,11 @@ console.log('| way | CPU µs per answer | bytes |');
 console.log('|---|---|---|');
 for (const [name, way] of [
   ['SDK transport (JSON.stringify of the envelope, Response, arrayBuffer)', sdkWay],
-  ['direct (structuredContent from the JSON already made)', directWay],
+  ['direct, joined into one string, then bytes', joinedWay],
+  ['direct, written piece by piece into one buffer', directWay],
   ['SDK transport, again', sdkWay],
-  ['direct, again', directWay],
+  ['direct, joined, again', joinedWay],
+  ['direct, piece by piece, again', directWay],
 ] as const) {
   const { usPerAnswer, bytes } = await measure(way);
   console.log(`| ${name} | ${usPerAnswer.toFixed(1)} | ${bytes} |`);

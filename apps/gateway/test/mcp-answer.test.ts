@@ -1,7 +1,7 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jsonRpcText } from '../src/http/mcp-json.ts';
+import { jsonRpcBytes, jsonRpcText } from '../src/http/mcp-json.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 /** The line before every answer that carries events (packages/tools/src/format.ts). */
@@ -58,6 +58,22 @@ describe('a tool answer is encoded once', () => {
     const text = jsonRpcText(message, { structured, json });
     expect(written).toBe(1);
     expect(text).toBe(JSON.stringify(message));
+  });
+
+  it('writes the same text as UTF-8 bytes in one buffer, accents, emoji and escapes included', () => {
+    const structured = { events: [{ id: 'e1', summary: 'Café Lumière ✓ 😀 "quoted"\t\u2028' }] };
+    const json = JSON.stringify(structured);
+    const message = {
+      result: {
+        content: [{ type: 'text', text: `Ünïcode 😀\n${json}` }],
+        structuredContent: { ...structured },
+      },
+      jsonrpc: '2.0' as const,
+      id: 'é',
+    };
+    const bytes = jsonRpcBytes(message, { structured, json });
+    expect(bytes.equals(Buffer.from(JSON.stringify(message)))).toBe(true);
+    expect(jsonRpcBytes(message, undefined).equals(bytes)).toBe(true);
   });
 
   it('serialises afresh when the answer holds other values than the JSON was made from', () => {

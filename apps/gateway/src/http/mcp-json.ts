@@ -3,7 +3,7 @@
  * the SDK's streamable HTTP transport. That transport builds a web Request, Headers and Response
  * per call, parses the body again, and serialises the whole answer, structuredContent included,
  * although the tool already wrote that content as JSON for its text. Here the answer is written
- * from the JSON the call made (see {@link jsonRpcText}) and sent as one string.
+ * from the JSON the call made (see {@link jsonRpcBytes}) and sent as one buffer.
  *
  * Only requests the SDK transport would accept unchanged take this path (see {@link directRequest});
  * everything else — batches, initialize, event streams, bad headers or bodies — still goes through
@@ -120,26 +120,35 @@ function sameShallow(a: unknown, b: Record<string, unknown>): boolean {
   return true;
 }
 
-/** JSON of a plain object, with `written(key)` standing in for some values' JSON. */
-function writeObject(value: Record<string, unknown>, written: (key: string) => string | undefined): string {
-  let out = '{';
+/** JSON of a plain object as pieces, with `written(key)` standing in for some values' JSON. */
+function writeObject(
+  value: Record<string, unknown>,
+  written: (key: string) => string | string[] | undefined,
+): string[] {
+  const pieces = ['{'];
   for (const key of Object.keys(value)) {
     const json = written(key) ?? (JSON.stringify(value[key]) as string | undefined);
     // JSON.stringify leaves out what it cannot write (undefined, functions); so does this.
     if (json === undefined) {
       continue;
     }
-    out += `${out.length > 1 ? ',' : ''}${JSON.stringify(key)}:${json}`;
+    pieces.push(`${pieces.length > 1 ? ',' : ''}${JSON.stringify(key)}:`);
+    if (typeof json === 'string') {
+      pieces.push(json);
+    } else {
+      pieces.push(...json);
+    }
   }
-  return `${out}}`;
+  pieces.push('}');
+  return pieces;
 }
 
 /**
- * The text of a JSON-RPC message, byte for byte what `JSON.stringify(message)` gives, with a tool
- * answer's structuredContent taken from the JSON the call already made when the SDK's validated
- * copy of it still holds the same values (it copies the object, not what is inside).
+ * A JSON-RPC message as pieces of text that join to exactly what `JSON.stringify(message)` gives,
+ * with a tool answer's structuredContent taken from the JSON the call already made when the SDK's
+ * validated copy of it still holds the same values (it copies the object, not what is inside).
  */
-export function jsonRpcText(message: JSONRPCMessage, answer: EncodedAnswer | undefined): string {
+function jsonRpcPieces(message: JSONRPCMessage, answer: EncodedAnswer | undefined): string[] {
   const result = (message as { result?: unknown }).result;
   if (
     answer === undefined ||
@@ -147,7 +156,7 @@ export function jsonRpcText(message: JSONRPCMessage, answer: EncodedAnswer | und
     result === null ||
     !sameShallow((result as { structuredContent?: unknown }).structuredContent, answer.structured)
   ) {
-    return JSON.stringify(message);
+    return [JSON.stringify(message)];
   }
   const record = result as Record<string, unknown>;
   return writeObject(message as Record<string, unknown>, (key) =>
@@ -155,4 +164,27 @@ export function jsonRpcText(message: JSONRPCMessage, answer: EncodedAnswer | und
       ? writeObject(record, (inner) => (inner === 'structuredContent' ? answer.json : undefined))
       : undefined,
   );
+}
+
+/** The text of a JSON-RPC message (see jsonRpcPieces). */
+export function jsonRpcText(message: JSONRPCMessage, answer: EncodedAnswer | undefined): string {
+  return jsonRpcPieces(message, answer).join('');
+}
+
+/**
+ * The UTF-8 bytes of jsonRpcText, written piece by piece into one buffer: the answer's text is
+ * never joined into one more string of its full size first.
+ */
+export function jsonRpcBytes(message: JSONRPCMessage, answer: EncodedAnswer | undefined): Buffer {
+  const pieces = jsonRpcPieces(message, answer);
+  let size = 0;
+  for (const piece of pieces) {
+    size += Buffer.byteLength(piece);
+  }
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const piece of pieces) {
+    at += bytes.write(piece, at);
+  }
+  return bytes;
 }

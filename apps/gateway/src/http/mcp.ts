@@ -27,7 +27,7 @@ import { SCOPES } from '../oauth/tokens.ts';
 import type { RulesFactory } from '../rules.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
-import { directRequest, type EncodedAnswer, jsonRpcText, OneShotTransport } from './mcp-json.ts';
+import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport } from './mcp-json.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
@@ -272,7 +272,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       return reply
         .status(200)
         .header('content-type', 'application/json')
-        .send(Buffer.from(jsonRpcText(message, encoded)));
+        .send(jsonRpcBytes(message, encoded));
     }
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /** One plain-text message. */
 export interface MailMessage {
@@ -29,19 +29,22 @@ export function redactSmtpUrl(url: string): string {
  * nodemailer's own errors may quote the URL or the AUTH exchange, so they are not passed on.
  */
 export class SmtpMailer implements Mailer {
-  readonly #transport: Transporter;
+  readonly #url: string;
   readonly #from: string;
   readonly #server: string;
+  /** Made on the first message: nodemailer (~660 KB of modules) loads only in a gateway that mails. */
+  #transport: Promise<Transporter> | undefined;
 
   constructor(options: { url: string; from: string }) {
-    this.#transport = createTransport(options.url);
+    this.#url = options.url;
     this.#from = options.from;
     this.#server = redactSmtpUrl(options.url);
   }
 
   async send(message: MailMessage): Promise<void> {
     try {
-      await this.#transport.sendMail({ from: this.#from, ...message });
+      this.#transport ??= import('nodemailer').then(({ createTransport }) => createTransport(this.#url));
+      await (await this.#transport).sendMail({ from: this.#from, ...message });
     } catch (error) {
       const code =
         typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'unknown';
@@ -50,7 +53,10 @@ export class SmtpMailer implements Mailer {
   }
 
   close(): void {
-    this.#transport.close();
+    void this.#transport?.then(
+      (transport) => transport.close(),
+      () => {},
+    );
   }
 }
 

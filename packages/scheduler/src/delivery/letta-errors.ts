@@ -1,10 +1,5 @@
 import type { ErrorCode } from '@calgate/core';
-import {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from '@letta-ai/letta-client';
+import type { APIError } from '@letta-ai/letta-client';
 import { parseRetryAfter } from './backoff.ts';
 
 /** Removes secrets (the API key, the URL's path and query) from text a server sent back. */
@@ -23,7 +18,15 @@ export type LettaFailure =
   | { kind: 'failed'; status: number | null; code: ErrorCode; message: string }
   | { kind: 'disable'; status: 410; message: string };
 
+/** The official client's error classes (its module is loaded once a Letta call is made). */
+export type LettaErrorClasses = Pick<
+  typeof import('@letta-ai/letta-client'),
+  'APIConnectionError' | 'APIConnectionTimeoutError' | 'APIError' | 'APIUserAbortError'
+>;
+
 export interface LettaErrorContext {
+  /** The classes of the client that made the call. */
+  sdk: LettaErrorClasses;
   targetId: string;
   /** Set when the call was about one agent (sending a message). */
   agentId?: string;
@@ -43,6 +46,7 @@ const DETAIL_MAX = 200;
  */
 export function classifyLettaError(error: unknown, ctx: LettaErrorContext): LettaFailure {
   const { targetId, agentId } = ctx;
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = ctx.sdk;
   const retry = (message: string, status: number | null, retryAfterMs?: number, context = {}) =>
     ({ kind: 'retry', status, retryAfterMs, message, context }) as const;
 

@@ -1,9 +1,10 @@
 import { CalgateError, err, ok, type Result } from '@calgate/core';
-import Letta from '@letta-ai/letta-client';
+import type Letta from '@letta-ai/letta-client';
 import { backoff } from './backoff.ts';
 import {
   abortCode,
   classifyLettaError,
+  type LettaErrorClasses,
   type LettaFailure,
   lettaNetworkMessage,
   type Redactor,
@@ -14,6 +15,13 @@ import { checkTargetUrl } from './ssrf.ts';
 import { DEFAULT_MAX_RETRY_AFTER_MS, type WebhookOutcome, type WebhookSenderOptions } from './webhook.ts';
 
 export const DEFAULT_LETTA_TIMEOUT_MS = 15_000;
+
+/** The official client, loaded on the first Letta call: a gateway that never calls Letta does without its 70-odd modules. */
+let sdkLoading: Promise<typeof import('@letta-ai/letta-client')> | undefined;
+function lettaSdk(): Promise<typeof import('@letta-ai/letta-client')> {
+  sdkLoading ??= import('@letta-ai/letta-client');
+  return sdkLoading;
+}
 /** `listLettaAgents` stops here: enough to pick from, bounded for a tenant with a huge server. */
 export const LETTA_AGENT_LIST_CAP = 1_000;
 const LIST_PAGE_SIZE = 100;
@@ -84,7 +92,7 @@ export async function sendLettaMessage(
   if (!connected.ok) {
     return outcome(connected.error);
   }
-  const { client, redact } = connected.value;
+  const { client, redact, sdk } = connected.value;
   const message = {
     role: 'user' as const,
     content: [{ type: 'text' as const, text: delivery.prompt }],
@@ -100,6 +108,7 @@ export async function sendLettaMessage(
   } catch (error) {
     return outcome(
       classifyLettaError(error, {
+        sdk,
         targetId,
         agentId,
         timeoutMs,
@@ -138,7 +147,7 @@ export async function listLettaAgents(
   if (!connected.ok) {
     return fail(connected.error);
   }
-  const { client, redact } = connected.value;
+  const { client, redact, sdk } = connected.value;
   const agents: LettaAgentSummary[] = [];
   try {
     let page = await client.agents.list({ limit: LIST_PAGE_SIZE }, { signal });
@@ -157,7 +166,9 @@ export async function listLettaAgents(
       page = await page.getNextPage();
     }
   } catch (error) {
-    return fail(classifyLettaError(error, { targetId, timeoutMs, signal, redact, now: () => new Date() }));
+    return fail(
+      classifyLettaError(error, { sdk, targetId, timeoutMs, signal, redact, now: () => new Date() }),
+    );
   }
   return ok(agents);
 }
@@ -207,7 +218,7 @@ async function connect(
   options: LettaListOptions,
   timeoutMs: number,
   signal: AbortSignal,
-): Promise<Result<{ client: Letta; redact: Redactor }, LettaFailure>> {
+): Promise<Result<{ client: Letta; redact: Redactor; sdk: LettaErrorClasses }, LettaFailure>> {
   const { targetId } = target;
   const checked = await untilAborted(
     checkTargetUrl(target.baseUrl, {
@@ -230,7 +241,8 @@ async function connect(
     );
   }
   const { url } = checked.value;
-  const client = new Letta({
+  const sdk = await lettaSdk();
+  const client = new sdk.default({
     baseURL: lettaBaseUrl(url),
     apiKey: target.apiKey,
     maxRetries: 0,
@@ -238,7 +250,7 @@ async function connect(
     fetch: pinnedFetch(checked.value),
     logLevel: 'off',
   });
-  return ok({ client, redact: redactor(target.apiKey, url) });
+  return ok({ client, redact: redactor(target.apiKey, url), sdk });
 }
 
 function networkFailure(signal: AbortSignal, timeoutMs: number, targetId: string): LettaFailure {

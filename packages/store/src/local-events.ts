@@ -294,6 +294,18 @@ export class LocalEventStore {
                ELSE end_at > ${p} OR (end_at = start_at AND start_at >= ${p}) END
           OR (original_start_time IS NOT NULL AND original_start_time >= ${p}::timestamptz - interval '${EXCEPTION_REACH}'))`,
       );
+      // The rows above can only be: single events and exceptions whose [start, end] meets the
+      // window (one probe of the overlap index), exceptions, or series masters (partial
+      // indexes). Said so, the read skips the calendar's history before the window.
+      // (timeMax is $2 when given; least() keeps the range valid should timeMin come after it.)
+      const window =
+        range.timeMax === undefined
+          ? `tstzrange(${p}::timestamptz, NULL, '[]')`
+          : `tstzrange(least(${p}::timestamptz, $2::timestamptz), $2::timestamptz, '[]')`;
+      where.push(
+        `(tstzrange(start_at, greatest(start_at, end_at), '[]') && ${window}
+          OR recurring_event_id IS NOT NULL OR cardinality(recurrence) > 0)`,
+      );
     }
     if (range.query !== undefined) {
       params.push(`%${range.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);

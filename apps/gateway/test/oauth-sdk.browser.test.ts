@@ -72,6 +72,9 @@ async function sdkFlow(options: {
   await options.page.goto(authorizationUrl.toString());
   await options.consent(options.page);
   const params = await arrived;
+  // The browser's own navigation to the callback ends too, so the test's next page.goto does not
+  // race it (the callback server answers before the page has loaded).
+  await options.page.waitForURL((url) => url.href.startsWith(options.callback.redirectUri));
   expect(params.get('state')).toBe('state-123');
   await first.finishAuth(params.get('code') ?? '');
   const client = new Client({ name: 'agent', version: '1.0.0' });
@@ -236,6 +239,7 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
     await page.goto(String(authorizationUrl));
     await page.getByRole('button', { name: 'Deny' }).click();
     const params = await arrived;
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri));
     expect(params.get('error')).toBe('access_denied');
     expect(params.get('code')).toBeNull();
   });
@@ -342,6 +346,7 @@ describe('toolsets and scopes on the consent page (Chromium)', () => {
     const arrived = callback.next();
     await page.getByRole('button', { name: 'Deny' }).click();
     expect((await arrived).get('error')).toBe('access_denied');
+    await page.waitForURL((url) => url.href.startsWith(callback.redirectUri));
   });
 });
 

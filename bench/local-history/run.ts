@@ -11,15 +11,11 @@ import { fileURLToPath } from 'node:url';
 import { LocalEventStore, migrate, openDatabase, TenancyRepository } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
 import { machineSummary, today } from '../lib/machine.ts';
+import { median, timed } from '../mirror/measure.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '500,10000,50000').split(',').map(Number);
 const HOUR = 3_600_000;
 const root = fileURLToPath(new URL('../../', import.meta.url));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
-}
 
 const postgres = await startPostgres();
 const lines: string[] = [];
@@ -63,12 +59,9 @@ try {
     for (let i = 0; i < 20; i++) {
       rows = (await store.listRange(calendar.id, query)).length;
     }
-    const times: number[] = [];
-    for (let i = 0; i < 50; i++) {
-      const started = performance.now();
+    const times = await timed(50, async () => {
       await store.listRange(calendar.id, query);
-      times.push(performance.now() - started);
-    }
+    });
     say(`| ${size.toLocaleString('en')} | ${rows} | ${median(times).toFixed(2)} |`);
   }
   await db.close();

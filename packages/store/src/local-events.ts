@@ -281,10 +281,11 @@ export class LocalEventStore {
     }
     // An exception also counts by its original start, which it hides even when moved away;
     // instances are at most EXCEPTION_REACH long for this purpose.
+    let max: string | undefined;
     if (range.timeMax !== undefined) {
       params.push(range.timeMax);
-      const p = `$${params.length}`;
-      where.push(`(start_at < ${p} OR (original_start_time IS NOT NULL AND original_start_time < ${p}))`);
+      max = `$${params.length}`;
+      where.push(`(start_at < ${max} OR (original_start_time IS NOT NULL AND original_start_time < ${max}))`);
     }
     if (range.timeMin !== undefined) {
       params.push(range.timeMin);
@@ -297,11 +298,11 @@ export class LocalEventStore {
       // The rows above can only be: single events and exceptions whose [start, end] meets the
       // window (one probe of the overlap index), exceptions, or series masters (partial
       // indexes). Said so, the read skips the calendar's history before the window.
-      // (timeMax is $2 when given; least() keeps the range valid should timeMin come after it.)
+      // (least() keeps the range valid should timeMin come after timeMax.)
       const window =
-        range.timeMax === undefined
+        max === undefined
           ? `tstzrange(${p}::timestamptz, NULL, '[]')`
-          : `tstzrange(least(${p}::timestamptz, $2::timestamptz), $2::timestamptz, '[]')`;
+          : `tstzrange(least(${p}::timestamptz, ${max}::timestamptz), ${max}::timestamptz, '[]')`;
       where.push(
         `(tstzrange(start_at, greatest(start_at, end_at), '[]') && ${window}
           OR recurring_event_id IS NOT NULL OR cardinality(recurrence) > 0)`,

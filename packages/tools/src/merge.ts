@@ -329,7 +329,8 @@ export async function mergeEvents(
     }
     items.push({ calendarId: chosen.handle.calendar.id, event: head });
     chosen.advance();
-    if (chosen.head() === undefined) {
+    // A full answer needs no look past it: the cursor names the next page without reading it.
+    if (chosen.head() === undefined && items.length < maxResults) {
       await fill(chosen);
     }
   }

@@ -31,7 +31,9 @@ const WARMUP_S = 3;
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // The gateway runs with the image's heap settings (Dockerfile CMD; stack.ts adds the semi-space
 // bound); BENCH_GATEWAY_NODE_ARGS replaces them, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=30')
+const nodeArgs = (
+  process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=50 --no-allocation-site-pretenuring'
+)
   .split(' ')
   .filter((arg) => arg !== '');
 const WINDOW = { timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };

@@ -1,6 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
+import { ms } from './sql.ts';
 
 /** One stored event of a local calendar (a single event, a series master, or an exception). */
 export interface LocalEventRow {
@@ -49,8 +50,7 @@ export interface LocalRangeQuery {
   limit: number;
 }
 
-// Instants travel as epoch milliseconds (float8): parsing timestamptz text dominated list reads.
-const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8 AS ${column}`;
+// Instants travel as epoch milliseconds (see ms): parsing timestamptz text dominated list reads.
 const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, ${ms('start_at')}, ${ms('end_at')},
   start_date, end_date, start_time_zone, end_time_zone, NULLIF(recurrence, '{}') AS recurrence, ${ms('series_end_at')}, recurring_event_id,
   ${ms('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,

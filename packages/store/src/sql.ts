@@ -38,5 +38,12 @@ export function cleanText(value: unknown, label: string, max: number): string {
   return text;
 }
 
-// Instants travel as epoch milliseconds (float8), as in bookings and local events.
-export const ms = (column: string, as = column) => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${as}`;
+/**
+ * A TIMESTAMPTZ(3) column as epoch milliseconds (float8): cheaper to send and read than
+ * timestamptz text. `extract` would be exact at any precision but computes in numeric and then
+ * converts through text, ~40 % of PostgreSQL's CPU for a 50-event range read; date_part computes
+ * in float8, whose error stays far below half a millisecond for every instant of years
+ * 1–9999, so rounding gives the stored millisecond exactly (tested over that range). Only for
+ * millisecond columns: all of Calgate's are TIMESTAMPTZ(3).
+ */
+export const ms = (column: string, as = column) => `round(date_part('epoch', ${column}) * 1000) AS ${as}`;

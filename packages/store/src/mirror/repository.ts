@@ -6,11 +6,10 @@
 import { CalgateError } from '@calgate/core';
 import type pg from 'pg';
 import type { Database } from '../db.ts';
-import { FOREIGN_KEY_VIOLATION, pgCode } from '../sql.ts';
+import { FOREIGN_KEY_VIOLATION, ms, pgCode } from '../sql.ts';
 import {
   EVENT_COLUMNS,
   eventFromRow,
-  ms,
   PAGE_RECORD,
   pageJson,
   type RawEventRow,

@@ -1,4 +1,5 @@
 /** Mirror rows between Postgres and TypeScript: the columns read, and the JSON a page is sent as. */
+import { ms } from '../sql.ts';
 import type {
   MirrorEventInput,
   MirrorEventRow,
@@ -6,9 +7,6 @@ import type {
   MirrorSyncState,
   MirrorSyncStatus,
 } from './types.ts';
-
-// Instants travel as epoch milliseconds (float8), as in local events: cheaper than timestamptz text.
-export const ms = (column: string, as = column) => `(extract(epoch FROM ${column}) * 1000)::float8 AS ${as}`;
 
 export const EVENT_COLUMNS = `calendar_id, tenant_id, event_id, recurring_event_id, ${ms('original_start')}, status,
   summary, description, location, all_day, ${ms('start_at')}, ${ms('end_at')}, start_date, end_date,

@@ -54,4 +54,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
 # The old generation grows to 1.3× what survived the last full collection, not up to 4×: under 16
 # clients of list_events the gateway holds ~230 MB of RSS instead of ~700 MB, at no measurable
 # cost in CPU per call (bench/results/peer.md). A V8 flag Node refuses in NODE_OPTIONS, hence here.
-CMD ["node", "--heap-growing-percent=50", "--no-allocation-site-pretenuring", "apps/gateway/src/bin/calgate.js", "serve"]
+CMD ["node", "--heap-growing-percent=30", "--no-allocation-site-pretenuring", "apps/gateway/src/bin/calgate.js", "serve"]

@@ -32,7 +32,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 // The gateway runs with the image's heap settings (Dockerfile CMD; stack.ts adds the semi-space
 // bound); BENCH_GATEWAY_NODE_ARGS replaces them, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
 const nodeArgs = (
-  process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=50 --no-allocation-site-pretenuring'
+  process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=30 --no-allocation-site-pretenuring'
 )
   .split(' ')
   .filter((arg) => arg !== '');

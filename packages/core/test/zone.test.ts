@@ -4,6 +4,7 @@ import {
   formatLocalDateTime,
   formatNaiveMs,
   fromLocal,
+  isoInstant,
   isValidTimeZone,
   localFromNaiveMs,
   parseDate,
@@ -176,6 +177,31 @@ describe('RFC 3339 parsing', () => {
     }
     for (const ms of samples) {
       expect(formatNaiveMs(ms)).toBe(formatLocalDateTime(localFromNaiveMs(ms)));
+    }
+  });
+
+  it('writes instants exactly as toISOString does, over the whole range of Date', () => {
+    const samples = [
+      0,
+      -1,
+      1,
+      999,
+      -62_167_219_200_000, // 0000-01-01T00:00:00.000Z, the first four-digit year
+      -62_167_219_200_001, // the last instant written with six digits and a sign before it
+      253_402_300_799_999, // 9999-12-31T23:59:59.999Z
+      253_402_300_800_000, // +010000-01-01T00:00:00.000Z
+      Date.parse('1970-01-01T00:00:59.999Z'),
+      Date.parse('2024-02-29T23:59:00.000Z'),
+      8.64e15,
+      -8.64e15,
+      1_796_198_400_123.5, // toISOString drops what is below a millisecond
+    ];
+    for (let i = 0; i < 5000; i++) {
+      samples.push(Math.round((Math.random() * 2 - 1) * 8.64e15));
+      samples.push(Math.round(-62_167_219_200_000 + Math.random() * 315_537_897_600_000));
+    }
+    for (const ms of samples) {
+      expect(isoInstant(ms)).toBe(new Date(ms).toISOString());
     }
   });
 });

@@ -1,6 +1,6 @@
 /** Stored rows to Google-shaped events, and the small rules about ids and ETags. */
 import { createHash, randomInt } from 'node:crypto';
-import { CalgateError, parseDateTime } from '@calgate/core';
+import { CalgateError, isoInstant, parseDateTime } from '@calgate/core';
 import type { LocalEventRow } from '@calgate/store';
 import type { CalendarEvent, CalendarRef, EventDateTime } from '../types.ts';
 import { toEventDateTime } from './times.ts';
@@ -42,8 +42,8 @@ export function toEvent(row: LocalEventRow, calendar: CalendarRef): CalendarEven
     iCalUID: row.iCalUid,
     etag: row.etag,
     sequence: row.sequence,
-    created: row.createdAt.toISOString(),
-    updated: row.updatedAt.toISOString(),
+    created: isoInstant(row.createdAt.getTime()),
+    updated: isoInstant(row.updatedAt.getTime()),
     transparency: row.transparency as CalendarEvent['transparency'],
     visibility: row.visibility as CalendarEvent['visibility'],
   };

@@ -173,7 +173,9 @@ export function formatNaiveMs(ms: number): string {
   }
   const second = Math.floor(withinMinute / MS_PER_SECOND);
   const millisecond = withinMinute - second * MS_PER_SECOND;
-  const fraction = millisecond ? (MILLISECOND_TEXTS[millisecond] ?? `.${String(millisecond).padStart(3, '0')}`) : '';
+  const fraction = millisecond
+    ? (MILLISECOND_TEXTS[millisecond] ?? `.${String(millisecond).padStart(3, '0')}`)
+    : '';
   return `${dayText(days)}T${minuteText(minuteOfDay)}${pad2(second)}${fraction}`;
 }
 

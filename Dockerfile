@@ -52,6 +52,8 @@ EXPOSE 8787
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The old generation grows to 1.3× what survived the last full collection, not up to 4×: under 16
-# clients of list_events the gateway holds ~230 MB of RSS instead of ~700 MB, at no measurable
-# cost in CPU per call (bench/results/peer.md). A V8 flag Node refuses in NODE_OPTIONS, hence here.
+# clients of list_events the gateway holds 230–255 MB of RSS instead of ~700 MB. No pretenuring:
+# V8's allocation-site pretenuring kept each answer's data alive until a full collection, ~40 % of
+# the gateway's CPU went to collecting it (bench/results/peer.md). V8 flags Node refuses in
+# NODE_OPTIONS, hence here.
 CMD ["node", "--heap-growing-percent=30", "--no-allocation-site-pretenuring", "apps/gateway/src/bin/calgate.js", "serve"]

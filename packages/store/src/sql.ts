@@ -41,7 +41,7 @@ export function cleanText(value: unknown, label: string, max: number): string {
 /**
  * A TIMESTAMPTZ(3) column as epoch milliseconds (float8): cheaper to send and read than
  * timestamptz text. `extract` would be exact at any precision but computes in numeric and then
- * converts through text, ~40 % of PostgreSQL's CPU for a 50-event range read; date_part computes
+ * converts through text: a quarter of PostgreSQL's CPU for a 50-event range read; date_part computes
  * in float8, whose error stays far below half a millisecond for every instant of years
  * 1–9999, so rounding gives the stored millisecond exactly (tested over that range). Only for
  * millisecond columns: all of Calgate's are TIMESTAMPTZ(3).

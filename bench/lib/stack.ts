@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,16 @@ import { freePort, startPostgres, startRedis } from '@calgate/testkit';
 import { buildProductionTree } from '../../scripts/build-production-tree.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The node flags the gateway runs with: those of `npm start` (the image's CMD and NODE_OPTIONS
+ * give it the same; apps/gateway/test/production-tree.test.ts holds them equal).
+ */
+export const GATEWAY_NODE_FLAGS: readonly string[] = (
+  JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((arg) => arg.startsWith('--'));
 
 /** The image's file tree (scripts/build-production-tree.ts), built once per benchmark process. */
 let built: Promise<string> | undefined;
@@ -39,7 +49,7 @@ export interface BenchStack {
 
 export async function startBenchStack(options: {
   seed?: (db: Database, calendar: { id: string; timeZone: string }) => Promise<void>;
-  /** Extra node flags for the gateway, e.g. from BENCH_GATEWAY_NODE_ARGS. */
+  /** Node flags for the gateway after GATEWAY_NODE_FLAGS (later ones win), e.g. from BENCH_GATEWAY_NODE_ARGS. */
   nodeArgs?: string[];
   /** Settings of the gateway over the bench defaults (e.g. real rate limits). */
   env?: Record<string, string>;
@@ -91,14 +101,13 @@ async function startOn(
     WORKER_PORT: String(await freePort()),
     ...options.env,
   };
-  // As the Dockerfile runs them (NODE_OPTIONS there): the production tree's compiled JavaScript,
-  // or the sources when BENCH_TREE=source.
+  // As the image runs them: the production tree's compiled JavaScript (or the sources when
+  // BENCH_TREE=source); the gateway with its flags, the worker with the image's NODE_OPTIONS.
   const tree = process.env.BENCH_TREE === 'source' ? undefined : await productionTree();
-  const calgate = (command: string, nodeArgs: string[]) =>
+  const calgate = (command: string, nodeArgs: readonly string[]) =>
     spawn(
       process.execPath,
       [
-        '--max-semi-space-size=8',
         ...nodeArgs,
         tree === undefined ? 'apps/gateway/src/bin/calgate.ts' : 'apps/gateway/src/bin/calgate.js',
         command,
@@ -109,8 +118,8 @@ async function startOn(
         stdio: ['ignore', 'inherit', 'inherit'],
       },
     );
-  const child = calgate('serve', options.nodeArgs ?? []);
-  const worker = options.worker ? calgate('worker', []) : undefined;
+  const child = calgate('serve', [...GATEWAY_NODE_FLAGS, ...(options.nodeArgs ?? [])]);
+  const worker = options.worker ? calgate('worker', ['--max-semi-space-size=8']) : undefined;
   const stopProcesses = async () => {
     for (const process of [worker, child]) {
       if (process !== undefined && process.exitCode === null) {

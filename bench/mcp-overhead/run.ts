@@ -4,7 +4,7 @@ import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import autocannon from 'autocannon';
 import { machineSummary, today } from '../lib/machine.ts';
-import { startBenchStack } from '../lib/stack.ts';
+import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const LEVELS = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
@@ -116,7 +116,7 @@ try {
     await mkdir(`${root}bench/results`, { recursive: true });
     await appendFile(
       `${root}bench/results/mcp-overhead.md`,
-      `\n## ${today()} — ${machineSummary()}\n\nlist_events, 50 local events, ${DURATION_S}s per level, gateway with Postgres + Redis rate limiting${nodeArgs.length > 0 ? `, node ${nodeArgs.join(' ')}` : ''}.\n\n${header}\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
+      `\n## ${today()} — ${machineSummary()}\n\nlist_events, 50 local events, ${DURATION_S}s per level, gateway with Postgres + Redis rate limiting, node ${[...GATEWAY_NODE_FLAGS, ...nodeArgs].join(' ')}.\n\n${header}\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`,
     );
   }
 } finally {

@@ -18,7 +18,7 @@ import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
 import { machineSummary, today } from '../lib/machine.ts';
-import { startBenchStack } from '../lib/stack.ts';
+import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
 import { ACCOUNT, benchEvents, CALENDAR, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
 import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { startPeer } from './peer-server.ts';
@@ -32,13 +32,9 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 // generation), which is start-up, not the steady state the targets are about.
 const WARMUP_S = Number(process.env.BENCH_WARMUP ?? 20);
 const root = fileURLToPath(new URL('../../', import.meta.url));
-// The gateway runs with the image's heap settings (Dockerfile CMD; stack.ts adds the semi-space
-// bound); BENCH_GATEWAY_NODE_ARGS replaces them, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
-const nodeArgs = (
-  process.env.BENCH_GATEWAY_NODE_ARGS ?? '--heap-growing-percent=30 --no-allocation-site-pretenuring'
-)
-  .split(' ')
-  .filter((arg) => arg !== '');
+// The gateway runs with the image's flags (GATEWAY_NODE_FLAGS); BENCH_GATEWAY_NODE_ARGS adds to
+// them (later flags win), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 const WINDOW = { timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };
 
 interface Measured extends LoadResult {
@@ -281,7 +277,7 @@ try {
   say(`## ${today()} — ${machineSummary()}`);
   say();
   say(
-    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${WARMUP_S} s of warm-up per server, ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), Calgate worker (mirror syncs), peer and load generator are separate processes on the same machine${nodeArgs.length > 0 ? `; gateway node ${nodeArgs.join(' ')}` : ''}.`,
+    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${WARMUP_S} s of warm-up per server, ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), Calgate worker (mirror syncs), peer and load generator are separate processes on the same machine; gateway node ${[...GATEWAY_NODE_FLAGS, ...nodeArgs].join(' ')}.`,
   );
   say();
   say(

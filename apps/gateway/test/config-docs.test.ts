@@ -65,6 +65,15 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it("starts the gateway as the image's CMD does, heap flags included", async () => {
+    const { services } = await compose();
+    const cmd = (await read('Dockerfile'))
+      .split('\n')
+      .filter((line) => line.startsWith('CMD '))
+      .at(-1);
+    expect(services.gateway?.command).toEqual(JSON.parse(cmd?.slice('CMD '.length) ?? 'null'));
+  });
+
   it('derives PUBLIC_URL from the published port, and passes passwords for Postgres and Redis', async () => {
     const { services } = await compose();
     const gateway = services.gateway as ComposeService;

@@ -160,23 +160,32 @@ function minuteText(minuteOfDay: number): string {
 const MILLISECOND_TEXTS = Array.from({ length: 1000 }, (_, n) => `.${String(n).padStart(3, '0')}`);
 
 /**
- * `YYYY-MM-DDTHH:MM:SS[.mmm]` of a wall-clock reading given as naive milliseconds (as if UTC):
- * formatLocalDateTime(localFromNaiveMs(ms)) without the intermediate objects and strings.
+ * `YYYY-MM-DDTHH:MM:SS[.mmm]` of naive milliseconds; with `always`, seconds and milliseconds are
+ * written even when zero (toISOString's form, without its `Z`).
  */
-export function formatNaiveMs(ms: number): string {
+function clockText(ms: number, always: boolean): string {
   const days = Math.floor(ms / MS_PER_DAY);
   const rest = ms - days * MS_PER_DAY;
   const minuteOfDay = Math.floor(rest / MS_PER_MINUTE);
   const withinMinute = rest - minuteOfDay * MS_PER_MINUTE;
-  if (withinMinute === 0) {
+  if (withinMinute === 0 && !always) {
     return `${dayText(days)}T${minuteText(minuteOfDay)}00`;
   }
   const second = Math.floor(withinMinute / MS_PER_SECOND);
   const millisecond = withinMinute - second * MS_PER_SECOND;
-  const fraction = millisecond
-    ? (MILLISECOND_TEXTS[millisecond] ?? `.${String(millisecond).padStart(3, '0')}`)
-    : '';
+  const fraction =
+    millisecond || always
+      ? (MILLISECOND_TEXTS[millisecond] ?? `.${String(millisecond).padStart(3, '0')}`)
+      : '';
   return `${dayText(days)}T${minuteText(minuteOfDay)}${pad2(second)}${fraction}`;
+}
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS[.mmm]` of a wall-clock reading given as naive milliseconds (as if UTC):
+ * formatLocalDateTime(localFromNaiveMs(ms)) without the intermediate objects and strings.
+ */
+export function formatNaiveMs(ms: number): string {
+  return clockText(ms, false);
 }
 
 /** The instants toISOString writes with a four-digit year (0000–9999). */
@@ -190,13 +199,7 @@ export function isoInstant(ms: number): string {
   if (!(ms >= FOUR_DIGIT_YEARS.from && ms < FOUR_DIGIT_YEARS.to) || !Number.isInteger(ms)) {
     return new Date(ms).toISOString();
   }
-  const days = Math.floor(ms / MS_PER_DAY);
-  const rest = ms - days * MS_PER_DAY;
-  const minuteOfDay = Math.floor(rest / MS_PER_MINUTE);
-  const withinMinute = rest - minuteOfDay * MS_PER_MINUTE;
-  const second = Math.floor(withinMinute / MS_PER_SECOND);
-  const millisecond = withinMinute - second * MS_PER_SECOND;
-  return `${dayText(days)}T${minuteText(minuteOfDay)}${pad2(second)}${MILLISECOND_TEXTS[millisecond]}Z`;
+  return `${clockText(ms, true)}Z`;
 }
 
 export function compareDates(a: LocalDate, b: LocalDate): number {

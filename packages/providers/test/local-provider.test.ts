@@ -431,3 +431,67 @@ describe('paging, search, deleted events and isolation', () => {
     expect((await provider.getEvent(one, mine.id)).summary).toBe('mine');
   });
 });
+
+describe('ordering by start', () => {
+  it('orders singles, all-day events and series instances by their start instant, then id', async () => {
+    const cal = await newCalendar('America/New_York');
+    const inputs: EventInput[] = [
+      // Same instant written in three zones, with milliseconds: ties fall back to the id.
+      {
+        summary: 'a',
+        start: { dateTime: '2026-12-02T09:00:00.250+01:00' },
+        end: { dateTime: '2026-12-02T10:00:00+01:00' },
+      },
+      {
+        summary: 'b',
+        start: { dateTime: '2026-12-02T08:00:00.250Z', timeZone: 'UTC' },
+        end: { dateTime: '2026-12-02T09:00:00Z' },
+      },
+      {
+        summary: 'c',
+        start: { dateTime: '2026-12-02T03:00:00.250-05:00', timeZone: 'America/New_York' },
+        end: { dateTime: '2026-12-02T04:00:00-05:00' },
+      },
+      {
+        summary: 'd',
+        start: { dateTime: '2026-12-02T08:00:00.249Z' },
+        end: { dateTime: '2026-12-02T08:30:00Z' },
+      },
+      // All-day dates sort as UTC midnights (Google's order), whatever the calendar's zone.
+      { summary: 'e', start: { date: '2026-12-02' }, end: { date: '2026-12-03' } },
+      { summary: 'f', start: { date: '2026-12-01' }, end: { date: '2026-12-02' } },
+      // 02:00Z: after the UTC midnight of 3 December, before New York's.
+      {
+        summary: 'h',
+        start: { dateTime: '2026-12-03T02:00:00Z' },
+        end: { dateTime: '2026-12-03T03:00:00Z' },
+      },
+      { summary: 'i', start: { date: '2026-12-03' }, end: { date: '2026-12-04' } },
+      {
+        summary: 'g',
+        start: { dateTime: '2026-12-01T23:30:00', timeZone: 'Asia/Kolkata' },
+        end: { dateTime: '2026-12-02T00:30:00', timeZone: 'Asia/Kolkata' },
+        recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
+      },
+    ];
+    for (const input of inputs) {
+      await provider.insertEvent(cal, input);
+    }
+    const page = await list(cal, {
+      singleEvents: true,
+      orderBy: 'startTime',
+      timeMin: '2026-11-30T00:00:00Z',
+      timeMax: '2026-12-05T00:00:00Z',
+    });
+    const keyOf = (start: { date?: string; dateTime?: string }) =>
+      Date.parse(start.dateTime ?? `${start.date}T00:00:00Z`);
+    const expected = [...page.items].sort(
+      (x, y) => keyOf(x.start) - keyOf(y.start) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+    );
+    expect(page.items).toHaveLength(11);
+    expect(page.items.map((event) => event.id)).toEqual(expected.map((event) => event.id));
+    const summaries = page.items.map((event) => event.summary);
+    expect(summaries.slice(0, 2)).toEqual(['f', 'g']);
+    expect(summaries.indexOf('i')).toBeLessThan(summaries.indexOf('h'));
+  });
+});

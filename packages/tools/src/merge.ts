@@ -246,6 +246,24 @@ class Stream {
   }
 }
 
+/** The stream whose head comes first (ties by calendar id). With one calendar left, the merge skips this. */
+function earliest(live: ReadonlySet<Stream>, orderBy: Query['orderBy']): Stream {
+  let best: Stream | undefined;
+  let bestKey = 0;
+  for (const stream of live) {
+    const key = stream.headKey(orderBy);
+    if (
+      best === undefined ||
+      key < bestKey ||
+      (key === bestKey && stream.handle.calendar.id < best.handle.calendar.id)
+    ) {
+      best = stream;
+      bestKey = key;
+    }
+  }
+  return best as Stream;
+}
+
 /**
  * A k-way merge of several calendars' event streams by start time (or update time), reading each
  * upstream lazily page by page, so `maxResults` holds across calendars and a page token resumes
@@ -307,20 +325,7 @@ export async function mergeEvents(
 
   const items: MergedEvent[] = [];
   while (items.length < maxResults && live.size > 0) {
-    let best: Stream | undefined;
-    let bestKey = 0;
-    for (const stream of live) {
-      const key = stream.headKey(query.orderBy);
-      if (
-        best === undefined ||
-        key < bestKey ||
-        (key === bestKey && stream.handle.calendar.id < best.handle.calendar.id)
-      ) {
-        best = stream;
-        bestKey = key;
-      }
-    }
-    const chosen = best as Stream;
+    const chosen = live.size === 1 ? (live.values().next().value as Stream) : earliest(live, query.orderBy);
     const head = chosen.head();
     if (head === undefined) {
       // Waiting at its bound, and nothing else comes earlier: its next page is needed now.

@@ -30,7 +30,7 @@ import {
   parseBound,
   parseInstanceId,
   rowInWindow,
-  startKey,
+  startKeyAt,
   toEvent,
 } from './rows.ts';
 import { expandSeries, resolveTimes } from './times.ts';
@@ -71,6 +71,8 @@ export class LocalCalendarProvider implements CalendarProvider {
       showDeleted: query.showDeleted ?? false,
       limit: MAX_ROWS,
     });
+    // Start instants as the events are made, so sorting parses no text.
+    const starts = new Map<CalendarEvent, number>();
     const events = query.singleEvents
       ? this.#expand(
           rows,
@@ -79,19 +81,23 @@ export class LocalCalendarProvider implements CalendarProvider {
           timeMax,
           offset + query.maxResults + 1,
           query.showDeleted ?? false,
+          starts,
         )
       : rows
           .filter((row) => query.showDeleted || row.status !== 'cancelled')
           // Exceptions can be read because of their original start only; they show by their own times.
           .filter((row) => row.recurrence.length > 0 || rowInWindow(row, timeMin, timeMax))
-          .map((row) => toEvent(row, calendar));
+          .map((row) => {
+            const event = toEvent(row, calendar);
+            starts.set(event, startKeyAt(event, row.startAt.getTime()));
+            return event;
+          });
     const visible = events.filter((event) => matches(event, query.query));
     if (query.orderBy === 'updated') {
       visible.sort((a, b) => (a.updated ?? '').localeCompare(b.updated ?? '') || a.id.localeCompare(b.id));
     } else {
-      const keys = new Map(visible.map((event) => [event, startKey(event)]));
       visible.sort(
-        (a, b) => (keys.get(a) ?? 0) - (keys.get(b) ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+        (a, b) => (starts.get(a) ?? 0) - (starts.get(b) ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
       );
     }
     const items = visible.slice(offset, offset + query.maxResults);
@@ -110,6 +116,7 @@ export class LocalCalendarProvider implements CalendarProvider {
     timeMax: Date | undefined,
     limit: number,
     showDeleted: boolean,
+    starts?: Map<CalendarEvent, number>,
   ): CalendarEvent[] {
     const overridden = new Set<string>();
     for (const row of rows) {
@@ -121,7 +128,9 @@ export class LocalCalendarProvider implements CalendarProvider {
     for (const row of rows) {
       if (row.recurrence.length === 0) {
         if ((showDeleted || row.status !== 'cancelled') && rowInWindow(row, timeMin, timeMax)) {
-          out.push(toEvent(row, calendar));
+          const event = toEvent(row, calendar);
+          starts?.set(event, startKeyAt(event, row.startAt.getTime()));
+          out.push(event);
         }
         continue;
       }
@@ -151,7 +160,7 @@ export class LocalCalendarProvider implements CalendarProvider {
         if (overridden.has(`${row.id}@${instance.startMs}`)) {
           continue;
         }
-        out.push({
+        const event: CalendarEvent = {
           ...rest,
           id: `${row.id}_${instance.key}`,
           etag: instanceEtag(row.etag, instance.key),
@@ -159,7 +168,9 @@ export class LocalCalendarProvider implements CalendarProvider {
           end: instance.end,
           recurringEventId: row.id,
           originalStartTime: instance.originalStart,
-        });
+        };
+        starts?.set(event, startKeyAt(event, instance.startMs));
+        out.push(event);
       }
     }
     return out;

@@ -111,6 +111,14 @@ export function startKey(event: CalendarEvent): number {
 }
 
 /**
+ * startKey of an event made from a row or series instance starting at `startMs`: a timed start's
+ * text is that instant written out (formatInstant round-trips), so only all-day dates are parsed.
+ */
+export function startKeyAt(event: CalendarEvent, startMs: number): number {
+  return event.start.dateTime === undefined ? startKey(event) : startMs;
+}
+
+/**
  * An unmodified instance's ETag: stable while the series is unchanged, different for every
  * instance, and new whenever the master changes (its ETag does).
  */
@@ -129,11 +137,11 @@ export function rowInWindow(
   timeMin: Date | undefined,
   timeMax: Date | undefined,
 ): boolean {
+  const start = row.startAt.getTime();
+  const end = row.endAt.getTime();
   return (
-    (timeMax === undefined || row.startAt < timeMax) &&
-    (timeMin === undefined ||
-      row.endAt > timeMin ||
-      (row.endAt.getTime() === row.startAt.getTime() && row.startAt >= timeMin))
+    (timeMax === undefined || start < timeMax.getTime()) &&
+    (timeMin === undefined || end > timeMin.getTime() || (end === start && start >= timeMin.getTime()))
   );
 }
 

@@ -178,9 +178,16 @@ export class PostgresAuditLog implements AuditLog {
       return;
     }
     this.#pending.push(row);
+    if (this.#loop === undefined) {
+      this.#soon();
+    }
+  }
+
+  /** Writes a full batch now; fewer rows wait up to the flush interval for company. */
+  #soon(): void {
     if (this.#pending.length >= this.#maxBatch) {
       this.#run();
-    } else if (this.#timer === undefined && this.#loop === undefined) {
+    } else if (this.#timer === undefined) {
       this.#timer = setTimeout(() => this.#run(), this.#interval);
       this.#timer.unref();
     }
@@ -229,7 +236,11 @@ export class PostgresAuditLog implements AuditLog {
       this.#loop = undefined;
       this.#settle(false);
       if (!this.#closing && this.#pending.length > 0) {
-        this.#run();
+        if (this.#waiters.length > 0) {
+          this.#run();
+        } else {
+          this.#soon();
+        }
       }
     });
   }
@@ -237,12 +248,21 @@ export class PostgresAuditLog implements AuditLog {
   async #work(): Promise<void> {
     while (this.#pending.length > 0 || (this.#spoolDirty && !this.#closing)) {
       const startedAt = Date.now();
+      let gather = false;
       try {
         let wrote = true;
         if (this.#pending.length > 0) {
           const batch = this.#pending.slice(0, this.#maxBatch);
           await this.#insertKeeping(batch);
           this.#pending.splice(0, batch.length);
+          // Under steady traffic, rows that came in meanwhile gather for the interval too: a few
+          // large inserts a second rather than one small one per round trip (a flush or close
+          // that waits goes on at once).
+          gather =
+            this.#pending.length > 0 &&
+            this.#pending.length < this.#maxBatch &&
+            this.#waiters.length === 0 &&
+            !this.#closing;
         } else {
           wrote = await this.#replay();
         }
@@ -251,6 +271,9 @@ export class PostgresAuditLog implements AuditLog {
           this.#health?.succeeded(startedAt);
         }
         this.#settle(false);
+        if (gather) {
+          return;
+        }
       } catch (error) {
         this.#failures += 1;
         this.#health?.failed(error, startedAt);

@@ -225,3 +225,53 @@ describe('the audit log keeps every row through a Postgres outage', () => {
     expect(rejected[0]?.error).toMatchObject({ code: '22003' });
   });
 });
+
+describe('the audit log under steady traffic', () => {
+  let db: TestDatabase;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query(`INSERT INTO tenants (id, name) VALUES ('tnt_steady', 'Steady')`);
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('gathers rows for the flush interval between inserts; a flush or a full batch does not wait', async () => {
+    let inserts = 0;
+    const counting = {
+      ...db,
+      pool: {
+        query: (...args: Parameters<Database['pool']['query']>) => {
+          inserts += 1;
+          return (db.pool.query as (...a: unknown[]) => unknown)(...args);
+        },
+      },
+    } as unknown as Database;
+    const audit = new PostgresAuditLog(counting, { flushIntervalMs: 100, maxBatch: 200 });
+    // ~600 ms of a call every 2 ms: without gathering, each round trip would carry a few rows.
+    const started = Date.now();
+    let n = 0;
+    while (Date.now() - started < 600) {
+      audit.record(call('tnt_steady', n));
+      n += 1;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const flushed = Date.now();
+    await audit.flush();
+    expect(Date.now() - flushed).toBeLessThan(90);
+    expect(inserts).toBeLessThanOrEqual(9);
+    // A full batch goes at once, whatever the interval.
+    const before = inserts;
+    for (let i = 0; i < 200; i++) {
+      audit.record(call('tnt_steady', n + i));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(inserts).toBe(before + 1);
+    await audit.close();
+    const { rows } = await db.pool.query(
+      `SELECT count(*)::int AS rows, count(DISTINCT latency_ms)::int AS distinct FROM audit_log WHERE tenant_id = 'tnt_steady'`,
+    );
+    expect(rows[0]).toEqual({ rows: n + 200, distinct: n + 200 });
+  });
+});

@@ -76,6 +76,68 @@ describe('a tool answer is encoded once', () => {
     expect(jsonRpcBytes(message, undefined).equals(bytes)).toBe(true);
   });
 
+  it('writes any text of an answer byte for byte as JSON.stringify does, whatever characters it holds', () => {
+    const structured = { events: [{ id: 'e1' }] };
+    const json = JSON.stringify(structured);
+    const every = Array.from({ length: 0x80 }, (_, code) => String.fromCharCode(code)).join('');
+    const pieces = [
+      every,
+      '"',
+      '\\',
+      'é',
+      'Lumière',
+      '😀',
+      '\u2028',
+      '\u2029',
+      '\u007f',
+      '\u0000',
+      '\ufffd',
+      ' ',
+      'x',
+    ];
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const texts = [
+      `${'"quoted" \\ '.repeat(40)}${every}`,
+      // Lone surrogates cannot be UTF-8: JSON.stringify escapes them, and so must the answer.
+      `${'a'.repeat(300)}\ud800 then \udfff`,
+      ...Array.from({ length: 300 }, () =>
+        Array.from(
+          { length: 40 + Math.floor(random() * 200) },
+          () => pieces[Math.floor(random() * pieces.length)],
+        ).join(''),
+      ),
+    ];
+    for (const text of texts) {
+      const message = {
+        result: {
+          content: [
+            { type: 'text', text },
+            { type: 'text', text: 'note' },
+          ],
+          structuredContent: { ...structured },
+        },
+        jsonrpc: '2.0' as const,
+        id: 3,
+      };
+      expect(jsonRpcBytes(message, { structured, json }).toString('utf8')).toBe(JSON.stringify(message));
+      expect(jsonRpcText(message, { structured, json })).toBe(JSON.stringify(message));
+    }
+    // Content with more than type and text is written as it is too.
+    const annotated = {
+      result: {
+        content: [{ type: 'text', text: 'x'.repeat(300), annotations: { audience: ['user'] } }],
+        structuredContent: { ...structured },
+      },
+      jsonrpc: '2.0' as const,
+      id: 4,
+    };
+    expect(jsonRpcBytes(annotated, { structured, json }).toString('utf8')).toBe(JSON.stringify(annotated));
+  });
+
   it('serialises afresh when the answer holds other values than the JSON was made from', () => {
     const structured = { events: [{ id: 'e1' }] };
     const message = {

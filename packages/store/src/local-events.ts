@@ -1,7 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
-import { ms } from './sql.ts';
+import { EPOCH_MS_TYPES, msInt } from './sql.ts';
 
 /** One stored event of a local calendar (a single event, a series master, or an exception). */
 export interface LocalEventRow {
@@ -51,10 +51,10 @@ export interface LocalRangeQuery {
 }
 
 // Instants travel as epoch milliseconds (see ms): parsing timestamptz text dominated list reads.
-const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, ${ms('start_at')}, ${ms('end_at')},
-  start_date, end_date, start_time_zone, end_time_zone, NULLIF(recurrence, '{}') AS recurrence, ${ms('series_end_at')}, recurring_event_id,
-  ${ms('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,
-  ${ms('created_at')}, ${ms('updated_at')}`;
+const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, ${msInt('start_at')}, ${msInt('end_at')},
+  start_date, end_date, start_time_zone, end_time_zone, NULLIF(recurrence, '{}') AS recurrence, ${msInt('series_end_at')}, recurring_event_id,
+  ${msInt('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,
+  ${msInt('created_at')}, ${msInt('updated_at')}`;
 
 /** How far before a window an exception's original start is still looked at. */
 const EXCEPTION_REACH = '31 days';
@@ -164,6 +164,7 @@ export class LocalEventStore {
       text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND id = $2`,
       values: [calendarId, id],
       rowMode: 'array',
+      types: EPOCH_MS_TYPES,
     });
     const [row] = rows;
     return row === undefined ? null : fromRaw(row);
@@ -175,6 +176,7 @@ export class LocalEventStore {
       text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND recurring_event_id = $2`,
       values: [calendarId, masterId],
       rowMode: 'array',
+      types: EPOCH_MS_TYPES,
     });
     return rows.map(fromRaw);
   }
@@ -242,6 +244,7 @@ export class LocalEventStore {
        SELECT ${COLUMNS} FROM target`,
       values: [calendarId, id, options.etag, options.ifMatch ?? null],
       rowMode: 'array',
+      types: EPOCH_MS_TYPES,
     });
     const [row] = rows;
     if (row !== undefined) {
@@ -324,6 +327,7 @@ export class LocalEventStore {
       text,
       values: params,
       rowMode: 'array',
+      types: EPOCH_MS_TYPES,
     });
     return rows.map(fromRaw);
   }

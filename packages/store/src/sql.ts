@@ -1,5 +1,6 @@
 /** What the repositories share about Postgres: error codes, columns as milliseconds, checked text. */
 import { CalgateError } from '@calgate/core';
+import pg from 'pg';
 
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';
@@ -47,3 +48,19 @@ export function cleanText(value: unknown, label: string, max: number): string {
  * millisecond columns: all of Calgate's are TIMESTAMPTZ(3).
  */
 export const ms = (column: string, as = column) => `round(date_part('epoch', ${column}) * 1000) AS ${as}`;
+
+/**
+ * ms() as int8, for the reads on every tool call's path: PostgreSQL writes an integer in a
+ * fraction of the time it takes to write the shortest exact text of a float (a tenth of a
+ * 50-event range read's CPU). The driver hands int8 over as text; read such rows with
+ * EPOCH_MS_TYPES, which makes numbers of them (epoch milliseconds are far below 2^53).
+ */
+export const msInt = (column: string, as = column) =>
+  `round(date_part('epoch', ${column}) * 1000)::int8 AS ${as}`;
+
+const INT8 = 20;
+
+export const EPOCH_MS_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ms } from '../src/sql.ts';
+import { EPOCH_MS_TYPES, ms, msInt } from '../src/sql.ts';
 
 describe('instants read as epoch milliseconds', () => {
   let db: TestDatabase;
@@ -38,6 +38,25 @@ describe('instants read as epoch milliseconds', () => {
             FROM instants) checked
     `);
     expect(rows[0]).toEqual({ checked: 200_012, wrong: 0, sample: null });
+  });
+
+  it('gives the same milliseconds as int8 (msInt), read as numbers with EPOCH_MS_TYPES', async () => {
+    const { rows } = await db.pool.query<{ checked: number; wrong: number }>(`
+      SELECT count(*)::int AS checked,
+             count(*) FILTER (WHERE (extract(epoch FROM at) * 1000)::numeric IS DISTINCT FROM fast)::int AS wrong
+      FROM (SELECT at, ${msInt('at', 'fast')} FROM instants) checked
+    `);
+    expect(rows[0]).toEqual({ checked: 200_012, wrong: 0 });
+    const sample = await db.pool.query({
+      text: `SELECT ${ms('at', 'float')}, ${msInt('at', 'integer')}, 7::int4 AS small FROM instants ORDER BY at NULLS FIRST LIMIT 3000`,
+      rowMode: 'array',
+      types: EPOCH_MS_TYPES,
+    });
+    expect(sample.rows[0]).toEqual([null, null, 7]);
+    for (const [float, integer] of sample.rows.slice(1)) {
+      expect(typeof integer).toBe('number');
+      expect(integer).toBe(float);
+    }
   });
 
   it('reaches JavaScript as the same Date the stored text names', async () => {

@@ -42,6 +42,11 @@ interface Measured extends LoadResult {
   cpuMsPerCall: number;
   /** CPU of its helper processes (Calgate: PostgreSQL and Redis) per call, ms. */
   helperCpuMsPerCall: number;
+  /**
+   * CPU of this process (the load generator) per call, ms: the same work per answer of the same
+   * size in every recording, so it gauges how fast the shared machine ran (higher: slower).
+   */
+  loadCpuMsPerCall: number;
   peakRssMb: number;
 }
 
@@ -69,7 +74,9 @@ async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
   const peak = rssPeak(side.pid);
   const cpuBefore = await cpuSecondsOf(side.pid);
   const helperBefore = await cpuSecondsOfAll(helpers);
+  const loadBefore = process.cpuUsage();
   const load = await runLoad(clients, side.tool, DURATION_S);
+  const loadCpu = process.cpuUsage(loadBefore);
   const cpu = (await cpuSecondsOf(side.pid)) - cpuBefore;
   const helperCpu = (await cpuSecondsOfAll(helpers)) - helperBefore;
   const calls = Math.max(load.calls, 1);
@@ -77,6 +84,7 @@ async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
     ...load,
     cpuMsPerCall: (cpu * 1000) / calls,
     helperCpuMsPerCall: (helperCpu * 1000) / calls,
+    loadCpuMsPerCall: (loadCpu.user + loadCpu.system) / 1000 / calls,
     peakRssMb: (await peak.stop()) / 2 ** 20,
   };
 }
@@ -97,6 +105,7 @@ function medianOf(runs: Measured[]): Measured {
     seconds: pick('seconds'),
     cpuMsPerCall: pick('cpuMsPerCall'),
     helperCpuMsPerCall: pick('helperCpuMsPerCall'),
+    loadCpuMsPerCall: pick('loadCpuMsPerCall'),
     peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
   };
 }
@@ -259,7 +268,7 @@ try {
       const result = await measure(side, sessions.get(side) ?? []);
       runs.get(side)?.push(result);
       process.stderr.write(
-        `run ${run} ${side.name}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.cpuMsPerCall.toFixed(2)} ms CPU/call, RSS ${result.peakRssMb.toFixed(0)} MB, ${result.errors} errors\n`,
+        `run ${run} ${side.name}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(1)} ms, p99 ${result.p99Ms.toFixed(1)} ms, ${result.cpuMsPerCall.toFixed(2)} ms CPU/call, RSS ${result.peakRssMb.toFixed(0)} MB, ${result.errors} errors, load generator ${result.loadCpuMsPerCall.toFixed(3)} ms CPU/call\n`,
       );
     }
   }
@@ -281,13 +290,13 @@ try {
   );
   say();
   say(
-    '| server | calls/s | p50 ms | p99 ms | errors | server CPU ms/call | PostgreSQL + Redis CPU ms/call | peak RSS MB |',
+    '| server | calls/s | p50 ms | p99 ms | errors | server CPU ms/call | PostgreSQL + Redis CPU ms/call | peak RSS MB | load generator CPU ms/call |',
   );
-  say('|---|---|---|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|---|---|---|');
   for (const side of sides) {
     const m = medians.get(side) as Measured;
     say(
-      `| ${side.name} | ${m.callsPerSecond.toFixed(0)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${m.errors} | ${m.cpuMsPerCall.toFixed(2)} | ${side.name.startsWith('Calgate') ? m.helperCpuMsPerCall.toFixed(2) : '–'} | ${m.peakRssMb.toFixed(0)} |`,
+      `| ${side.name} | ${m.callsPerSecond.toFixed(0)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${m.errors} | ${m.cpuMsPerCall.toFixed(2)} | ${side.name.startsWith('Calgate') ? m.helperCpuMsPerCall.toFixed(2) : '–'} | ${m.peakRssMb.toFixed(0)} | ${m.loadCpuMsPerCall.toFixed(3)} |`,
     );
   }
   const ratio = calgateGoogle.callsPerSecond / Math.max(peerGoogle.callsPerSecond, 1e-9);
@@ -299,6 +308,9 @@ try {
   );
   say(
     `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s (target ≥ 1,500: ${met(calgateLocal.callsPerSecond >= 1500)}), p99 ${calgateLocal.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateLocal.p99Ms <= 25)}), gateway RSS ${calgateLocal.peakRssMb.toFixed(0)} MB (target ≤ 250: ${met(calgateLocal.peakRssMb <= 250)}).`,
+  );
+  say(
+    `Machine speed: the load generator spent ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local-calendar answer (the same work in every recording: a higher figure means the shared machine ran slower during these runs).`,
   );
   if (process.env.BENCH_RECORD !== '0') {
     await mkdir(`${root}bench/results`, { recursive: true });

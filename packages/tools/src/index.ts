@@ -42,7 +42,7 @@ export {
 } from './catalogue.ts';
 export { CpuTurns } from './cpu-turns.ts';
 export { screenText } from './firewall.ts';
-export { eventTable, formatText, toonView } from './format.ts';
+export { eventTable, formatText, jsonOf, toonView } from './format.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
 export type {
@@ -59,7 +59,14 @@ export type {
   ScheduleStatus,
   TargetTestResult,
 } from './scheduler-services.ts';
-export { callTool, createMcpServer, isVisible, type SessionOptions, type ToolCallRecord } from './server.ts';
+export {
+  callTool,
+  createMcpServer,
+  directToolCall,
+  isVisible,
+  type SessionOptions,
+  type ToolCallRecord,
+} from './server.ts';
 export {
   type ApplyRequest,
   applyRulesFor,

@@ -197,8 +197,9 @@ function toolOf(entry: CatalogueEntry): Tool {
   };
 }
 
+/** A failed call's answer, keys in the order the SDK's result schema writes them (the direct path sends it as it is). */
 function errorResult(message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: message }] };
+  return { content: [{ type: 'text', text: message }], isError: true };
 }
 
 /**
@@ -338,6 +339,42 @@ export async function callTool(
       latencyMs: Math.round(performance.now() - started),
     });
   }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The common tools/call — a tool this key can use, plain arguments, no progress token, no task —
+ * run without an MCP server object for the request: what the server would do for it (callTool),
+ * without building that server, its handlers and its checks of the request and of the answer,
+ * which callTool's answers always pass. Undefined for every other request: those go through
+ * createMcpServer, which answers them (unknown or hidden tools, bad params, progress) as ever.
+ * `options.logLevel` must be unset: this path sends no log messages.
+ */
+export function directToolCall(
+  options: SessionOptions,
+  params: unknown,
+  signal: AbortSignal,
+): Promise<CallToolResult> | undefined {
+  if (!isPlainObject(params) || options.logLevel !== undefined) {
+    return undefined;
+  }
+  const { name, arguments: args, _meta: meta, ...rest } = params;
+  if (
+    typeof name !== 'string' ||
+    Object.keys(rest).length > 0 ||
+    (args !== undefined && !isPlainObject(args)) ||
+    (meta !== undefined && (!isPlainObject(meta) || Object.keys(meta).length > 0))
+  ) {
+    return undefined;
+  }
+  const entry = options.catalogue.get(name);
+  if (entry === undefined || !isVisible(entry, options.access)) {
+    return undefined;
+  }
+  return callTool({ ...options, budget: options.budget ?? new WorkBudget() }, entry, args, signal);
 }
 
 /** An MCP server for one request of one key, offering only the tools that key can use. */

@@ -8,11 +8,14 @@ import {
   CpuTurns,
   createMcpServer,
   DEFAULT_BUDGET,
+  directToolCall,
   isVisible,
+  jsonOf,
   type LogLevel,
   type Principal,
   type ProviderResolver,
   type SchedulerServices,
+  type SessionOptions,
   WorkBudget,
 } from '@calgate/tools';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -208,7 +211,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined;
     const direct = jsonAnswer ? directRequest(request.headers, request.body) : undefined;
     let encoded: EncodedAnswer | undefined;
-    const server = createMcpServer({
+    const session: SessionOptions = {
       catalogue: deps.catalogue,
       access,
       requestId: request.id,
@@ -252,7 +255,38 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
               }
             },
           }),
-    });
+    };
+    if (direct?.method === 'tools/call') {
+      // The common call needs no MCP server object at all (see directToolCall).
+      const aborted = new AbortController();
+      const call = directToolCall(session, direct.params, aborted.signal);
+      if (call !== undefined) {
+        // A client that goes away mid-call aborts it; nothing is sent.
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) {
+            aborted.abort();
+          }
+        });
+        const result = await call;
+        if (aborted.signal.aborted) {
+          // The client went away; as the server does for an aborted call, nothing is sent.
+          return reply.hijack();
+        }
+        const { structuredContent } = result;
+        return reply
+          .status(200)
+          .header('content-type', 'application/json')
+          .send(
+            jsonRpcBytes(
+              { result, jsonrpc: '2.0', id: direct.id },
+              structuredContent === undefined
+                ? undefined
+                : { structured: structuredContent, json: jsonOf(structuredContent) },
+            ),
+          );
+      }
+    }
+    const server = createMcpServer(session);
     if (direct !== undefined) {
       // One request, one JSON answer: served without the SDK transport (see mcp-json.ts).
       const oneShot = new OneShotTransport(direct.id);

@@ -24,6 +24,15 @@ export async function rssOf(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
+/** The process's command name (`postgres`, `redis-server`, `node`), or undefined once it has gone. */
+export async function commandOf(pid: number): Promise<string | undefined> {
+  try {
+    return (await readFile(`/proc/${pid}/comm`, 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Every process below `root` (children, grandchildren, …), e.g. PostgreSQL's backends. */
 export async function descendantsOf(root: number): Promise<number[]> {
   const parents = new Map<number, number>();
@@ -51,10 +60,25 @@ export async function descendantsOf(root: number): Promise<number[]> {
   return [...below];
 }
 
-/** CPU seconds of a set of processes (ones that have gone count as zero). */
-export async function cpuSecondsOfAll(pids: readonly number[]): Promise<number> {
-  const each = await Promise.all(pids.map(cpuSecondsOf));
-  return each.reduce((sum, seconds) => sum + seconds, 0);
+/** CPU seconds each of a set of processes has used so far (read again by cpuSecondsSince). */
+export async function cpuSnapshot(pids: readonly number[]): Promise<Map<number, number>> {
+  return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuSecondsOf(pid)] as const)));
+}
+
+/**
+ * CPU seconds the processes of a snapshot have used since it was taken. A process that has ended
+ * meanwhile (a PostgreSQL backend whose idle connection was closed) adds nothing: subtracting the
+ * CPU of its whole life from a total that no longer holds it would understate the rest.
+ */
+export async function cpuSecondsSince(snapshot: ReadonlyMap<number, number>): Promise<number> {
+  let total = 0;
+  for (const [pid, before] of snapshot) {
+    const fields = await statFields(pid);
+    if (fields !== undefined) {
+      total += Math.max(0, (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND - before);
+    }
+  }
+  return total;
 }
 
 /** Samples a process's RSS every 100 ms until stopped; returns the peak. */

@@ -22,7 +22,7 @@ import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
 import { ACCOUNT, benchEvents, CALENDAR, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
 import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { startPeer } from './peer-server.ts';
-import { cpuSecondsOf, cpuSecondsOfAll, descendantsOf, rssPeak } from './procs.ts';
+import { commandOf, cpuSecondsOf, cpuSecondsSince, cpuSnapshot, descendantsOf, rssPeak } from './procs.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -73,12 +73,12 @@ async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
   const helpers = await side.helpers();
   const peak = rssPeak(side.pid);
   const cpuBefore = await cpuSecondsOf(side.pid);
-  const helperBefore = await cpuSecondsOfAll(helpers);
+  const helperBefore = await cpuSnapshot(helpers);
   const loadBefore = process.cpuUsage();
   const load = await runLoad(clients, side.tool, DURATION_S);
   const loadCpu = process.cpuUsage(loadBefore);
   const cpu = (await cpuSecondsOf(side.pid)) - cpuBefore;
-  const helperCpu = (await cpuSecondsOfAll(helpers)) - helperBefore;
+  const helperCpu = await cpuSecondsSince(helperBefore);
   const calls = Math.max(load.calls, 1);
   return {
     ...load,
@@ -219,10 +219,18 @@ try {
     url: `${stack.base}/api/mcp`,
     headers: { authorization: `Bearer ${stack.secret}` },
   };
-  // PostgreSQL and Redis are children of this process (the testkit starts them), as are the
-  // gateway, the emulator and the peer.
-  const calgateHelpers = async () =>
-    (await descendantsOf(process.pid)).filter((pid) => ![stack.pid, peer.pid, emulator.pid].includes(pid));
+  // PostgreSQL (with its backends) and Redis are children of this process, started by the
+  // testkit; so are the gateway, the worker, the emulator and the peer, which are not counted here.
+  const calgateHelpers = async () => {
+    const helpers: number[] = [];
+    for (const pid of await descendantsOf(process.pid)) {
+      const command = await commandOf(pid);
+      if (command === 'postgres' || command?.startsWith('redis') === true) {
+        helpers.push(pid);
+      }
+    }
+    return helpers;
+  };
   const sides: Side[] = [
     {
       name: 'Calgate, emulator calendar',

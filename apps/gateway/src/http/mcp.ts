@@ -130,9 +130,11 @@ function acceptsEventStream(accept: string | undefined): boolean {
 
 /**
  * The MCP endpoint: Origin check, bearer key, per-key rate limit, then the SDK's streamable
- * HTTP transport over a server built for this key. Stateless: any gateway process can answer
- * any POST. GET opens a stream that only announces tool-list changes (see mcp-streams.ts), so it
- * needs no session either; DELETE (session end) answers 405.
+ * HTTP transport over a server built for this key — or, for a plain JSON request, the server
+ * without that transport (mcp-json.ts), and for the common tool call not even the server
+ * (directToolCall), each answering exactly as the full path would. Stateless: any gateway
+ * process can answer any POST. GET opens a stream that only announces tool-list changes (see
+ * mcp-streams.ts), so it needs no session either; DELETE (session end) answers 405.
  */
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   const origins = originPolicy(deps.publicUrl, deps.allowedOrigins);
@@ -269,7 +271,6 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         });
         const result = await call;
         if (aborted.signal.aborted) {
-          // The client went away; as the server does for an aborted call, nothing is sent.
           return reply.hijack();
         }
         const { structuredContent } = result;

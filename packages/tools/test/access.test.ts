@@ -1,29 +1,14 @@
 import type { CalendarProvider } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, type KeyCalendar } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 // The provider is never reached in these checks; the real one is exercised end to end in the
 // gateway tests. Here only the grant logic in front of it is under test.
 const provider = { kind: 'local' } as unknown as CalendarProvider;
 
 function calendar(overrides: Partial<KeyCalendar>): KeyCalendar {
-  return {
-    id: 'cal_a',
-    externalId: 'cal_a',
-    summary: 'A',
-    timeZone: 'UTC',
-    primary: false,
-    enabled: true,
-    accessRole: 'owner',
-    connectionId: 'con_1',
-    provider: 'local',
-    auth: 'none',
-    accountEmail: 'local',
-    connectionStatus: 'active',
-    canRead: true,
-    canWrite: false,
-    ...overrides,
-  };
+  return keyCalendar({ id: 'cal_a', summary: 'A', ...overrides });
 }
 
 function accessWith(...calendars: KeyCalendar[]) {

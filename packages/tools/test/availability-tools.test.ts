@@ -3,6 +3,7 @@ import { MemorySlotLock } from '@calgate/locks';
 import type { CalendarProvider, CalendarRef, FreeBusyResult } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import { type BookingServices, CalendarAccess, callTool, catalogue, type KeyCalendar } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 // A provider below the seam: the real ones are exercised end to end in the gateway tests.
 function fakeProvider(busy: Record<string, { start: string; end: string }[] | 'fail'>) {
@@ -27,23 +28,7 @@ function fakeProvider(busy: Record<string, { start: string; end: string }[] | 'f
 }
 
 function calendar(id: string, overrides: Partial<KeyCalendar> = {}): KeyCalendar {
-  return {
-    id,
-    externalId: id,
-    summary: id,
-    timeZone: 'UTC',
-    primary: id === 'cal_a',
-    enabled: true,
-    accessRole: 'owner',
-    connectionId: 'con_1',
-    provider: 'local',
-    auth: 'none',
-    accountEmail: 'local',
-    connectionStatus: 'active',
-    canRead: true,
-    canWrite: true,
-    ...overrides,
-  };
+  return keyCalendar({ id, primary: id === 'cal_a', canWrite: true, ...overrides });
 }
 
 function setup(busy: Record<string, { start: string; end: string }[] | 'fail'>, lock = new MemorySlotLock()) {

@@ -11,6 +11,7 @@ import {
   type SessionOptions,
   type ToolCallRecord,
 } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 const events: CalendarEvent[] = Array.from({ length: 3 }, (_, i) => ({
   id: `evt${i}abcde`,
@@ -28,22 +29,7 @@ const provider = {
 } as unknown as CalendarProvider;
 
 function calendar(id: string): KeyCalendar {
-  return {
-    id,
-    externalId: id,
-    summary: id,
-    timeZone: 'Europe/Berlin',
-    primary: id === 'cal_a',
-    enabled: true,
-    accessRole: 'owner',
-    connectionId: 'con_1',
-    provider: 'local',
-    auth: 'none',
-    accountEmail: 'local',
-    connectionStatus: 'active',
-    canRead: true,
-    canWrite: false,
-  };
+  return keyCalendar({ id, timeZone: 'Europe/Berlin', primary: id === 'cal_a' });
 }
 
 function session(records: ToolCallRecord[], extra: Partial<SessionOptions> = {}): SessionOptions {

@@ -5,28 +5,21 @@ import { CalendarAccess, catalogue, isVisible, type KeyCalendar, type RulesServi
 import { getPrompt, listPrompts } from '../src/prompts.ts';
 import { calendarResources, readCalendarResource } from '../src/resources/calendars.ts';
 import { readToolsDoc, toolsDoc } from '../src/resources/tools-doc.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 /** Monday 23 November 2026, 22:30 in Berlin: already Tuesday in Tokyo. */
 const NOW = new Date('2026-11-23T21:30:00Z');
 
 function calendar(id: string, summary: string, overrides: Partial<KeyCalendar> = {}): KeyCalendar {
-  return {
+  return keyCalendar({
     id,
-    externalId: id,
     summary,
     timeZone: 'Europe/Berlin',
     primary: id === 'cal_work',
-    enabled: true,
-    accessRole: 'owner',
-    connectionId: 'con_1',
-    provider: 'local',
-    auth: 'none',
     accountEmail: 'me@example.com',
-    connectionStatus: 'active',
-    canRead: true,
     canWrite: true,
     ...overrides,
-  };
+  });
 }
 
 const CALENDARS = [

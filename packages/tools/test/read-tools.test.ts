@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import type { CalendarEvent, CalendarProvider, CalendarRef, FreeBusyResult } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, callTool, catalogue, type KeyCalendar } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 // A provider below the seam: the real ones are exercised end to end in the gateway tests.
 function fakeProvider(options: { failFreeBusy?: boolean } = {}) {
@@ -36,23 +37,7 @@ function fakeProvider(options: { failFreeBusy?: boolean } = {}) {
 }
 
 function calendar(id: string, connectionId: string, overrides: Partial<KeyCalendar> = {}): KeyCalendar {
-  return {
-    id,
-    externalId: id,
-    summary: id,
-    timeZone: 'Asia/Kathmandu',
-    primary: false,
-    enabled: true,
-    accessRole: 'owner',
-    connectionId,
-    provider: 'local',
-    auth: 'none',
-    accountEmail: 'local',
-    connectionStatus: 'active',
-    canRead: true,
-    canWrite: false,
-    ...overrides,
-  };
+  return keyCalendar({ id, connectionId, timeZone: 'Asia/Kathmandu', ...overrides });
 }
 
 async function call(access: CalendarAccess, name: string, args: unknown, now = new Date()) {

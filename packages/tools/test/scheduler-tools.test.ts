@@ -10,6 +10,7 @@ import {
   type DeliveryTargetInfo,
   type KeyCalendar,
 } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 import { MemoryScheduler } from './scheduler-memory.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
@@ -34,23 +35,7 @@ const LETTA: DeliveryTargetInfo = {
 const SCHEDULER_TOOLS = catalogue().entries.filter((entry) => entry.definition.toolset === 'scheduler');
 
 function calendar(id: string, summary: string, overrides: Partial<KeyCalendar> = {}): KeyCalendar {
-  return {
-    id,
-    externalId: id,
-    summary,
-    timeZone: 'Europe/Berlin',
-    primary: id === 'cal_work',
-    enabled: true,
-    accessRole: 'owner',
-    connectionId: 'con_1',
-    provider: 'local',
-    auth: 'none',
-    accountEmail: 'local',
-    connectionStatus: 'active',
-    canRead: true,
-    canWrite: false,
-    ...overrides,
-  };
+  return keyCalendar({ id, summary, timeZone: 'Europe/Berlin', primary: id === 'cal_work', ...overrides });
 }
 
 const READABLE = [

@@ -50,11 +50,14 @@ export interface LocalRangeQuery {
   limit: number;
 }
 
-// Instants travel as epoch milliseconds (see ms): parsing timestamptz text dominated list reads.
+// Instants travel as epoch milliseconds (see msInt): parsing timestamptz text dominated list reads.
 const COLUMNS = `calendar_id, id, ical_uid, status, summary, description, location, all_day, ${msInt('start_at')}, ${msInt('end_at')},
   start_date, end_date, start_time_zone, end_time_zone, NULLIF(recurrence, '{}') AS recurrence, ${msInt('series_end_at')}, recurring_event_id,
   ${msInt('original_start_time')}, attendees, reminders, transparency, visibility, color_id, sequence, etag,
   ${msInt('created_at')}, ${msInt('updated_at')}`;
+
+/** How rows of COLUMNS are read: arrays (see RawRow), instants as numbers. */
+const AS_ROWS = { rowMode: 'array', types: EPOCH_MS_TYPES } as const;
 
 /** How far before a window an exception's original start is still looked at. */
 const EXCEPTION_REACH = '31 days';
@@ -163,8 +166,7 @@ export class LocalEventStore {
     const { rows } = await this.#db.pool.query<RawRow>({
       text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND id = $2`,
       values: [calendarId, id],
-      rowMode: 'array',
-      types: EPOCH_MS_TYPES,
+      ...AS_ROWS,
     });
     const [row] = rows;
     return row === undefined ? null : fromRaw(row);
@@ -175,8 +177,7 @@ export class LocalEventStore {
     const { rows } = await this.#db.pool.query<RawRow>({
       text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND recurring_event_id = $2`,
       values: [calendarId, masterId],
-      rowMode: 'array',
-      types: EPOCH_MS_TYPES,
+      ...AS_ROWS,
     });
     return rows.map(fromRaw);
   }
@@ -243,8 +244,7 @@ export class LocalEventStore {
        )
        SELECT ${COLUMNS} FROM target`,
       values: [calendarId, id, options.etag, options.ifMatch ?? null],
-      rowMode: 'array',
-      types: EPOCH_MS_TYPES,
+      ...AS_ROWS,
     });
     const [row] = rows;
     if (row !== undefined) {
@@ -326,8 +326,7 @@ export class LocalEventStore {
       name: `local_range_${range.showDeleted ? 'd' : ''}${range.timeMin ? 'a' : ''}${range.timeMax ? 'b' : ''}${range.query === undefined ? '' : 'q'}`,
       text,
       values: params,
-      rowMode: 'array',
-      types: EPOCH_MS_TYPES,
+      ...AS_ROWS,
     });
     return rows.map(fromRaw);
   }

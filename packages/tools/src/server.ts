@@ -374,7 +374,8 @@ export function directToolCall(
   if (entry === undefined || !isVisible(entry, options.access)) {
     return undefined;
   }
-  return callTool({ ...options, budget: options.budget ?? new WorkBudget() }, entry, args, signal);
+  // callTool gives the call a budget of its own when the request brought none.
+  return callTool(options, entry, args, signal);
 }
 
 /** An MCP server for one request of one key, offering only the tools that key can use. */

@@ -5,6 +5,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '../src/index.ts';
+import { keyCalendar } from './key-calendar.ts';
 
 /**
  * What tools/list costs a key with the default toolsets, in o200k_base tokens (the range
@@ -25,24 +26,7 @@ async function listedTools(toolsets?: readonly string[]): Promise<Tool[]> {
     {
       tenantId: 'tnt_1',
       keyId: 'key_1',
-      calendars: [
-        {
-          id: 'cal_a',
-          externalId: 'cal_a',
-          summary: 'A',
-          timeZone: 'UTC',
-          primary: true,
-          enabled: true,
-          accessRole: 'owner',
-          connectionId: 'con_1',
-          provider: 'local',
-          auth: 'none',
-          accountEmail: 'local',
-          connectionStatus: 'active',
-          canRead: true,
-          canWrite: true,
-        },
-      ],
+      calendars: [keyCalendar({ id: 'cal_a', summary: 'A', primary: true, canWrite: true })],
       toolsets,
     },
     () => ({ kind: 'local' }) as unknown as CalendarProvider,

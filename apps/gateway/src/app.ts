@@ -21,6 +21,7 @@ import { originPolicy, registerCors } from './http/origins.ts';
 import { DEFAULT_DASHBOARD_DIR, registerDashboardStatic } from './http/static.ts';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import type { LogLevelStore } from './log-levels.ts';
+import { requestLoggerFactory } from './logger.ts';
 import { type MirrorPushDeps, registerMirrorPush } from './mirror/push.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
 import { registerConsentRoutes } from './oauth/consent.ts';
@@ -80,6 +81,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger,
     genReqId: () => newId('req'),
+    childLoggerFactory: requestLoggerFactory,
     requestIdHeader: false,
     bodyLimit: 1024 * 1024,
     // One line per request would dominate the log at agent traffic rates; the audit log has calls.

@@ -204,4 +204,31 @@ describe('RFC 3339 parsing', () => {
       expect(isoInstant(ms)).toBe(new Date(ms).toISOString());
     }
   });
+
+  it('remembers written instants by instant and zone, never handing one the text of another', () => {
+    const zones = [undefined, 'Europe/Berlin', 'America/St_Johns', 'Asia/Kathmandu'];
+    const instants: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const ms = Math.round(Date.parse('2020-01-01T00:00:00Z') + Math.random() * 4e11);
+      // The same second with other milliseconds, and instants a slot-table's width apart.
+      instants.push(ms, ms - (ms % 1000) + ((ms + 7) % 1000), ms + 4096 * 1000);
+    }
+    const offset = (ms: number, zone: string | undefined) => {
+      const minutes = zone === undefined ? 0 : utcOffsetMinutes(ms, zone);
+      const abs = Math.abs(minutes);
+      return minutes === 0
+        ? 'Z'
+        : `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+    };
+    for (let pass = 0; pass < 2; pass++) {
+      for (const ms of instants) {
+        for (const zone of zones) {
+          const text = formatInstant(ms, zone);
+          expect(Date.parse(text)).toBe(ms);
+          expect(text.endsWith(offset(ms, zone))).toBe(true);
+          expect(isoInstant(ms)).toBe(new Date(ms).toISOString());
+        }
+      }
+    }
+  });
 });

@@ -188,6 +188,38 @@ export function formatNaiveMs(ms: number): string {
   return clockText(ms, false);
 }
 
+const TEXT_SLOTS = 4096;
+
+/**
+ * The text last written for an instant (and zone), in one of TEXT_SLOTS slots picked by the
+ * instant's second: listings write the same events' times call after call, and a hit allocates
+ * nothing. A slot holds one instant; another instant of the same slot replaces it.
+ */
+export class InstantTexts {
+  readonly #instants = new Float64Array(TEXT_SLOTS).fill(Number.NaN);
+  readonly #zones: (string | undefined)[] = new Array<string | undefined>(TEXT_SLOTS).fill(undefined);
+  readonly #texts: string[] = new Array<string>(TEXT_SLOTS).fill('');
+
+  static #slot(instant: number): number {
+    return Math.imul(Math.floor(instant / 1000) | 0, 0x9e3779b1) >>> 20;
+  }
+
+  get(instant: number, zone?: string): string | undefined {
+    const slot = InstantTexts.#slot(instant);
+    return this.#instants[slot] === instant && this.#zones[slot] === zone ? this.#texts[slot] : undefined;
+  }
+
+  set(instant: number, zone: string | undefined, text: string): string {
+    const slot = InstantTexts.#slot(instant);
+    this.#instants[slot] = instant;
+    this.#zones[slot] = zone;
+    this.#texts[slot] = text;
+    return text;
+  }
+}
+
+const isoTexts = new InstantTexts();
+
 /** The instants toISOString writes with a four-digit year (0000–9999). */
 const FOUR_DIGIT_YEARS = { from: -62_167_219_200_000, to: 253_402_300_800_000 };
 
@@ -199,7 +231,7 @@ export function isoInstant(ms: number): string {
   if (!(ms >= FOUR_DIGIT_YEARS.from && ms < FOUR_DIGIT_YEARS.to) || !Number.isInteger(ms)) {
     return new Date(ms).toISOString();
   }
-  return `${clockText(ms, true)}Z`;
+  return isoTexts.get(ms) ?? isoTexts.set(ms, undefined, `${clockText(ms, true)}Z`);
 }
 
 export function compareDates(a: LocalDate, b: LocalDate): number {

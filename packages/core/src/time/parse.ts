@@ -8,6 +8,7 @@ import {
   daysInMonth,
   formatDate,
   formatNaiveMs,
+  InstantTexts,
   type LocalDate,
   type LocalDateTime,
   localFromNaiveMs,
@@ -146,13 +147,24 @@ function formatOffset(minutes: number): string {
   return text;
 }
 
+/** What formatInstant wrote last for instants and zones (see InstantTexts). */
+const instantTexts = new InstantTexts();
+
 /**
  * An instant as RFC 3339: in UTC with `Z` by default, or as wall-clock time in `timeZone` with
  * that zone's offset (`2026-03-29T03:00:00+02:00`).
  */
 export function formatInstant(instant: number, timeZone?: string): string {
+  const written = instantTexts.get(instant, timeZone);
+  if (written !== undefined) {
+    return written;
+  }
   const offsetMinutes = timeZone === undefined ? 0 : Math.round(offsetMsAt(instant, timeZone) / 60_000);
-  return `${formatNaiveMs(instant + offsetMinutes * 60_000)}${formatOffset(offsetMinutes)}`;
+  return instantTexts.set(
+    instant,
+    timeZone,
+    `${formatNaiveMs(instant + offsetMinutes * 60_000)}${formatOffset(offsetMinutes)}`,
+  );
 }
 
 /** `YYYY-MM-DD` of an instant's wall-clock date in `timeZone`. */

@@ -84,6 +84,33 @@ describe('LocalEventStore', () => {
     expect(await store.get('cal_b', 'storeone1')).toBeNull();
   });
 
+  it('reads every column back as written, defaults and the rest alike, by every read', async () => {
+    const usual = event('storecols1', '2026-02-05T09:00:00Z', '2026-02-05T10:00:00Z', {
+      calendarId: 'cal_b',
+    });
+    const unusual = event('storecols2', '2026-02-06T09:00:00Z', '2026-02-06T10:00:00Z', {
+      calendarId: 'cal_b',
+      status: 'tentative',
+      transparency: 'transparent',
+      visibility: 'private',
+      colorId: '5',
+      sequence: 3,
+    });
+    for (const written of [usual, unusual]) {
+      const inserted = await store.insert(written);
+      const { createdAt, updatedAt, ...rest } = inserted;
+      expect(rest).toEqual(written);
+      expect(await store.get('cal_b', written.id)).toEqual(inserted);
+    }
+    const listed = await store.listRange('cal_b', {
+      timeMin: new Date('2026-02-01T00:00:00Z'),
+      timeMax: new Date('2026-03-01T00:00:00Z'),
+      showDeleted: false,
+      limit: 10,
+    });
+    expect(listed).toEqual([await store.get('cal_b', 'storecols1'), await store.get('cal_b', 'storecols2')]);
+  });
+
   it('maps a reused id in the same calendar to already_exists', async () => {
     await store.insert(event('storedup1', '2026-01-05T09:00:00Z', '2026-01-05T10:00:00Z'));
     expect(

@@ -99,3 +99,21 @@ export function rssPeak(pid: number): { stop(): Promise<number> } {
     },
   };
 }
+
+/**
+ * Waits until every process below `root` together uses less than `share` of a core over a
+ * second (at most `maxSeconds`), so that one server's leftover work — the peer finishing its
+ * last calls, a large heap being collected — does not run into the next server's measurement.
+ * Returns the seconds waited.
+ */
+export async function quiet(root: number, share = 0.05, maxSeconds = 30): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const before = await cpuSnapshot(await descendantsOf(root));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const waited = (performance.now() - started) / 1000;
+    if ((await cpuSecondsSince(before)) < share || waited >= maxSeconds) {
+      return waited;
+    }
+  }
+}

@@ -22,7 +22,15 @@ import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
 import { ACCOUNT, benchEvents, CALENDAR, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
 import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { startPeer } from './peer-server.ts';
-import { commandOf, cpuSecondsOf, cpuSecondsSince, cpuSnapshot, descendantsOf, rssPeak } from './procs.ts';
+import {
+  commandOf,
+  cpuSecondsOf,
+  cpuSecondsSince,
+  cpuSnapshot,
+  descendantsOf,
+  quiet,
+  rssPeak,
+} from './procs.ts';
 
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -70,6 +78,8 @@ async function clientsFor(side: Side): Promise<McpClient[]> {
 }
 
 async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
+  const settled = await quiet(process.pid);
+  process.stderr.write(`${side.name}: the machine was quiet after ${settled.toFixed(1)} s\n`);
   const helpers = await side.helpers();
   const peak = rssPeak(side.pid);
   const cpuBefore = await cpuSecondsOf(side.pid);

@@ -3,7 +3,12 @@ import { PlainSummaryReporter } from './packages/testkit/src/summary-reporter.ts
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'packages/*/src/**/*.test.ts',
+      'apps/*/test/**/*.test.ts',
+      'bench/**/*.test.ts',
+    ],
     globalSetup: ['packages/testkit/src/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -4,6 +4,7 @@ import {
   formatLocalDateTime,
   formatNaiveMs,
   fromLocal,
+  InstantTexts,
   isoInstant,
   isValidTimeZone,
   localFromNaiveMs,
@@ -230,5 +231,19 @@ describe('RFC 3339 parsing', () => {
         }
       }
     }
+  });
+
+  it('keeps instants written within one second apart (they differ in milliseconds only)', () => {
+    const texts = new InstantTexts();
+    const second = Date.parse('2026-11-24T18:14:33Z');
+    for (let ms = 0; ms < 1000; ms++) {
+      texts.set(second + ms, undefined, `t${ms}`);
+    }
+    let kept = 0;
+    for (let ms = 0; ms < 1000; ms++) {
+      kept += texts.get(second + ms) === `t${ms}` ? 1 : 0;
+    }
+    expect(kept).toBeGreaterThanOrEqual(990);
+    expect(texts.get(second + 1000)).toBeUndefined();
   });
 });

@@ -191,8 +191,8 @@ export function formatNaiveMs(ms: number): string {
 const TEXT_SLOTS = 4096;
 
 /**
- * The text last written for an instant (and zone), in one of TEXT_SLOTS slots picked by the
- * instant's second: listings write the same events' times call after call, and a hit allocates
+ * The text last written for an instant (and zone), in one of TEXT_SLOTS slots picked by a hash
+ * of the instant: listings write the same events' times call after call, and a hit allocates
  * nothing. A slot holds one instant; another instant of the same slot replaces it.
  */
 export class InstantTexts {
@@ -201,7 +201,11 @@ export class InstantTexts {
   readonly #texts: string[] = new Array<string>(TEXT_SLOTS).fill('');
 
   static #slot(instant: number): number {
-    return Math.imul(Math.floor(instant / 1000) | 0, 0x9e3779b1) >>> 20;
+    // Both halves of the millisecond count: a calendar's events are often written within one
+    // second, and their `updated` instants differ in milliseconds only.
+    const low = instant % 0x8000_0000 | 0;
+    const high = (instant / 0x8000_0000) | 0;
+    return (Math.imul(low, 0x9e3779b1) ^ Math.imul(high, 0x85ebca6b)) >>> 20;
   }
 
   get(instant: number, zone?: string): string | undefined {

@@ -6,7 +6,8 @@
  * gateway RSS ≤ 250 MB, and ≥ 3× the peer's calls/s on the emulator calendar).
  *
  * Every server runs in its own process: the emulator, Calgate's gateway (with its PostgreSQL and
- * Redis), the peer; the load comes from this process. Prints medians of the runs and appends
+ * Redis), the peer; the load comes from this process. Each run starts once the machine is quiet (the
+ * previous server's leftover work would count against the next). Prints medians of the runs and appends
  * them to bench/results/peer.md (BENCH_RECORD=0 to only print).
  *
  *   npm run bench:peer    (BENCH_DURATION=10 BENCH_RUNS=3 BENCH_CLIENTS=16 BENCH_WARMUP=20)
@@ -304,7 +305,7 @@ try {
   say(`## ${today()} — ${machineSummary()}`);
   say();
   say(
-    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${WARMUP_S} s of warm-up per server, ${DURATION_S} s per run, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), Calgate worker (mirror syncs), peer and load generator are separate processes on the same machine; gateway node ${[...GATEWAY_NODE_FLAGS, ...nodeArgs].join(' ')}.`,
+    `list_events of ${EVENTS} events (one month), ${CLIENTS} MCP clients (a session and keep-alive connection each), ${WARMUP_S} s of warm-up per server, ${DURATION_S} s per run, each once every process of the bench was quiet, medians of ${RUNS} runs (peak RSS: the highest). Emulator, gateway (+ PostgreSQL, Redis), Calgate worker (mirror syncs), peer and load generator are separate processes on the same machine; gateway node ${[...GATEWAY_NODE_FLAGS, ...nodeArgs].join(' ')}.`,
   );
   say();
   say(
@@ -328,7 +329,7 @@ try {
     `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s (target ≥ 1,500: ${met(calgateLocal.callsPerSecond >= 1500)}), p99 ${calgateLocal.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateLocal.p99Ms <= 25)}), gateway RSS ${calgateLocal.peakRssMb.toFixed(0)} MB (target ≤ 250: ${met(calgateLocal.peakRssMb <= 250)}).`,
   );
   say(
-    `Machine speed: the load generator spent ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local-calendar answer (the same work in every recording: a higher figure means the shared machine ran slower during these runs).`,
+    `Machine speed: the load generator spent ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local-calendar answer (the same work in every recording since the load generator reads into reused buffers — lower than in earlier recordings for that reason —; a higher figure means the shared machine ran slower during these runs).`,
   );
   if (process.env.BENCH_RECORD !== '0') {
     await mkdir(`${root}bench/results`, { recursive: true });

@@ -51,7 +51,7 @@ afterAll(async () => {
 });
 
 const textOf = (answer: Awaited<ReturnType<McpClient['call']>>) =>
-  (messageOf(answer).result?.content as { text: string }[])[0]?.text;
+  (messageOf(answer).result?.content as { text: string }[] | undefined)?.[0]?.text;
 
 describe('the load generator', () => {
   it('reads JSON answers, event streams in pieces and answers larger than its buffer, call after call', async () => {

@@ -203,7 +203,7 @@ export class InstantTexts {
   static #slot(instant: number): number {
     // Both halves of the millisecond count: a calendar's events are often written within one
     // second, and their `updated` instants differ in milliseconds only.
-    const low = instant % 0x8000_0000 | 0;
+    const low = (instant % 0x8000_0000) | 0;
     const high = (instant / 0x8000_0000) | 0;
     return (Math.imul(low, 0x9e3779b1) ^ Math.imul(high, 0x85ebca6b)) >>> 20;
   }

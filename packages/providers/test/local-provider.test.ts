@@ -495,3 +495,40 @@ describe('ordering by start', () => {
     expect(summaries.indexOf('i')).toBeLessThan(summaries.indexOf('h'));
   });
 });
+
+describe('a window with more rows than one read takes', () => {
+  it('is refused with a clear error instead of a listing that silently ends early', async () => {
+    const cal = await newCalendar('UTC');
+    // 20,000 events, one a minute from 1 March 2027, written directly (the provider would take minutes).
+    await db.pool.query(
+      `INSERT INTO local_events (calendar_id, id, ical_uid, summary, start_at, end_at, recurrence, etag)
+       SELECT $1, 'bulk' || n, 'bulk' || n || '@calgate', 'Bulk ' || n,
+              timestamptz '2027-03-01T00:00:00Z' + n * interval '1 minute',
+              timestamptz '2027-03-01T00:00:30Z' + n * interval '1 minute', '{}', '"1"'
+         FROM generate_series(0, 19999) AS n`,
+      [cal.id],
+    );
+    const message = 'This calendar has more than 20000 events in the window; ask for a shorter window.';
+    const month = { timeMin: '2027-03-01T00:00:00Z', timeMax: '2027-04-01T00:00:00Z' };
+    for (const singleEvents of [true, false]) {
+      await rejects(
+        provider.listEvents(cal, { ...month, maxResults: 10, singleEvents }),
+        'invalid_argument',
+        message,
+      );
+    }
+    // Free/busy says so for the calendar, as Google does for a calendar it cannot answer.
+    expect(await provider.freeBusy([cal], month.timeMin, month.timeMax)).toEqual([
+      { calendarId: cal.id, error: { code: 'invalid_argument', message } },
+    ]);
+    // A shorter window lists, to its end.
+    const day = await provider.listEvents(cal, {
+      timeMin: '2027-03-02T00:00:00Z',
+      timeMax: '2027-03-03T00:00:00Z',
+      maxResults: 2500,
+      singleEvents: true,
+    });
+    expect(day.items).toHaveLength(24 * 60);
+    expect(day.nextPageToken).toBeUndefined();
+  });
+});

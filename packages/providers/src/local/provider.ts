@@ -32,6 +32,7 @@ import {
   rowInWindow,
   startKeyAt,
   toEvent,
+  windowTooFull,
 } from './rows.ts';
 import { expandSeries, resolveTimes } from './times.ts';
 
@@ -71,6 +72,9 @@ export class LocalCalendarProvider implements CalendarProvider {
       showDeleted: query.showDeleted ?? false,
       limit: MAX_ROWS,
     });
+    if (rows.length >= MAX_ROWS) {
+      throw windowTooFull();
+    }
     // Start instants as the events are made, so sorting parses no text.
     const starts = new Map<CalendarEvent, number>();
     const events = query.singleEvents
@@ -400,10 +404,7 @@ export class LocalCalendarProvider implements CalendarProvider {
       limit: MAX_ROWS,
     });
     if (rows.length >= MAX_ROWS) {
-      throw new CalgateError(
-        'invalid_argument',
-        `This calendar has more than ${MAX_ROWS} events in the window; ask for a shorter window.`,
-      );
+      throw windowTooFull();
     }
     const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
     return mergeBusy(busyIntervals(events, calendar.timeZone), window);

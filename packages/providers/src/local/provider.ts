@@ -1,5 +1,5 @@
 import { CalgateError, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
-import type { LocalEventRow, LocalEventStore, NewLocalEvent } from '@calgate/store';
+import type { LocalEventRow, LocalEventStore, LocalRangeQuery, NewLocalEvent } from '@calgate/store';
 import { freeBusyWindow, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import type {
@@ -32,7 +32,6 @@ import {
   rowInWindow,
   startKeyAt,
   toEvent,
-  windowTooFull,
 } from './rows.ts';
 import { expandSeries, resolveTimes } from './times.ts';
 
@@ -65,16 +64,12 @@ export class LocalCalendarProvider implements CalendarProvider {
     const timeMin = parseBound(query.timeMin, 'timeMin');
     const timeMax = parseBound(query.timeMax, 'timeMax');
     const offset = query.pageToken === undefined ? 0 : decodePageToken(query.pageToken);
-    const rows = await this.#store.listRange(calendar.id, {
+    const rows = await this.#windowRows(calendar, {
       ...(timeMin ? { timeMin } : {}),
       ...(timeMax ? { timeMax } : {}),
       ...(query.query === undefined ? {} : { query: query.query }),
       showDeleted: query.showDeleted ?? false,
-      limit: MAX_ROWS,
     });
-    if (rows.length >= MAX_ROWS) {
-      throw windowTooFull();
-    }
     // Start instants as the events are made, so sorting parses no text.
     const starts = new Map<CalendarEvent, number>();
     const events = query.singleEvents
@@ -110,6 +105,21 @@ export class LocalCalendarProvider implements CalendarProvider {
       page.nextPageToken = encodePageToken(offset + query.maxResults);
     }
     return page;
+  }
+
+  /**
+   * The rows of a window, at most MAX_ROWS: a window with more is refused, as the rows past the
+   * limit are unknown and a listing or free/busy answer without them would be wrong unsaid.
+   */
+  async #windowRows(calendar: CalendarRef, range: Omit<LocalRangeQuery, 'limit'>): Promise<LocalEventRow[]> {
+    const rows = await this.#store.listRange(calendar.id, { ...range, limit: MAX_ROWS });
+    if (rows.length >= MAX_ROWS) {
+      throw new CalgateError(
+        'invalid_argument',
+        `This calendar has more than ${MAX_ROWS} events in the window; ask for a shorter window.`,
+      );
+    }
+    return rows;
   }
 
   /** Singles and exceptions as they are; masters as their instances inside the window. */
@@ -397,15 +407,7 @@ export class LocalCalendarProvider implements CalendarProvider {
   async #busy(calendar: CalendarRef, window: Window) {
     const from = new Date(window.from);
     const to = new Date(window.to);
-    const rows = await this.#store.listRange(calendar.id, {
-      timeMin: from,
-      timeMax: to,
-      showDeleted: false,
-      limit: MAX_ROWS,
-    });
-    if (rows.length >= MAX_ROWS) {
-      throw windowTooFull();
-    }
+    const rows = await this.#windowRows(calendar, { timeMin: from, timeMax: to, showDeleted: false });
     const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
     return mergeBusy(busyIntervals(events, calendar.timeZone), window);
   }

@@ -8,17 +8,6 @@ import { toEventDateTime } from './times.ts';
 export const EVENT_ID = /^[a-v0-9]{5,1024}$/;
 /** Rows one list request reads at most; windows are bounded by the tools, this bounds the rest. */
 export const MAX_ROWS = 20_000;
-
-/**
- * A window with more than MAX_ROWS rows: the rows past the limit are unknown, so a listing of it
- * could leave events out or end early without saying so; it is refused instead.
- */
-export function windowTooFull(): CalgateError {
-  return new CalgateError(
-    'invalid_argument',
-    `This calendar has more than ${MAX_ROWS} events in the window; ask for a shorter window.`,
-  );
-}
 export const MAX_INSTANCES = 10_000;
 /** `<masterId>_<20260105T080000Z>` or `<masterId>_<20260105>` (all-day series). */
 const INSTANCE_ID = /^([a-v0-9]{5,1024})_(\d{8}(?:T\d{6}Z)?)$/;

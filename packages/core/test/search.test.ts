@@ -13,10 +13,7 @@ const lunch: SearchableEvent = {
   summary: 'Lunch with Carla at Café Zoë',
   description: 'Bring the Q3-review slides.',
   location: 'Straße 5, Zürich',
-  attendees: [
-    { email: 'pat@acme.com', displayName: 'Pat Smith' },
-    { email: 'jo.o-brien@example.org' },
-  ],
+  attendees: [{ email: 'pat@acme.com', displayName: 'Pat Smith' }, { email: 'jo.o-brien@example.org' }],
   organizer: { email: 'ÅSA@Nordic.se', displayName: 'Åsa Ångström' },
 };
 

@@ -48,12 +48,7 @@ export const listEvents = defineTool({
     timeMin: rangeBound.optional().describe('Lower bound (exclusive) on event end.'),
     timeMax: rangeBound.optional().describe('Upper bound (exclusive) on event start.'),
     maxResults: z.number().int().min(1).max(2500).default(100),
-    query: z
-      .string()
-      .min(1)
-      .max(500)
-      .optional()
-      .describe('Free-text match on title, description, location, attendees.'),
+    query: z.string().min(1).max(500).optional().describe('Words, matched as search_events matches them.'),
     singleEvents: z.boolean().default(true).describe('Expand recurring series into instances.'),
     orderBy: z
       .enum(['startTime', 'updated'])

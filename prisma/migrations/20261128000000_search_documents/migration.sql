@@ -18,7 +18,9 @@
 DROP INDEX "mirror_events_search_idx";
 ALTER TABLE "mirror_events" DROP COLUMN "search";
 DROP INDEX "mirror_events_summary_folded_trgm_idx";
-ALTER TABLE "mirror_events" ADD COLUMN "search_doc" TEXT;
+-- Never NULL, so a match is always true or false (rows stored before this migration hold '' until
+-- the full sync below writes them again).
+ALTER TABLE "mirror_events" ADD COLUMN "search_doc" TEXT NOT NULL DEFAULT '';
 CREATE INDEX "mirror_events_search_doc_idx" ON "mirror_events"
   USING GIN ("calendar_id", (' ' || "search_doc") gin_trgm_ops);
 

@@ -4,7 +4,8 @@
  * (searchTerms) hold only letters, digits and single spaces. Calgate's test is
  * `(' ' + doc).includes(' ' + term)` for every term; SQL's is `' ' || search_doc LIKE '% term%'`:
  * the same substring test (LIKE compares characters exactly; nothing in a term is a wildcard, and
- * escaping keeps it so). A row without a document (NULL) matches nothing here; see the callers.
+ * escaping keeps it so). Mirror rows always have a document; a local row written before
+ * documents were kept has NULL, which matches nothing here (see LocalEventStore.listRange).
  */
 import { searchTerms as coreSearchTerms, type SearchableEvent, searchDocument } from '@calgate/core';
 

@@ -1,7 +1,8 @@
-import { CalgateError, type SearchablePerson, searchDocument } from '@calgate/core';
+import { CalgateError } from '@calgate/core';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
 import { matchSql, searchTerms } from './mirror/search.ts';
+import { localDocument, SEARCHED_FIELDS } from './search-documents.ts';
 import { EPOCH_MS_TYPES, msInt } from './sql.ts';
 
 /** One stored event of a local calendar (a single event, a series master, or an exception). */
@@ -141,19 +142,6 @@ function json(value: unknown) {
     : (value as PrismaNamespace.InputJsonValue);
 }
 
-/** The fields a search reads (with the organizer, which local events do not have). */
-const SEARCHED = ['summary', 'description', 'location', 'attendees'] as const;
-
-/** What search_doc holds for a row: the document of the event the row becomes. */
-function documentOfRow(row: Pick<LocalEventRow, (typeof SEARCHED)[number]>): string {
-  return searchDocument({
-    summary: row.summary,
-    description: row.description,
-    location: row.location,
-    attendees: Array.isArray(row.attendees) ? (row.attendees as SearchablePerson[]) : null,
-  });
-}
-
 /** Storage of local calendars' events. Reads are raw SQL (they sit on the hot path); writes go through Prisma. */
 export class LocalEventStore {
   readonly #db: Database;
@@ -170,7 +158,7 @@ export class LocalEventStore {
           ...event,
           attendees: json(event.attendees),
           reminders: json(event.reminders),
-          searchDoc: documentOfRow(event),
+          searchDoc: localDocument(event),
         },
       });
       return row;
@@ -229,13 +217,13 @@ export class LocalEventStore {
     changes: LocalEventChanges,
   ): Promise<LocalEventRow | null> {
     const data: Record<string, unknown> = { ...changes, updatedAt: new Date() };
-    if (SEARCHED.some((field) => field in changes)) {
+    if (SEARCHED_FIELDS.some((field) => field in changes)) {
       // The document is made of the whole event: read it at the ETag the update expects.
       const current = await this.get(calendarId, id);
       if (current === null || current.etag !== expectedEtag) {
         return null;
       }
-      data.searchDoc = documentOfRow({ ...current, ...changes });
+      data.searchDoc = localDocument({ ...current, ...changes });
     }
     if ('attendees' in changes) {
       data.attendees = json(changes.attendees);
@@ -351,9 +339,9 @@ export class LocalEventStore {
       if (search === null) {
         return [];
       }
-      // The exact test on the document (see mirror/search.ts); rows written before documents
-      // were kept have none and are read, and the caller decides on the event. Exceptions are
-      // always read: they hide the instances they replace.
+      // The exact test on the document (see mirror/search.ts). A row without one (written
+      // before documents were kept, until migrate fills it in) is read, and the caller decides
+      // on the event. Exceptions are always read: they hide the instances they replace.
       const match = matchSql(
         search,
         (value) => {

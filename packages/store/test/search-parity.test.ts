@@ -7,7 +7,7 @@
 import { eventMatcher, type SearchableEvent } from '@calgate/core';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalEventStore, MirrorRepository, type NewLocalEvent } from '../src/index.ts';
+import { LocalEventStore, MirrorRepository, migrate, type NewLocalEvent } from '../src/index.ts';
 import { mirrorEvent } from './mirror-events.ts';
 
 const TEXTS: SearchableEvent[] = [
@@ -203,5 +203,19 @@ describe('local rows and their documents', () => {
       limit: 100,
     });
     expect(rows.map((row) => row.id)).toEqual([id]);
+    // Migrating fills the document in: the row is then decided in SQL like the others.
+    expect((await migrate(db.pool)).applied).toEqual([]);
+    const { rows: docs } = await db.pool.query<{ search_doc: string | null }>(
+      'SELECT search_doc FROM local_events WHERE calendar_id = $1 AND id = $2',
+      ['cal_l', id],
+    );
+    expect(docs).toEqual([{ search_doc: 'cafe planning | menu und strasse klaren' }]);
+    const after = await local.listRange('cal_l', {
+      ...window,
+      query: 'nothing like it',
+      showDeleted: false,
+      limit: 100,
+    });
+    expect(after).toEqual([]);
   });
 });

@@ -12,8 +12,10 @@
 -- once more, which writes every row's document: until that sync is done, reads go to Google.
 -- A change to how documents are made needs a migration that does the same.
 --
--- Local calendars: rows written before this migration have no document; reads take them as
--- candidates and Calgate decides on the event (the same function), so nothing is missed.
+-- Local calendars: rows written before this migration have no document until `calgate migrate`
+-- (or a gateway migrating at start) fills them in right after this migration, in batches through
+-- the partial index below; meanwhile reads take them as candidates and Calgate decides on the
+-- event (the same function), so nothing is missed.
 
 DROP INDEX "mirror_events_search_idx";
 ALTER TABLE "mirror_events" DROP COLUMN "search";
@@ -28,3 +30,5 @@ UPDATE "mirror_sync_state"
    SET "sync_token" = NULL, "page_token" = NULL, "status" = 'syncing', "updated_at" = now();
 
 ALTER TABLE "local_events" ADD COLUMN "search_doc" TEXT;
+CREATE INDEX "local_events_search_doc_missing_idx" ON "local_events" ("calendar_id", "id")
+  WHERE "search_doc" IS NULL;

@@ -219,4 +219,19 @@ describe('search means one thing on every kind of calendar', () => {
       }
     },
   );
+
+  it('refuses a query with no letters or digits, on every tool, saying why', async () => {
+    const [local] = kinds as [Kind];
+    for (const [name, args] of [
+      ['search_events', { query: '?!', calendarIds: [local.calendarId] }],
+      ['list_events', { query: '--', calendarId: local.calendarId }],
+      ['search', { query: '%' }],
+    ] as const) {
+      const result = await local.client.callTool({ name, arguments: args });
+      expect(result.isError, name).toBe(true);
+      expect(textOf(result), name).toContain("'query': has no letters or digits to search for");
+    }
+    // `search` without words at all lists what is near now, as before.
+    expect(await call(local.client, 'search', { query: '' })).toHaveProperty('results');
+  });
 });

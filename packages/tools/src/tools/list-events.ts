@@ -7,6 +7,7 @@ import { mergeEvents } from '../merge.ts';
 import { boundOf, DAY_MS, rangeBound } from '../range.ts';
 import { calendarErrors, calendarId, eventOut } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
+import { hasWords, NO_WORDS } from './read/search-text.ts';
 
 /** The widest window one call may span: recurring series are expanded inside it. */
 const MAX_RANGE_DAYS = 366 * 5;
@@ -48,7 +49,13 @@ export const listEvents = defineTool({
     timeMin: rangeBound.optional().describe('Lower bound (exclusive) on event end.'),
     timeMax: rangeBound.optional().describe('Upper bound (exclusive) on event start.'),
     maxResults: z.number().int().min(1).max(2500).default(100),
-    query: z.string().min(1).max(500).optional().describe('Words, matched as search_events matches them.'),
+    query: z
+      .string()
+      .min(1)
+      .max(500)
+      .refine(hasWords, NO_WORDS)
+      .optional()
+      .describe('Words, matched as search_events matches them.'),
     singleEvents: z.boolean().default(true).describe('Expand recurring series into instances.'),
     orderBy: z
       .enum(['startTime', 'updated'])

@@ -7,7 +7,7 @@ import { instantOut, rangeBound } from '../../range.ts';
 import { calendarErrors, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
 import { calendarIds, errorsOut, readableHandles, resolveWindow } from './common.ts';
-import { QUERY_MEANING } from './search-text.ts';
+import { hasWords, NO_WORDS, QUERY_MEANING } from './search-text.ts';
 
 /** A match, lean enough to scan: get_event has the rest. */
 const eventMatch = z.object({
@@ -42,7 +42,7 @@ export const searchEvents = defineTool({
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    query: z.string().trim().min(1).max(500),
+    query: z.string().trim().min(1).max(500).refine(hasWords, NO_WORDS),
     timeMin: rangeBound.optional(),
     timeMax: rangeBound.optional(),
     calendarIds,

@@ -1,5 +1,3 @@
-import { CalgateError, formatInstant } from '@calgate/core';
-import type { CalendarEvent, EventPatch } from '@calgate/providers';
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import { type BookingServices, defineTool } from '../../catalogue.ts';
@@ -17,7 +15,7 @@ import {
 } from '../../write-schemas.ts';
 import { followBookings } from '../bookings/follow.ts';
 import { onEventCalendar } from '../read/locate.ts';
-import { attendeesFrom, checkedRange, type EventFieldsArgs, instantOf, patchFromArgs } from './common.ts';
+import { attendeesFrom, checkedRange, type EventFieldsArgs, patchFromArgs } from './common.ts';
 import { applyScoped, type Scope } from './scoped.ts';
 
 /** The fields one update may change; shared with batch_update_events. */
@@ -46,43 +44,6 @@ export interface UpdateArgs extends EventFieldsArgs {
   sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
 }
 
-/**
- * A new start alone moves the event and keeps its length; a new end alone must still come after
- * the start, checked as create_event checks it. A series master's patch is left to seriesPatch,
- * which moves start and end together already.
- */
-export function keepDuration(patch: EventPatch, base: CalendarEvent, timeZone: string): EventPatch {
-  if ((base.recurrence?.length ?? 0) > 0 || (patch.start === undefined && patch.end === undefined)) {
-    return patch;
-  }
-  if (patch.start !== undefined && patch.end === undefined) {
-    const allDay = patch.start.date !== undefined;
-    if (allDay !== (base.start.date !== undefined)) {
-      throw new CalgateError(
-        'invalid_argument',
-        'The new start switches between timed and all-day: pass end as well.',
-      );
-    }
-    if (allDay) {
-      const days = Date.parse(`${base.end.date}T00:00:00Z`) - Date.parse(`${base.start.date}T00:00:00Z`);
-      const end = new Date(Date.parse(`${patch.start.date}T00:00:00Z`) + days).toISOString().slice(0, 10);
-      return { ...patch, end: { date: end } };
-    }
-    const length = instantOf(base.end, timeZone) - instantOf(base.start, timeZone);
-    const zone = patch.start.timeZone ?? base.end.timeZone;
-    const end = instantOf(patch.start, timeZone) + length;
-    return {
-      ...patch,
-      end: {
-        dateTime: formatInstant(end, zone ?? timeZone),
-        ...(zone === undefined ? {} : { timeZone: zone }),
-      },
-    };
-  }
-  checkedRange(patch.start ?? base.start, patch.end ?? base.end, timeZone);
-  return patch;
-}
-
 /** One guarded, scoped update: used by update_event and each item of batch_update_events. */
 export async function runUpdate(
   access: CalendarAccess,
@@ -102,12 +63,10 @@ export async function runUpdate(
     handle,
     args.eventId,
     args.scope,
-    (base) => {
-      const timed = keepDuration(fields, base, handle.ref.timeZone);
-      return args.attendees === undefined
-        ? timed
-        : { ...timed, attendees: attendeesFrom(args.attendees, base.attendees) };
-    },
+    (base) =>
+      args.attendees === undefined
+        ? fields
+        : { ...fields, attendees: attendeesFrom(args.attendees, base.attendees) },
     { sendUpdates: args.sendUpdates, signal },
   );
   const warnings = [

@@ -38,16 +38,33 @@ export const updateOut = z.object({
 });
 
 export interface UpdateArgs extends EventFieldsArgs {
-  calendarId: string;
+  /** Left out: the calendar among those the key can write that holds `eventId`. */
+  calendarId?: string | undefined;
   eventId: string;
   scope?: Scope | undefined;
   sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
 }
 
-/** One guarded, scoped update: used by update_event and each item of batch_update_events. */
-export async function runUpdate(
+/**
+ * One guarded, scoped update of the event, on the calendar named or else the one found by
+ * `eventId`; a not-found names where it looked. Used by update_event and each item of
+ * batch_update_events, so both find events alike.
+ */
+export function runUpdate(
   access: CalendarAccess,
   args: UpdateArgs,
+  signal: AbortSignal,
+  prefix = '',
+  booking?: BookingServices,
+): Promise<z.output<typeof updateOut>> {
+  return onEventCalendar(access, args.calendarId, args.eventId, signal, (calendarId) =>
+    updateOn(access, { ...args, calendarId }, signal, prefix, booking),
+  );
+}
+
+async function updateOn(
+  access: CalendarAccess,
+  args: UpdateArgs & { calendarId: string },
   signal: AbortSignal,
   prefix = '',
   booking?: BookingServices,
@@ -118,8 +135,6 @@ export const updateEvent = defineTool({
   },
   exampleResult: { changed: true, event: { transparency: 'transparent', reminders: { useDefault: false } } },
   run(args, { access, booking, signal }) {
-    return onEventCalendar(access, args.calendarId, args.eventId, signal, (calendarId) =>
-      runUpdate(access, { ...args, calendarId }, signal, '', booking),
-    );
+    return runUpdate(access, args, signal, '', booking);
   },
 });

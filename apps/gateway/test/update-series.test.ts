@@ -163,6 +163,32 @@ describe.each(['local', 'google'] as const)(
       ]);
     });
 
+    it('a new end alone before the start is refused, by series id or scope all, and nothing changes', async () => {
+      const id = await series(
+        'Retro',
+        { dateTime: '2027-04-05T14:00:00' },
+        { dateTime: '2027-04-05T15:00:00' },
+        'RRULE:FREQ=DAILY;COUNT=2',
+      );
+      const window = ['2027-04-05T00:00:00Z', '2027-04-08T00:00:00Z'] as const;
+      const [, second] = await occurrences([id], ...window);
+      for (const eventId of [id, second?.id]) {
+        const refused = await client.callTool({
+          name: 'update_event',
+          arguments: {
+            calendarId: calendarId(),
+            eventId,
+            scope: 'all',
+            end: { dateTime: `${eventId === id ? '2027-04-05' : '2027-04-06'}T13:00:00+02:00` },
+          },
+        });
+        expect(refused.isError).toBe(true);
+        expect(textOf(refused)).toMatch(/end must be later than start/);
+      }
+      const list = await occurrences([id], ...window);
+      expect(list.map((e) => [clock(e.start), clock(e.end)])).toEqual(Array(2).fill(['14:00', '15:00']));
+    });
+
     it('on an all-day series keeps each occurrence two days: series id, split and one occurrence', async () => {
       const id = await series(
         'Offsite',

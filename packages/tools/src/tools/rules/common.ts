@@ -236,7 +236,10 @@ export async function projectIdOf(rules: RulesServices, given: string): Promise<
 }
 
 /** `not_found` for a projectId that is no project's id, with the id of the project meant. */
-export function unknownProject(given: string, projects: readonly RulesProject[]): CalgateError {
+export function unknownProject(
+  given: string,
+  projects: readonly Pick<RulesProject, 'id' | 'name'>[],
+): CalgateError {
   const wanted = given.trim().toLowerCase();
   const meant =
     projects.find(

@@ -241,18 +241,14 @@ export function unknownProject(
   projects: readonly Pick<RulesProject, 'id' | 'name'>[],
 ): CalgateError {
   const wanted = given.trim().toLowerCase();
+  const near = closest(
+    given,
+    projects.map((project) => project.name),
+  );
   const meant =
     projects.find(
       (project) => project.name.toLowerCase() === wanted || project.id.toLowerCase() === wanted,
-    ) ??
-    projects.find(
-      (project) =>
-        project.name ===
-        closest(
-          given,
-          projects.map((p) => p.name),
-        ),
-    );
+    ) ?? projects.find((project) => project.name === near);
   return new CalgateError(
     'not_found',
     meant === undefined

@@ -28,7 +28,7 @@ import {
 export const ruleWarnings = z
   .array(z.object({ kind: z.enum(['no_matches', 'not_previewed']), message: z.string() }))
   .optional()
-  .describe('Present when the query matched no event in the window looked at.');
+  .describe('Present when the query matched no event in the window looked at, or was not tried.');
 
 export type RuleWarning = NonNullable<z.infer<typeof ruleWarnings>>[number];
 
@@ -36,7 +36,7 @@ export type RuleWarning = NonNullable<z.infer<typeof ruleWarnings>>[number];
 function noMatches(window: Window, zone: string, calendars: number): RuleWarning {
   return {
     kind: 'no_matches',
-    message: `The query matches no event from ${instantOut(window.start, zone)} to ${instantOut(window.end, zone)} on the ${calendars === 1 ? 'calendar' : `${calendars} calendars`} read, so a rule with it files nothing there. Check its words (every condition must hold unless joined by OR) or look at a wider range.`,
+    message: `The query matches no event from ${instantOut(window.start, zone)} to ${instantOut(window.end, zone)} on the ${calendars === 1 ? 'calendar' : `${calendars} calendars`} read, so a rule with it files nothing there. Check its words (every condition must hold unless joined by OR), or preview another range with preview_rule.`,
   };
 }
 

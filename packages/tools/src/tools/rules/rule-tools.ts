@@ -15,7 +15,6 @@ import {
 import { CHECK_DAYS, rulePreview, ruleWarnings, tryRule, warnedText } from './preview-rule.ts';
 
 /** Saving reads calendars to try the query, and they may live at Google. */
-
 const WRITES = {
   readOnlyHint: false,
   destructiveHint: false,

@@ -77,6 +77,7 @@ export {
   type TimesheetRequest,
   timesheetCsv,
   timesheetFor,
+  unknownProject,
 } from './tools/rules/index.ts';
 export { RULES_SYNTAX_URI } from './tools/rules/resources.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';

@@ -102,6 +102,11 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
     ).resolves.toBe(2);
     await query.fill('title:acme OR title:standup');
     await matchCount('3 matches in the last 30 days.');
+    await query.fill('title:acme AND title:nothing-like-this');
+    await matchCount('0 matches in the last 30 days.');
+    await expect(page.locator('#rule-preview [data-warning="no_matches"]').textContent()).resolves.toContain(
+      'files nothing there',
+    );
     await query.fill('title:acme)');
     const alert = page.locator('#rule-query-error').getByRole('alert');
     await alert.waitFor();

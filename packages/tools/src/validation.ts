@@ -80,8 +80,14 @@ function describeIssue(issue: z.core.$ZodIssue, known: readonly string[]): strin
     case 'invalid_value':
       return `${where} must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}.`;
     default:
-      return path === '' ? issue.message : `${where}: ${issue.message}`;
+      return sentence(path === '' ? issue.message : `${where}: ${issue.message}`);
   }
+}
+
+/** A problem as a sentence of its own: ends with a period unless it already ends a sentence. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.?!]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 function unit(origin: string): string {
@@ -108,11 +114,20 @@ function typeName(value: unknown): string {
   return article(typeof value);
 }
 
-/** One readable sentence per problem, with the fix where we can tell it. */
+/**
+ * One readable sentence per problem, with the fix where we can tell it; the tool's properties are
+ * listed only when one given is unknown (elsewhere they would bury the problem).
+ */
 export function describeInputError(toolName: string, error: z.ZodError, known: readonly string[]): string {
   const problems = error.issues.slice(0, 5).map((issue) => describeIssue(issue, known));
-  const more = error.issues.length > 5 ? ` (${error.issues.length - 5} more problems)` : '';
-  return `Invalid arguments for ${toolName}: ${problems.join(' ')}${more} Valid properties: ${known.join(', ')}.`;
+  const hidden = error.issues.length - problems.length;
+  if (hidden > 0) {
+    problems.push(`${hidden} more ${hidden === 1 ? 'problem is' : 'problems are'} not shown.`);
+  }
+  if (error.issues.some((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0)) {
+    problems.push(`Valid properties: ${known.join(', ')}.`);
+  }
+  return `Invalid arguments for ${toolName}: ${problems.join(' ')}`;
 }
 
 /** A NUL or a UTF-16 surrogate without its pair: text no calendar or database can store. */

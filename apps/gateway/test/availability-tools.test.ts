@@ -274,4 +274,50 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     expect(capped.result.isError).toBe(true);
     expect(capped.text).toMatch(/cap of 10000 instances/);
   });
+
+  it('expand_rrule warns when dtstart does not match the rule, and says whether it is an instance', async () => {
+    // 2026-10-27 is a Tuesday; the rule makes Mondays.
+    const offRule = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=3',
+      dtstart: `${TUESDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+      durationMinutes: 30,
+    });
+    expect(offRule.result.isError).toBeFalsy();
+    expect(offRule.out).toEqual({
+      instances: [
+        { start: `${TUESDAY}T09:00:00+01:00`, end: `${TUESDAY}T09:30:00+01:00` },
+        { start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T09:30:00+01:00' },
+        { start: '2026-11-09T09:00:00+01:00', end: '2026-11-09T09:30:00+01:00' },
+      ],
+      truncated: false,
+      warnings: [
+        `dtstart ${TUESDAY}T09:00:00 (a Tuesday) does not match the rule FREQ=WEEKLY;BYDAY=MO;COUNT=3. RFC 5545 counts dtstart as the first instance all the same, so it is included as the first instance (and counts towards COUNT); to leave it out, start from the rule's first date, 2026-11-02T09:00:00.`,
+      ],
+    });
+    expect(offRule.text).toContain('does not match the rule FREQ=WEEKLY;BYDAY=MO;COUNT=3');
+
+    const excluded = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO',
+      dtstart: `${TUESDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+      count: 1,
+      exdates: [`${TUESDAY}T09:00:00`],
+    });
+    expect(excluded.out).toEqual({
+      instances: [{ start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T10:00:00+01:00' }],
+      truncated: true,
+      warnings: [
+        `dtstart ${TUESDAY}T09:00:00 (a Tuesday) does not match the rule FREQ=WEEKLY;BYDAY=MO. RFC 5545 counts dtstart as the first instance all the same, but exdates leave it out, so it is not included.`,
+      ],
+    });
+
+    const onRule = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=2',
+      dtstart: `${MONDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+    });
+    expect(onRule.out).not.toHaveProperty('warnings');
+    expect(onRule.out.instances).toHaveLength(2);
+  });
 });

@@ -325,15 +325,16 @@ export function promptArguments(
     ?.prompt.arguments?.map((argument) => argument.name);
 }
 
+/** One sentence per problem, as tools word theirs. */
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
-    return `unknown argument(s) ${issue.keys.join(', ')}`;
+    return issue.keys.map((key) => `Unknown argument '${key}'.`).join(' ');
   }
   const where = issue.path.join('.');
   if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return `${where} is required`;
+    return `${where} is required.`;
   }
-  return `${where} ${issue.message}`;
+  return `${where} ${issue.message}.`;
 }
 
 /** One prompt filled in with its arguments; unknown prompts and bad arguments are -32602. */
@@ -353,12 +354,13 @@ export function getPrompt(
   }
   const parsed = spec.input.safeParse(rawArgs ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map(describeIssue).join('; ');
-    const names = spec.prompt.arguments?.map((argument) => argument.name).join(', ') ?? '';
-    throw rpcError(
-      ErrorCode.InvalidParams,
-      `Invalid arguments for prompt ${name}: ${problems}. It takes: ${names}.`,
-    );
+    const problems = parsed.error.issues.map(describeIssue);
+    // The arguments it takes only where one given is unknown, as for tools.
+    if (parsed.error.issues.some((issue) => issue.code === 'unrecognized_keys')) {
+      const names = spec.prompt.arguments?.map((argument) => argument.name).join(', ') ?? '';
+      problems.push(`It takes: ${names}.`);
+    }
+    throw rpcError(ErrorCode.InvalidParams, `Invalid arguments for prompt ${name}: ${problems.join(' ')}`);
   }
   let text: string;
   try {

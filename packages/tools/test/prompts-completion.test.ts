@@ -203,7 +203,13 @@ describe('prompts', () => {
       'date must be a date as YYYY-MM-DD',
     );
     expect(failure('plan_my_day', { timeZone: 'Mars/Olympus' }).message).toContain('IANA time zone');
-    expect(failure('plan_my_day', { colour: 'red' }).message).toContain('unknown argument(s) colour');
+    // One sentence per problem; the arguments it takes only after an unknown one.
+    expect(failure('plan_my_day', { colour: 'red' }).message).toBe(
+      "Invalid arguments for prompt plan_my_day: Unknown argument 'colour'. It takes: date, timeZone, calendarId.",
+    );
+    expect(failure('find_meeting_time', { durationMinutes: '2', within: 'soon' }).message).toBe(
+      'Invalid arguments for prompt find_meeting_time: durationMinutes must be between 5 and 1440 minutes. within must be a date (2026-11-24), a range of dates (2026-11-24/2026-11-27) or a number of days from today (1-60).',
+    );
     expect(failure('nothing', {})).toEqual(
       expect.objectContaining({
         code: -32602,

@@ -135,6 +135,19 @@ describe('bad input gets a specific isError result and never hurts the process',
     );
   });
 
+  it('an unknown property inside an object gets a guess and the valid properties there', async () => {
+    const text = await refusalOf('create_event', {
+      calendarId,
+      summary: 'x',
+      start: { dateTim: '2026-05-01T10:00:00Z' },
+      end: { dateTime: '2026-05-01T11:00:00Z' },
+    });
+    expect(text).toContain(
+      "Unknown property 'start.dateTim'. Did you mean 'dateTime'? Valid properties of 'start': dateTime, date, timeZone.",
+    );
+    expect(text).not.toMatch(/Valid properties: /);
+  });
+
   it('counts the problems it does not spell out in a sentence of their own', async () => {
     const text = await refusalOf('list_events', {
       maxResults: 'a',

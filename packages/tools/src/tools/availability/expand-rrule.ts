@@ -12,7 +12,7 @@ export const expandRrule = defineTool({
   toolset: 'calendar',
   title: 'Expand recurrence rule',
   description:
-    'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is always the first (warnings say if the rule would not make it). DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
+    'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first, even off the rule (then warnings). DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
   access: 'none',
   cpuBound: true,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

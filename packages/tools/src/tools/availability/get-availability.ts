@@ -15,7 +15,7 @@ export const getAvailability = defineTool({
   toolset: 'booking',
   title: 'Get availability',
   description:
-    'Busy blocks and free slots merged across calendars (default all readable), ≤ 92 days. sourceCount: calendars busy in the block (full), always 0 (opaque), full also names events. If a calendar is unavailable, free is empty: unknown is never free.',
+    'Busy blocks and free slots merged across calendars, ≤ 92 days. full: sourceCount = calendars busy in the block, events = what, named as in check_availability; opaque: 0, no events. If a calendar is unavailable, free is empty: unknown is never free.',
   access: 'read',
   annotations: READ_ONLY,
   input: z.strictObject({

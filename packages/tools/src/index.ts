@@ -45,6 +45,7 @@ export { screenText } from './firewall.ts';
 export { eventTable, formatText, jsonOf, toonView } from './format.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
+export { PROMPT_PLACEHOLDERS } from './prompts.ts';
 export type {
   CreatedScheduledPrompt,
   DeliveryTargetInfo,

@@ -30,6 +30,7 @@ import {
   EVENT_PLAN_HORIZON_MS,
   type EventScheduleSpec,
   type NewScheduledPrompt,
+  noPlannedEventReason,
   type ProviderResolver,
   planEventOccurrences,
   type ScheduledPrompt,
@@ -103,15 +104,36 @@ function zoneOf(spec: ScheduleRecord['spec']): string | null {
   return typeof spec.timeZone === 'string' ? spec.timeZone : null;
 }
 
+/** Why a schedule has no next run, in words an agent can relay; null when it has one. */
+function nextRunReason(schedule: ScheduleRecord, nextRun: Date | null): string | null {
+  if (nextRun !== null) {
+    return null;
+  }
+  switch (schedule.status) {
+    case 'paused':
+      return 'paused; resume it to run again';
+    case 'cancelled':
+      return 'cancelled';
+    case 'finished':
+      return 'finished; no runs are left';
+    case 'active': {
+      const spec = schedule.spec as unknown as ScheduleSpec | AroundEventsSpec;
+      return spec.kind === 'around_events' ? noPlannedEventReason(spec.query) : 'no runs are left';
+    }
+  }
+}
+
 export function promptOut(schedule: ScheduleRecord, last: DeliveryRecord | undefined): ScheduledPrompt {
   const spec = schedule.spec;
+  const nextRun = schedule.status === 'active' ? schedule.nextRunAt : null;
   return {
     scheduleId: schedule.id,
     kind: spec.kind as ScheduledPrompt['kind'],
     description: describeSpec(spec),
     prompt: schedule.prompt,
     status: schedule.status,
-    nextRun: schedule.status === 'active' ? schedule.nextRunAt : null,
+    nextRun,
+    nextRunReason: nextRunReason(schedule, nextRun),
     timeZone: zoneOf(spec),
     targetId: schedule.targetId,
     agentId: schedule.agentId,
@@ -239,13 +261,12 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
           agentId,
           prompt: prompt.value,
           spec: spec as unknown as ScheduleRecord['spec'],
-          nextRunAt: new Date(limited[0]?.at ?? at + EVENT_PLAN_HORIZON_MS),
+          // No matching event in the window: no next run (the sweep plans again every minute).
+          nextRunAt: limited[0] === undefined ? null : new Date(limited[0].at),
         });
         await scheduling.queueEventOccurrences(created, limited);
-        const out = promptOut(created, undefined);
         return {
-          ...out,
-          nextRun: limited[0] === undefined ? null : new Date(limited[0].at),
+          ...promptOut(created, undefined),
           upcoming: limited.slice(0, UPCOMING).map((plan) => new Date(plan.at)),
         };
       }

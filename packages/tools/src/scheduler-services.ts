@@ -56,8 +56,10 @@ export interface ScheduledPrompt {
   description: string;
   prompt: string;
   status: ScheduleStatus;
-  /** Null when paused, cancelled or finished. */
+  /** Null when paused, cancelled or finished, or when no event matches in the window planned. */
   nextRun: Date | null;
+  /** Why `nextRun` is null ("paused", "no event matching … in the next 48 h; …"); null when it is not. */
+  nextRunReason: string | null;
   /** The zone the schedule's wall-clock times are read in (cron, rrule); null for the others. */
   timeZone: string | null;
   targetId: string | null;

@@ -18,6 +18,8 @@ interface Schedule {
   prompt: string;
   status: 'active' | 'paused' | 'cancelled' | 'finished';
   nextRun: string | null;
+  /** Why there is no next run (paused, no matching event in the window …); null when there is one. */
+  nextRunReason: string | null;
   timeZone: string | null;
   agentId: string | null;
   repetitionsDone: number;
@@ -117,7 +119,12 @@ function scheduleCard(schedule: Schedule, act: Act): HTMLElement {
       : `${schedule.repetitionsDone} of ${schedule.maxRepetitions}`;
   const facts: [string, Child | Child[]][] = [
     ['Status', badge(schedule.status)],
-    ['Next run', schedule.nextRun === null ? '—' : instant(schedule.nextRun)],
+    [
+      'Next run',
+      schedule.nextRun !== null
+        ? instant(schedule.nextRun)
+        : h('span', { class: 'muted' }, schedule.nextRunReason ?? '—'),
+    ],
     ['Key', schedule.keyName === null ? schedule.keyId : `${schedule.keyName} (${schedule.keyId})`],
     ['Target', target],
     ...(schedule.agentId === null ? [] : [['Agent', h('code', {}, schedule.agentId)] as [string, Child]]),

@@ -89,8 +89,11 @@ export interface NewSchedule {
   agentId?: string | null;
   prompt: string;
   spec: StoredSpec;
-  /** The first run, computed from the spec by the caller. */
-  nextRunAt: Date;
+  /**
+   * The first run, computed from the spec by the caller; null for a schedule relative to calendar
+   * events while no matching event is planned (it stays active).
+   */
+  nextRunAt: Date | null;
 }
 
 /** With `keyId`, only that key's schedules exist for the call. */

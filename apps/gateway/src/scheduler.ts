@@ -4,6 +4,7 @@
  */
 import { CalgateError, formatInstant } from '@calgate/core';
 import {
+  checkTargetUrl,
   createSchedule,
   formatInterval,
   listLettaAgents,
@@ -45,7 +46,7 @@ export interface SchedulerDeps {
   repository: SchedulerRepository;
   boss: PgBoss;
   providers: ProviderResolver;
-  /** `TARGETS_ALLOW_PRIVATE`. */
+  /** `OUTBOUND_ALLOW_PRIVATE` (alias `TARGETS_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
   now?: () => number;
 }
@@ -190,6 +191,21 @@ async function chooseTarget(repository: SchedulerRepository, tenantId: string, t
   return target;
 }
 
+/**
+ * Refuses a target this gateway's URL policy refuses, as a delivery would: a prompt scheduled to
+ * it could never arrive. A host that does not resolve right now passes (delivery retries DNS).
+ */
+async function refuseUnreachableTarget(target: TargetRecord, allowPrivate: boolean): Promise<void> {
+  const checked = await checkTargetUrl(target.url, { allowPrivate });
+  if (!checked.ok && !checked.error.retry) {
+    throw new CalgateError(
+      'precondition_failed',
+      `Delivery target ${target.id} (${JSON.stringify(target.name)}) is refused by this Calgate's URL policy, so no prompt could reach it: ${checked.error.message}.`,
+      { context: { targetId: target.id } },
+    );
+  }
+}
+
 export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
   const now = deps.now ?? Date.now;
   const scheduling = new Scheduling(deps.boss, deps.repository, now);
@@ -210,6 +226,7 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
       }
       const key = await keyPrincipal(deps.db, tenantId, keyId);
       const target = await chooseTarget(repository, tenantId, input.targetId);
+      await refuseUnreachableTarget(target, deps.allowPrivate);
       const agent = resolveAgentId({
         explicit: input.agentId,
         meta: input.meta,
@@ -450,6 +467,7 @@ export async function schedulerStatus(
       failed: by.get('failed') ?? 0,
       missed: by.get('missed') ?? 0,
       retrying: by.get('retrying') ?? 0,
+      blocked: by.get('blocked') ?? 0,
     },
     recentFailures: failures.rows.map((failure) => ({
       scheduleId: failure.schedule_id,

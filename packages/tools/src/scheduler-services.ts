@@ -43,7 +43,8 @@ export interface NewScheduledPrompt {
 
 export interface LastDelivery {
   occurrence: Date;
-  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying';
+  /** `blocked`: a worker's URL policy refused the target; it waits for a worker that accepts it. */
+  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying' | 'blocked';
   attempt: number;
   statusCode: number | null;
   error: string | null;
@@ -103,7 +104,7 @@ export interface SchedulerStatusInfo {
   /** How late the oldest waiting occurrence is, in seconds (0 when none waits). */
   lagSeconds: number;
   /** This tenant's deliveries in the last 24 h by outcome. */
-  last24h: { delivered: number; failed: number; missed: number; retrying: number };
+  last24h: { delivered: number; failed: number; missed: number; retrying: number; blocked: number };
   /** The most recent failures (up to 5) of the calling key's own schedules. */
   recentFailures: { scheduleId: string; occurrence: Date; error: string | null }[];
 }

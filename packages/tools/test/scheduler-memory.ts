@@ -132,7 +132,7 @@ export class MemoryScheduler implements SchedulerServices {
       workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: new Date('2026-11-23T11:59:30Z') }],
       queueDepth: 0,
       lagSeconds: 0,
-      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0 },
+      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0, blocked: 0 },
       recentFailures: [],
     };
   }

@@ -35,7 +35,7 @@ interface SchedulerStatus {
   workers: { name: string; lastSeen: string }[];
   queueDepth: number;
   lagSeconds: number;
-  last24h: { delivered: number; failed: number; missed: number; retrying: number };
+  last24h: { delivered: number; failed: number; missed: number; retrying: number; blocked: number };
 }
 
 const PROMPT_PREVIEW = 160;
@@ -59,7 +59,7 @@ function statusCard(status: SchedulerStatus): HTMLElement {
       'p',
       {},
       `Queue: ${status.queueDepth} due${status.queueDepth > 0 ? `, the oldest ${status.lagSeconds} s late` : ''}. `,
-      `Last 24 hours: ${last24h.delivered} delivered, ${last24h.failed} failed, ${last24h.missed} missed, ${last24h.retrying} retrying.`,
+      `Last 24 hours: ${last24h.delivered} delivered, ${last24h.failed} failed, ${last24h.missed} missed, ${last24h.retrying} retrying, ${last24h.blocked} blocked by the URL policy.`,
     ),
   );
 }

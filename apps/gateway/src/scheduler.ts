@@ -2,7 +2,7 @@
  * Scheduled prompts for the tools: one SchedulerServices per MCP request, bound to its key. Stores
  * and queues through the scheduler engine; a key sees and cancels only its own schedules.
  */
-import { CalgateError, formatInstant } from '@calgate/core';
+import { CalgateError, formatInstant, parseInstant } from '@calgate/core';
 import {
   checkTargetUrl,
   createSchedule,
@@ -206,6 +206,24 @@ async function refuseUnreachableTarget(target: TargetRecord, allowPrivate: boole
   }
 }
 
+/** `endAt` of a schedule around events: an instant after now, or none. */
+function eventsEndAt(text: string | undefined, now: number): number | undefined {
+  if (text === undefined) {
+    return undefined;
+  }
+  const parsed = parseInstant(text);
+  if (!parsed.ok) {
+    throw new CalgateError('invalid_argument', `endAt: ${parsed.error.message}`);
+  }
+  if (parsed.value <= now) {
+    throw new CalgateError(
+      'invalid_argument',
+      `endAt '${text}' is not in the future; give an instant after now, or leave endAt out.`,
+    );
+  }
+  return parsed.value;
+}
+
 export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
   const now = deps.now ?? Date.now;
   const scheduling = new Scheduling(deps.boss, deps.repository, now);
@@ -248,12 +266,14 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
       const request = input.schedule;
 
       if (request.kind === 'around_events') {
+        const endAt = eventsEndAt(input.endAt, at);
         const spec: AroundEventsSpec = {
           kind: 'around_events',
           query: request.query,
           offsetMinutes: request.offsetMinutes,
           ...(request.calendarIds === undefined ? {} : { calendarIds: request.calendarIds }),
           ...(input.maxRepetitions === undefined ? {} : { maxRepetitions: input.maxRepetitions }),
+          ...(endAt === undefined ? {} : { endAt }),
         };
         checkEventSpec(spec);
         if (
@@ -271,7 +291,8 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
           { from: at, to: at + EVENT_PLAN_HORIZON_MS },
           AbortSignal.timeout(30_000),
         );
-        const limited = input.maxRepetitions === undefined ? plans : plans.slice(0, input.maxRepetitions);
+        const inTime = plans.filter((plan) => endAt === undefined || plan.at <= endAt);
+        const limited = input.maxRepetitions === undefined ? inTime : inTime.slice(0, input.maxRepetitions);
         const created = await scheduling.create(tenantId, {
           keyId,
           targetId: target.id,

@@ -184,6 +184,46 @@ describe('the next run of a prompt relative to calendar events', () => {
     await tool('cancel_scheduled_prompt', { scheduleId: made.scheduleId });
   }, 30_000);
 
+  it('endAt bounds a schedule around events: an event after it gives no next run, and endAt is kept', async () => {
+    const start = Math.ceil((Date.now() + 6 * 60 * MINUTE) / MINUTE) * MINUTE;
+    await tool('create_event', {
+      calendarId,
+      summary: 'Retro',
+      start: { dateTime: new Date(start).toISOString() },
+      end: { dateTime: new Date(start + 60 * MINUTE).toISOString() },
+    });
+    const before = new Date(start - 2 * 60 * MINUTE).toISOString();
+    const ended = await tool('schedule_prompt_around_events', {
+      prompt: 'Collect retro topics',
+      query: 'title:Retro',
+      offsetMinutes: -15,
+      endAt: before,
+    });
+    expect(Date.parse(String(ended.endAt))).toBe(Date.parse(before));
+    expect(ended).toMatchObject({ nextRun: null, upcoming: [] });
+    expect(ended.nextRunReason).toEqual(expect.any(String));
+
+    const after = new Date(start + 24 * 60 * MINUTE).toISOString();
+    const bounded = await tool('schedule_prompt_around_events', {
+      prompt: 'Collect retro topics',
+      query: 'title:Retro',
+      offsetMinutes: -15,
+      endAt: after,
+    });
+    expect(Date.parse(String(bounded.nextRun))).toBe(start - 15 * MINUTE);
+    expect(Date.parse(String((await listed(String(bounded.scheduleId)))?.endAt))).toBe(Date.parse(after));
+
+    const past = await client.callTool({
+      name: 'schedule_prompt_around_events',
+      arguments: { prompt: 'x', query: 'title:Retro', offsetMinutes: -15, endAt: '2020-01-01T00:00:00Z' },
+    });
+    expect(past.isError).toBe(true);
+    expect(textOf(past)).toContain("endAt '2020-01-01T00:00:00Z' is not in the future");
+    for (const made of [ended, bounded]) {
+      await tool('cancel_scheduled_prompt', { scheduleId: made.scheduleId });
+    }
+  }, 30_000);
+
   it('other kinds report their next run without a reason', async () => {
     const made = await tool('schedule_prompt_cron', {
       prompt: 'Morning summary',

@@ -49,7 +49,7 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   AUDIT_SPOOL_DIR:
     'Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool; one subfolder per database). Must survive a restart.',
   OUTBOUND_ALLOW_PRIVATE:
-    'Let tenant-supplied URLs (delivery targets) resolve to loopback, private or link-local addresses and use plain http (tests, labs); default `false`. Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
+    'Let tenant-supplied URLs (delivery targets) resolve to loopback, private or link-local addresses and use plain http (tests, labs). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
   TARGETS_ALLOW_PRIVATE:
     'The old name of OUTBOUND_ALLOW_PRIVATE, still read; set one of the two (they must agree).',
   OAUTH_ALLOW_PRIVATE_CLIENTS:

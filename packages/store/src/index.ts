@@ -117,6 +117,7 @@ export {
 } from './rules.ts';
 export {
   AGENT_ID_MAX,
+  type BlockedOccurrence,
   type CancelOutcome,
   type Claim,
   type ClaimPlan,

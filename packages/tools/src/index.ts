@@ -104,8 +104,10 @@ export function catalogue(): Catalogue {
 export {
   checkEventSpec,
   EVENT_PLAN_HORIZON_MS,
+  EVENT_PLAN_SWEEP_MINUTES,
   type EventOccurrencePlan,
   type EventScheduleSpec,
   MAX_EVENT_OFFSET_MINUTES,
+  noPlannedEventReason,
   planEventOccurrences,
 } from './event-schedule.ts';

@@ -1,3 +1,4 @@
+import { FIRST_RUN_CALENDAR } from '@calgate/store';
 import type { Runtime } from './runtime.ts';
 
 export interface FirstRun {
@@ -7,7 +8,10 @@ export interface FirstRun {
   secret: string;
 }
 
-/** The zone of the machine Calgate first starts on, for its first local calendar. */
+/**
+ * The zone of the machine Calgate first starts on, for its first local calendar (UTC on most
+ * servers): the dashboard's first-run form moves the calendar to the owner's zone.
+ */
 function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
@@ -23,7 +27,7 @@ export async function bootstrapFirstRun(runtime: Runtime): Promise<FirstRun | un
   }
   const tenant = await runtime.tenancy.createTenant('My Calgate');
   const calendar = await runtime.tenancy.createLocalCalendar(tenant.id, {
-    summary: 'Calgate',
+    summary: FIRST_RUN_CALENDAR,
     timeZone: systemTimeZone(),
   });
   const { key, secret } = await runtime.keys.create(tenant.id, { name: 'first key' });

@@ -12,17 +12,50 @@ export interface ZonePicker {
   set(zone: string | null): void;
 }
 
+/**
+ * Old names that browsers (ICU) still list and resolve to, by their current IANA names: the list
+ * shows the current name, and a search finds both.
+ */
+const RENAMED: Readonly<Record<string, string>> = {
+  'Asia/Calcutta': 'Asia/Kolkata',
+  'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Saigon': 'Asia/Ho_Chi_Minh',
+  'Asia/Rangoon': 'Asia/Yangon',
+  'Europe/Kiev': 'Europe/Kyiv',
+  'America/Godthab': 'America/Nuuk',
+  'Pacific/Truk': 'Pacific/Chuuk',
+  'Pacific/Ponape': 'Pacific/Pohnpei',
+  'Pacific/Enderbury': 'Pacific/Kanton',
+  'Atlantic/Faeroe': 'Atlantic/Faroe',
+};
+const FORMER = new Map(Object.entries(RENAMED).map(([old, current]) => [current, old]));
+
+function supported(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A zone by its current name, when the browser knows that name. */
+function current(zone: string): string {
+  const renamed = RENAMED[zone];
+  return renamed !== undefined && supported(renamed) ? renamed : zone;
+}
+
 /** The zone the browser runs in, e.g. Europe/Berlin (UTC if it cannot say). */
 export function browserTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  return current(Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
 }
 
 let zones: string[] | undefined;
 
-/** Every zone the browser knows, with UTC (which some browsers leave out of the list). */
+/** Every zone the browser knows, by current names, with UTC (which browsers leave out of the list). */
 export function allZones(): string[] {
   zones ??= (() => {
-    const known = Intl.supportedValuesOf('timeZone');
+    const known = Intl.supportedValuesOf('timeZone').map(current);
     return known.includes('UTC') ? known : ['UTC', ...known];
   })();
   return zones;
@@ -66,7 +99,7 @@ function search(query: string, within: readonly string[]): string[] {
     return [...within];
   }
   const hits = within.filter((zone) => {
-    const names = fold(zone).split(' ');
+    const names = fold(`${zone} ${FORMER.get(zone) ?? ''}`).split(' ');
     return words.every((word) => names.some((name) => name.startsWith(word)));
   });
   const city = (zone: string) => fold(zone.split('/').at(-1) ?? zone);

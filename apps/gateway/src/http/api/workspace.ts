@@ -5,15 +5,17 @@ import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
 
 /**
- * An IANA zone as the runtime spells it (`europe/berlin` → `Europe/Berlin`), or a 400 naming the
- * field and what a valid zone looks like.
+ * An IANA zone with its usual capitals (`europe/berlin` → `Europe/Berlin`), or a 400 naming the
+ * field and what a valid zone looks like. A valid name is otherwise kept as given: ICU resolves
+ * current names to old ones (Asia/Kolkata → Asia/Calcutta), which a person would not recognise.
  */
 export function canonicalTimeZone(field: string, zone: string): string {
   const checked = validateTimeZone(zone);
   if (!checked.ok) {
     throw new CalgateError('invalid_argument', `${field}: ${checked.error.message}`);
   }
-  return new Intl.DateTimeFormat('en-US', { timeZone: checked.value }).resolvedOptions().timeZone;
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: checked.value }).resolvedOptions().timeZone;
+  return resolved.toLowerCase() === checked.value.toLowerCase() ? resolved : checked.value;
 }
 
 const WorkspaceBody = z

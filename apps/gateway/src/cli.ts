@@ -34,7 +34,7 @@ Commands:
                                 tools its agent sees: calendar, booking, search, rules
                                 (default calendar,booking,search)
   key revoke --key K
-  calendar create --name N [--time-zone Z]   create a local calendar
+  calendar create --name N [--time-zone Z]   create a local calendar (zone: the tenant's, else this machine's)
   calendar list
   grant --key K --calendar C [--read] [--write]   set a key's access (write implies read)
   revoke-grant --key K --calendar C

@@ -147,6 +147,9 @@ describe('calgate CLI', () => {
     const nothing = await cli('tenant', 'set', ...t);
     expect(nothing.code).toBe(2);
     expect(nothing.err).toMatch(/Pass --name and\/or --time-zone/);
+    // A calendar created without a zone takes the workspace's.
+    const home = await json<{ timeZone: string }>('calendar', 'create', '--name', 'Home', ...t);
+    expect(home.timeZone).toBe('Europe/Berlin');
     const listed = await json<{ id: string; name: string; timeZone: string | null }[]>('tenant', 'list');
     expect(listed.find((item) => item.id === tenant.id)).toMatchObject({
       name: 'Zoned',

@@ -219,7 +219,10 @@ async function runAdmin(
     }
     case 'calendar create': {
       const tenantId = await resolveTenant(tenancy, values);
-      const timeZone = values['time-zone'] ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+      // Unnamed: the workspace's zone, else this machine's.
+      const workspace = (await tenancy.getTenant(tenantId))?.timeZone ?? undefined;
+      const timeZone =
+        values['time-zone'] ?? workspace ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
       if (!validTimeZone(timeZone)) {
         throw new UsageError(`--time-zone '${timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`);
       }

@@ -150,8 +150,8 @@ export function zonePicker(options: {
   hint.id = `${options.id}-offset`;
 
   function describe(): void {
-    hint.textContent =
-      chosen === null ? (options.empty ?? '') : `${cityOf(chosen)}: now ${currentOffset(chosen)}`;
+    // With no zone chosen the placeholder already says what applies.
+    hint.textContent = chosen === null ? '' : `${cityOf(chosen)}: now ${currentOffset(chosen)}`;
   }
 
   function close(): void {

@@ -26,7 +26,7 @@ export function localDocument(row: SearchedFields): string {
 }
 
 /** The migration that started keeping documents; the fill runs once it is applied. */
-export const SEARCH_DOCUMENTS_MIGRATION = '20261128000000_search_documents';
+export const SEARCH_DOCUMENTS_MIGRATION = '20261128100000_search_documents';
 
 /**
  * Gives every local row without a document its document, `batch` rows at a time (a row changed

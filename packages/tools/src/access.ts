@@ -27,8 +27,10 @@ export interface Principal {
   calendars: readonly KeyCalendar[];
   /** The key's default calendar (what `primary` and an omitted calendarId mean), when set. */
   defaultCalendarId?: string | null | undefined;
-  /** The key's own time zone (IANA), when set; else its default calendar's. */
+  /** The key's own time zone (IANA), when set; else the workspace's, else its default calendar's. */
   timeZone?: string | null | undefined;
+  /** The workspace's (tenant's) time zone, when set: what a key without its own zone answers in. */
+  workspaceTimeZone?: string | null | undefined;
   /** The toolsets the key has switched on; absent, every toolset (in-process servers and tests). */
   toolsets?: readonly string[] | undefined;
   /** A connected app (approved through OAuth consent) rather than an API key; absent, a key. */
@@ -104,9 +106,14 @@ export class CalendarAccess {
     );
   }
 
-  /** The key's time zone: its own, else its default calendar's, else UTC. */
+  /** The key's time zone: its own, else the workspace's, else its default calendar's, else UTC. */
   timeZone(): string {
-    return this.#principal.timeZone ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+    return (
+      this.#principal.timeZone ??
+      this.#principal.workspaceTimeZone ??
+      this.defaultCalendar()?.timeZone ??
+      'UTC'
+    );
   }
 
   /**

@@ -479,7 +479,7 @@ describe('scheduler tools against an in-memory scheduler', () => {
       workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: '2026-11-23T11:59:30Z' }],
       queueDepth: 0,
       lagSeconds: 0,
-      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0 },
+      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0, blocked: 0 },
       recentFailures: [],
     });
   });

@@ -109,6 +109,7 @@ export const schedulerStatus = defineTool({
       failed: z.number(),
       missed: z.number(),
       retrying: z.number(),
+      blocked: z.number(),
     }),
     recentFailures: z.array(
       z.object({ scheduleId: z.string(), occurrence: z.string(), error: z.string().nullable() }),
@@ -131,6 +132,7 @@ export const schedulerStatus = defineTool({
         failed: status.last24h.failed,
         missed: status.last24h.missed,
         retrying: status.last24h.retrying,
+        blocked: status.last24h.blocked,
       },
       recentFailures: status.recentFailures.map((failure) => ({
         scheduleId: failure.scheduleId,

@@ -55,7 +55,7 @@ export const listEvents = defineTool({
       .max(500)
       .refine(hasWords, NO_WORDS)
       .optional()
-      .describe('Words, matched as search_events matches them.'),
+      .describe('Words, as search_events matches them.'),
     singleEvents: z.boolean().default(true).describe('Expand recurring series into instances.'),
     orderBy: z
       .enum(['startTime', 'updated'])

@@ -203,7 +203,8 @@ try {
   const kinds: Record<string, string[]> = {
     'full word': ['budget', 'retrospective', 'workshop', 'postmortem', 'onboarding', 'helios'],
     prefix: ['budg', 'retro', 'onboard', 'plann', 'archi', 'invest'],
-    'partial word (trigram)': ['udget', 'etrospect', 'boardin', 'rchitec', 'stmortem', 'nvestor'],
+    // Words match at their beginnings only: these find nothing (the cost of a miss).
+    'inside a word': ['udget', 'etrospect', 'boardin', 'rchitec', 'stmortem', 'nvestor'],
     accented: ['réunion', 'équipe', 'zürich', 'déjeuner', 'séminaire', 'chloé'],
     unaccented: ['reunion', 'equipe', 'zurich', 'dejeuner', 'seminaire', 'chloe'],
     'several words': [

@@ -83,7 +83,7 @@ try {
       requestInit: { headers: { Authorization: `Bearer ${secret}` } },
     }),
   );
-  const words = ['budget', 'retro', 'réunion', 'zurich', 'onboard', 'cafe zoe', 'udget', 'workshop'];
+  const words = ['budget', 'retro', 'réunion', 'zurich', 'onboard', 'cafe zoe', 'budg', 'workshop'];
   const rand = random(11);
   const plan = Array.from({ length: QUERIES }, () => words[Math.floor(rand() * words.length)] as string);
   const year = { timeMin: '2026-01-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };

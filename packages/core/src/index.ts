@@ -9,4 +9,5 @@ export * from './ids.ts';
 export * from './quickadd/index.ts';
 export * from './recurrence/index.ts';
 export * from './result.ts';
+export * from './search/index.ts';
 export * from './time/index.ts';

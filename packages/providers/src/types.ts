@@ -101,7 +101,10 @@ export interface ListEventsQuery {
   timeMax?: string;
   /** Page size the caller wants; the provider may return fewer. */
   maxResults: number;
-  /** Free-text match on summary, description, location and attendees. */
+  /**
+   * Words every listed event matches, as @calgate/core's eventMatcher decides (summary,
+   * description, location, attendees, organizer; word beginnings, accents and case folded).
+   */
   query?: string;
   /** Expand recurring series into instances. */
   singleEvents: boolean;

@@ -1,6 +1,8 @@
 import { CalgateError } from '@calgate/core';
 import type { Database } from './db.ts';
 import { Prisma as PrismaNamespace } from './generated/prisma/client.ts';
+import { matchSql, searchTerms } from './mirror/search.ts';
+import { localDocument, SEARCHED_FIELDS } from './search-documents.ts';
 import { EPOCH_MS_TYPES, msInt } from './sql.ts';
 
 /** One stored event of a local calendar (a single event, a series master, or an exception). */
@@ -151,9 +153,15 @@ export class LocalEventStore {
   /** Inserts an event; an id already used in this calendar (even by a deleted event) is a conflict. */
   async insert(event: NewLocalEvent): Promise<LocalEventRow> {
     try {
-      return await this.#db.prisma.localEvent.create({
-        data: { ...event, attendees: json(event.attendees), reminders: json(event.reminders) },
+      const { searchDoc: _doc, ...row } = await this.#db.prisma.localEvent.create({
+        data: {
+          ...event,
+          attendees: json(event.attendees),
+          reminders: json(event.reminders),
+          searchDoc: localDocument(event),
+        },
       });
+      return row;
     } catch (error) {
       if (error instanceof PrismaNamespace.PrismaClientKnownRequestError && error.code === 'P2002') {
         throw new CalgateError(
@@ -209,6 +217,14 @@ export class LocalEventStore {
     changes: LocalEventChanges,
   ): Promise<LocalEventRow | null> {
     const data: Record<string, unknown> = { ...changes, updatedAt: new Date() };
+    if (SEARCHED_FIELDS.some((field) => field in changes)) {
+      // The document is made of the whole event: read it at the ETag the update expects.
+      const current = await this.get(calendarId, id);
+      if (current === null || current.etag !== expectedEtag) {
+        return null;
+      }
+      data.searchDoc = localDocument({ ...current, ...changes });
+    }
     if ('attendees' in changes) {
       data.attendees = json(changes.attendees);
     }
@@ -317,19 +333,31 @@ export class LocalEventStore {
           OR recurring_event_id IS NOT NULL OR cardinality(recurrence) > 0)`,
       );
     }
+    let terms = 0;
     if (range.query !== undefined) {
-      params.push(`%${range.query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      const p = `$${params.length}`;
-      where.push(
-        `(summary ILIKE ${p} OR description ILIKE ${p} OR location ILIKE ${p} OR attendees::text ILIKE ${p}
-          OR recurring_event_id IS NOT NULL)`,
+      const search = searchTerms(range.query);
+      if (search === null) {
+        return [];
+      }
+      // The exact test on the document (see mirror/search.ts). A row without one (written
+      // before documents were kept, until migrate fills it in) is read, and the caller decides
+      // on the event. Exceptions are always read: they hide the instances they replace.
+      const match = matchSql(
+        search,
+        (value) => {
+          params.push(value);
+          return `$${params.length}`;
+        },
+        'local_events',
       );
+      terms = search.patterns.length;
+      where.push(`(${match} OR search_doc IS NULL OR recurring_event_id IS NOT NULL)`);
     }
     params.push(range.limit);
     const text = `SELECT ${COLUMNS} FROM local_events WHERE ${where.join(' AND ')} ORDER BY start_at, id LIMIT $${params.length}`;
     const { rows } = await this.#db.pool.query<RawRow>({
       // Named by its shape, which fixes the text: each connection parses and plans it once.
-      name: `local_range_${range.showDeleted ? 'd' : ''}${range.timeMin ? 'a' : ''}${range.timeMax ? 'b' : ''}${range.query === undefined ? '' : 'q'}`,
+      name: `local_range_${range.showDeleted ? 'd' : ''}${range.timeMin ? 'a' : ''}${range.timeMax ? 'b' : ''}${range.query === undefined ? '' : `q${terms}`}`,
       text,
       values: params,
       ...AS_ROWS,

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { fillSearchDocuments, SEARCH_DOCUMENTS_MIGRATION } from './search-documents.ts';
 
 /** Prisma's own advisory lock key, so this runner and `prisma migrate` exclude each other. */
 const MIGRATION_LOCK = 72707369;
@@ -89,6 +90,10 @@ export async function migrate(pool: pg.Pool, migrations?: Migration[]): Promise<
         }
         await applyOne(client, migration);
         report.applied.push(migration.name);
+      }
+      if (known.has(SEARCH_DOCUMENTS_MIGRATION)) {
+        // Documents Postgres cannot make: local rows written before they were kept get theirs.
+        await fillSearchDocuments(client);
       }
       return report;
     } finally {

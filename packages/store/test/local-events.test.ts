@@ -195,10 +195,12 @@ describe('LocalEventStore', () => {
     expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: 'plan' })).toEqual([
       'rangeaaa2',
     ]);
-    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '0%_' })).toEqual([
+    // Words only: '%' and '_' separate words like any punctuation, and are no wildcards.
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '50%_off' })).toEqual([
       'rangeaaa3',
     ]);
-    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '%' })).toEqual(['rangeaaa3']);
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '0%_' })).toEqual([]);
+    expect(await ids('2026-03-01T00:00:00Z', '2026-03-02T00:00:00Z', { query: '%' })).toEqual([]);
   });
 
   it('deletes a series together with its exceptions, each with a new ETag', async () => {

@@ -214,8 +214,9 @@ describe('read and search', () => {
     expect(await ids(['cal_a2'], 'creme brulee')).toEqual(['cafe']);
     expect(await ids(['cal_a2'], 'meet')).toEqual(['meeting']);
     expect(await ids(['cal_a2'], 'budg')).toEqual(['meeting']);
-    // The middle of a word: the trigram match on the summary.
-    expect(await ids(['cal_a2'], 'eekly meet')).toEqual(['meeting']);
+    expect(await ids(['cal_a2'], 'review budget weekly')).toEqual(['meeting']);
+    // Only at the beginning of a word.
+    expect(await ids(['cal_a2'], 'eekly')).toEqual([]);
     expect(await ids(['cal_a2'], 'standup')).toEqual([]);
     expect(await ids(['cal_a2'], '%_\\')).toEqual([]);
   });

@@ -134,6 +134,7 @@ describe('every model round-trips through the migrated database', () => {
         seriesEndAt: new Date('2026-12-03T09:15:00Z'),
         attendees: [{ email: 'bob@example.com', responseStatus: 'accepted' }],
         reminders: { useDefault: false, overrides: [] },
+        searchDoc: 'standup | bob example com',
         etag: '"1"',
       },
     });
@@ -142,6 +143,26 @@ describe('every model round-trips through the migrated database', () => {
         where: { calendarId_id: { calendarId: calendar.id, id: event.id } },
       }),
     ).toEqual(event);
+
+    const mirrored = await p.mirrorEvent.create({
+      data: {
+        calendarId: calendar.id,
+        eventId: 'abcdef0124',
+        tenantId: tenant.id,
+        status: 'confirmed',
+        summary: 'Café',
+        startAt: new Date('2026-12-01T09:00:00Z'),
+        endAt: new Date('2026-12-01T10:00:00Z'),
+        raw: { id: 'abcdef0124', summary: 'Café' },
+        searchDoc: 'cafe',
+      },
+    });
+    expect(
+      await p.mirrorEvent.findUniqueOrThrow({
+        where: { calendarId_eventId: { calendarId: calendar.id, eventId: mirrored.eventId } },
+      }),
+    ).toEqual(mirrored);
+    expect(mirrored).toMatchObject({ searchDoc: 'cafe', summaryFolded: 'cafe' });
   });
 
   it('enforces the constraints the model relies on', async () => {

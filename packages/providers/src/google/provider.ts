@@ -34,6 +34,7 @@ import {
 } from './mapping.ts';
 import { clampPageSize } from './page-size.ts';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep, withRetry } from './retry.ts';
+import { searchPages } from './search.ts';
 import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } from './token-sources.ts';
 
 const CALENDAR_LIST_PAGE = 250;
@@ -182,6 +183,17 @@ export class GoogleCalendarProvider implements CalendarProvider {
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
+    if (query.query !== undefined) {
+      // Searched here, as on every calendar; see search.ts.
+      const { query: text, pageToken, ...rest } = query;
+      return searchPages(text, clampPageSize(query.maxResults), pageToken, (token, pageSize) =>
+        this.listEvents(
+          calendar,
+          { ...rest, maxResults: pageSize, ...(token === undefined ? {} : { pageToken: token }) },
+          signal,
+        ),
+      );
+    }
     const params: calendar_v3.Params$Resource$Events$List = {
       calendarId: calendar.externalId,
       maxResults: clampPageSize(query.maxResults),
@@ -192,9 +204,6 @@ export class GoogleCalendarProvider implements CalendarProvider {
     }
     if (query.timeMax !== undefined) {
       params.timeMax = query.timeMax;
-    }
-    if (query.query !== undefined) {
-      params.q = query.query;
     }
     if (query.orderBy !== undefined) {
       params.orderBy = query.orderBy;

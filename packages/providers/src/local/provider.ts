@@ -1,4 +1,4 @@
-import { CalgateError, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
+import { CalgateError, eventMatcher, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
 import type { LocalEventRow, LocalEventStore, LocalRangeQuery, NewLocalEvent } from '@calgate/store';
 import { freeBusyWindow, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
@@ -24,7 +24,6 @@ import {
   instantOfKey,
   MAX_INSTANCES,
   MAX_ROWS,
-  matches,
   newEtag,
   notFound,
   parseBound,
@@ -91,7 +90,8 @@ export class LocalCalendarProvider implements CalendarProvider {
             starts.set(event, startKeyAt(event, row.startAt.getTime()));
             return event;
           });
-    const visible = events.filter((event) => matches(event, query.query));
+    const match = query.query === undefined ? undefined : eventMatcher(query.query);
+    const visible = match === undefined ? events : match === null ? [] : events.filter(match);
     if (query.orderBy === 'updated') {
       visible.sort((a, b) => (a.updated ?? '').localeCompare(b.updated ?? '') || a.id.localeCompare(b.id));
     } else {

@@ -81,20 +81,6 @@ export function toEvent(row: LocalEventRow, calendar: CalendarRef): CalendarEven
   return event;
 }
 
-export function matches(event: CalendarEvent, query: string | undefined): boolean {
-  if (query === undefined) {
-    return true;
-  }
-  const needle = query.toLowerCase();
-  const haystack = [
-    event.summary,
-    event.description,
-    event.location,
-    ...(event.attendees ?? []).map((a) => a.email),
-  ];
-  return haystack.some((text) => text?.toLowerCase().includes(needle));
-}
-
 /** The start instant an instance-id suffix names: `20260105T080000Z`, or a date in the calendar's zone. */
 export function instantOfKey(key: string, calendarZone: string): number | null {
   const m = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})Z)?$/.exec(key);

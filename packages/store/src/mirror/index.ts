@@ -10,7 +10,6 @@ export {
 } from './channels.ts';
 export { type FeedHandler, type FeedStart, type FeedTurn, MirrorFeedCursors } from './cursors.ts';
 export { MirrorRepository } from './repository.ts';
-export { SEARCH_TEXT_MAX } from './search.ts';
 export type {
   MirrorChange,
   MirrorEventInput,

@@ -308,8 +308,7 @@ export class MirrorRepository implements MirrorSink {
       if (terms === null) {
         return new Map(calendarIds.map((id) => [id, { rows: [], throughMs: null }]));
       }
-      match = matchSql(params.length + 1);
-      params.push(terms.prefixQuery, terms.summaryPattern);
+      match = matchSql(terms, param);
       matched = `, ${match} AS matched`;
     }
     const min = query.timeMin ?? null;
@@ -445,8 +444,7 @@ export class MirrorRepository implements MirrorSink {
       if (terms === null) {
         return [];
       }
-      const sql = matchSql(params.length + 1);
-      params.push(terms.prefixQuery, terms.summaryPattern);
+      const sql = matchSql(terms, param);
       if (query.withExceptions === true) {
         match = `AND (${sql} OR e.recurring_event_id IS NOT NULL)`;
         matched = `, ${sql} AS matched`;
@@ -472,16 +470,17 @@ export class MirrorRepository implements MirrorSink {
   }
 
   /**
-   * Events of the given calendars matching text, best first: accent-insensitive ('cafe' finds
-   * 'Café'), words as prefixes ('meet' finds 'meeting'). Only the calendars passed in are read;
+   * Events of the given calendars matching text as every search does (@calgate/core: words in
+   * any order, accents and case folded, word beginnings over text and people), best first by
+   * how close the summary is to the text. Only the calendars passed in are read;
    * the caller passes the ones the key may read. Cancelled rows are never returned.
    *
    * A common word matches thousands of rows, so ranking is bounded: the newest matches by start
    * (SEARCH_CANDIDATES of them, or `limit` if more) are ranked on their keys and ranking columns
    * only, and just the winners are fetched whole. A match older than those is not returned even
    * if it would rank higher. Finding the newest matches walks mirror_events_recent_idx newest
-   * first and stops early when matches are common; for rare words the planner uses the text
-   * indexes instead (see the mirror_speed migration).
+   * first and stops early when matches are common; for rare words the planner uses the document's
+   * trigram index instead (see the mirror_speed and search_documents migrations).
    */
   async search(
     calendarIds: readonly string[],
@@ -492,32 +491,32 @@ export class MirrorRepository implements MirrorSink {
     if (terms === null || calendarIds.length === 0) {
       return [];
     }
+    const params: unknown[] = [[...calendarIds]];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const match = matchSql(terms, param);
+    const folded = param(terms.text);
+    const winners = param(Math.min(limit, READ_LIMIT));
+    const candidates = param(Math.max(SEARCH_CANDIDATES, Math.min(limit, READ_LIMIT)));
     const { rows } = await this.#pool.query<RawEventRow & { rank: number }>(
       `WITH candidates AS (
-         SELECT e.calendar_id, e.event_id, e.start_at, e.search, e.summary_folded
+         SELECT e.calendar_id, e.event_id, e.start_at, e.summary_folded
          FROM mirror_events e
-         WHERE e.calendar_id = ANY($1) AND e.status <> 'cancelled' AND ${matchSql(2)}
+         WHERE e.calendar_id = ANY($1) AND e.status <> 'cancelled' AND ${match}
          ORDER BY e.start_at DESC NULLS LAST, e.calendar_id, e.event_id
-         LIMIT $6
+         LIMIT ${candidates}
        ), hits AS (
-         SELECT c.calendar_id, c.event_id,
-           (ts_rank(c.search, to_tsquery('simple', mirror_unaccent($2)))
-             + similarity(c.summary_folded, mirror_unaccent($4)))::float8 AS rank
+         SELECT c.calendar_id, c.event_id, similarity(c.summary_folded, ${folded})::float8 AS rank
          FROM candidates c
          ORDER BY rank DESC, c.start_at DESC NULLS LAST, c.calendar_id, c.event_id
-         LIMIT $5
+         LIMIT ${winners}
        )
        SELECT ${EVENT_COLUMNS}, h.rank
        FROM hits h JOIN mirror_events e USING (calendar_id, event_id)
        ORDER BY h.rank DESC, e.start_at DESC NULLS LAST, calendar_id, event_id`,
-      [
-        [...calendarIds],
-        terms.prefixQuery,
-        terms.summaryPattern,
-        terms.text,
-        Math.min(limit, READ_LIMIT),
-        Math.max(SEARCH_CANDIDATES, Math.min(limit, READ_LIMIT)),
-      ],
+      params,
     );
     return rows.map((row) => ({ event: eventFromRow(row), rank: row.rank }));
   }
@@ -658,11 +657,12 @@ async function upsertEvents(
   await client.query(
     `INSERT INTO mirror_events (calendar_id, tenant_id, generation, event_id, recurring_event_id,
        original_start, status, summary, description, location, all_day, start_at, end_at, start_date,
-       end_date, start_time_zone, end_time_zone, recurrence, series_end, attendees, updated, etag, raw)
+       end_date, start_time_zone, end_time_zone, recurrence, series_end, attendees, updated, etag, raw,
+       search_doc)
      SELECT $1, $2, $3, r.event_id, r.recurring_event_id, r.original_start, r.status, r.summary,
        r.description, r.location, coalesce(r.all_day, false), r.start_at, r.end_at, r.start_date,
        r.end_date, r.start_time_zone, r.end_time_zone, coalesce(r.recurrence, ARRAY[]::text[]),
-       r.series_end, r.attendees, r.updated, r.etag, r.raw
+       r.series_end, r.attendees, r.updated, r.etag, r.raw, r.search_doc
      FROM jsonb_to_recordset($4::jsonb) AS ${PAGE_RECORD}
      ON CONFLICT (calendar_id, event_id) DO UPDATE SET
        generation = EXCLUDED.generation, recurring_event_id = EXCLUDED.recurring_event_id,
@@ -671,7 +671,8 @@ async function upsertEvents(
        start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, start_date = EXCLUDED.start_date,
        end_date = EXCLUDED.end_date, start_time_zone = EXCLUDED.start_time_zone,
        end_time_zone = EXCLUDED.end_time_zone, recurrence = EXCLUDED.recurrence, series_end = EXCLUDED.series_end,
-       attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw`,
+       attendees = EXCLUDED.attendees, updated = EXCLUDED.updated, etag = EXCLUDED.etag, raw = EXCLUDED.raw,
+       search_doc = EXCLUDED.search_doc`,
     [calendarId, tenantId, generation, pageJson(events)],
   );
 }

@@ -1,5 +1,6 @@
 /** Mirror rows between Postgres and TypeScript: the columns read, and the JSON a page is sent as. */
 import { ms } from '../sql.ts';
+import { documentOf } from './search.ts';
 import type {
   MirrorEventInput,
   MirrorEventRow,
@@ -127,7 +128,7 @@ export function stateFromRow(row: RawStateRow): MirrorSyncState {
 export const PAGE_RECORD = `r(event_id text, recurring_event_id text, original_start timestamptz, status text,
   summary text, description text, location text, all_day boolean, start_at timestamptz, end_at timestamptz,
   start_date text, end_date text, start_time_zone text, end_time_zone text, recurrence text[],
-  series_end timestamptz, attendees jsonb, updated timestamptz, etag text, raw jsonb)`;
+  series_end timestamptz, attendees jsonb, updated timestamptz, etag text, raw jsonb, search_doc text)`;
 
 // Postgres text and jsonb cannot hold U+0000; Google text rarely has it, and one such event must
 // not stop a calendar's sync for good.
@@ -158,6 +159,8 @@ export function pageJson(events: readonly MirrorEventInput[]): string {
       updated: e.updated,
       etag: e.etag,
       raw: e.raw,
+      // Made from the resource listings read, so a row matches as the event it becomes does.
+      search_doc: documentOf(e.raw),
     })),
     withoutNul,
   );

@@ -1,42 +1,47 @@
 /**
- * Mirror search terms. Text is matched two ways, both accent-folded by mirror_unaccent in SQL:
- * every word as a prefix in the `search` tsvector (summary, description, location: 'meet' finds
- * 'meeting'), or the whole text anywhere in the summary through the trigram index ('eeting'
- * finds 'Meeting'). Only letters and digits reach to_tsquery, so user text cannot break its syntax.
+ * Text search in SQL, deciding exactly as @calgate/core's matcher does. Each stored row keeps
+ * `search_doc`, the document Calgate made of the event (searchDocument); a query's terms
+ * (searchTerms) hold only letters, digits and single spaces. Calgate's test is
+ * `(' ' + doc).includes(' ' + term)` for every term; SQL's is `' ' || search_doc LIKE '% term%'`:
+ * the same substring test (LIKE compares characters exactly; nothing in a term is a wildcard, and
+ * escaping keeps it so). Mirror rows always have a document; a local row written before
+ * documents were kept has NULL, which matches nothing here (see LocalEventStore.listRange).
  */
+import { searchTerms as coreSearchTerms, type SearchableEvent, searchDocument } from '@calgate/core';
 
 export interface SearchTerms {
-  /** `word:* & word:*`, to pass through mirror_unaccent into to_tsquery('simple', …). */
-  prefixQuery: string;
-  /** A LIKE pattern (`%text%`, wildcards escaped) for the lower-cased summary. */
-  summaryPattern: string;
-  /** The lower-cased text, for trigram similarity in the ranking. */
+  /** The terms, as core's searchTerms makes them. */
+  terms: string[];
+  /** One LIKE pattern per term: `% term%`, wildcards escaped. */
+  patterns: string[];
+  /** The terms joined by spaces, for trigram similarity in the ranking. */
   text: string;
 }
 
-const WORD = /[\p{L}\p{N}]+/gu;
-/** Longer search text is cut: it is a query, not a document. */
-export const SEARCH_TEXT_MAX = 200;
-
 /** Null when the text has no letters or digits: nothing to search for. */
 export function searchTerms(input: string): SearchTerms | null {
-  const text = input.normalize('NFC').trim().toLowerCase().slice(0, SEARCH_TEXT_MAX);
-  const words = text.match(WORD);
-  if (words === null) {
+  const terms = coreSearchTerms(input);
+  if (terms === null) {
     return null;
   }
   return {
-    prefixQuery: words.map((word) => `${word}:*`).join(' & '),
-    summaryPattern: `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`,
-    text,
+    terms,
+    patterns: terms.map((term) => `% ${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`),
+    text: terms.join(' '),
   };
 }
 
 /**
- * The WHERE fragment for terms at parameters $p (prefix query) and $p+1 (summary pattern), on
- * mirror_events aliased `e`. summary_folded is mirror_unaccent(lower(summary)), stored.
+ * The condition for the terms on rows aliased `alias`: every pattern found in the document, one
+ * LIKE each on the expression the trigram indexes hold (`' ' || search_doc`). `param` adds a
+ * parameter and returns its placeholder.
  */
-export function matchSql(p: number): string {
-  return `(e.search @@ to_tsquery('simple', mirror_unaccent($${p}))
-    OR e.summary_folded LIKE mirror_unaccent($${p + 1}))`;
+export function matchSql(terms: SearchTerms, param: (value: unknown) => string, alias = 'e'): string {
+  return `(${terms.patterns.map((pattern) => `(' ' || ${alias}.search_doc) LIKE ${param(pattern)}`).join(' AND ')})`;
+}
+
+/** The document of an event resource (Google's shape): what search_doc holds. */
+export function documentOf(resource: Record<string, unknown>): string {
+  // searchDocument reads only strings, arrays and objects where it expects them.
+  return searchDocument(resource as SearchableEvent);
 }

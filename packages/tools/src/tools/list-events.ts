@@ -7,6 +7,7 @@ import { mergeEvents } from '../merge.ts';
 import { boundOf, DAY_MS, rangeBound } from '../range.ts';
 import { calendarErrors, calendarId, eventOut } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
+import { hasWords, NO_WORDS } from './read/search-text.ts';
 
 /** The widest window one call may span: recurring series are expanded inside it. */
 const MAX_RANGE_DAYS = 366 * 5;
@@ -52,8 +53,9 @@ export const listEvents = defineTool({
       .string()
       .min(1)
       .max(500)
+      .refine(hasWords, NO_WORDS)
       .optional()
-      .describe('Free-text match on title, description, location, attendees.'),
+      .describe('Words, as search_events matches them.'),
     singleEvents: z.boolean().default(true).describe('Expand recurring series into instances.'),
     orderBy: z
       .enum(['startTime', 'updated'])

@@ -14,6 +14,7 @@ import { mergeEvents } from '../../merge.ts';
 import { decodeDocumentId, encodeDocumentId } from '../../search-ids.ts';
 import { DAY_MS } from './common.ts';
 import { documentText, documentTitle, seriesRepeat } from './documents.ts';
+import { hasWords, NO_WORDS, QUERY_MEANING_SHORT } from './search-text.ts';
 
 /** search looks this far back and ahead of now, and answers at most this many results. */
 export const SEARCH_WINDOW_DAYS = 365;
@@ -71,7 +72,11 @@ export const search = defineTool({
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    query: z.string().max(500).describe('Words in title, description, location or attendees.'),
+    query: z
+      .string()
+      .max(500)
+      .refine((query) => query.trim() === '' || hasWords(query), NO_WORDS)
+      .describe(QUERY_MEANING_SHORT),
   }),
   output: z.object({
     results: z.array(z.object({ id: z.string(), title: z.string(), url: z.string() })),

@@ -1,7 +1,16 @@
 /**
- * @calgate/locks — coordination that must hold across gateway processes: per-key rate limits
- and booking slot locks, each behind an interface with Redis and in-process versions.
+ * @calgate/locks — coordination that must hold across gateway processes: per-key rate limits,
+ booking slot locks and what each principal was recently exposed to, each behind an interface
+ with Redis and in-process versions.
  */
+export {
+  EXPOSURE_TTL_MS,
+  type Exposure,
+  type ExposureLog,
+  MAX_KEPT,
+  MemoryExposureLog,
+  RedisExposureLog,
+} from './exposure.ts';
 export {
   MemoryRateLimiter,
   type RateDecision,

@@ -93,6 +93,7 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
       {
         summary: 'Dentist',
         description: INJECTION,
+        location: NAME_INJECTION,
         start: { dateTime: at(1, 8) },
         end: { dateTime: at(1, 9) },
       },
@@ -149,7 +150,11 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
     expect(bySummary(events, 'Dentist')).toMatchObject({
       calendarId: local,
       description: WITHHELD_DESCRIPTION,
-      flagged: [{ field: 'description', reason: 'addresses an AI assistant' }],
+      location: 'withheld: this location addresses an AI assistant',
+      flagged: [
+        { field: 'description', reason: 'addresses an AI assistant' },
+        { field: 'location', reason: 'addresses an AI assistant' },
+      ],
     });
     const toon = await listEvents({ format: 'toon' });
     expect(textOf(toon)).toContain(WITHHELD_DESCRIPTION);
@@ -210,6 +215,19 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
     expect(textOf(doc)).not.toContain('ignore');
   });
 
+  it('the calendar resource withholds the same text', async () => {
+    const read = await client.readResource({ uri: `calgate://calendars/${local}` });
+    const [content] = read.contents;
+    const body = JSON.parse((content as { text: string }).text) as { events: Event[] };
+    expect(body.events).toHaveLength(1);
+    expect(body.events[0]).toMatchObject({
+      summary: 'Dentist',
+      location: 'withheld: this location addresses an AI assistant',
+      flagged: [{ field: 'location', reason: 'addresses an AI assistant' }],
+    });
+    expect((content as { text: string }).text).not.toContain('ignore');
+  });
+
   it("records what the key's agent was shown in the exposure log", async () => {
     await gw.runtime.deps.exposures?.clear(`${tenant.tenantId}:${tenant.keyId}`);
     await listEvents();
@@ -241,9 +259,15 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
           calendarId: local,
           detail: 'description addresses an AI assistant',
         },
+        {
+          kind: 'flagged',
+          tool: 'list_events',
+          calendarId: local,
+          detail: 'location addresses an AI assistant',
+        },
       ]),
     );
-    expect(recent).toHaveLength(4);
+    expect(recent).toHaveLength(5);
     // Another key of the tenant saw nothing.
     expect(await gw.runtime.deps.exposures?.recent(`${tenant.tenantId}:key_other`)).toEqual([]);
   });

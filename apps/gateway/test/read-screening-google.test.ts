@@ -82,9 +82,21 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
       end: { dateTime: at(0, 16) },
     });
     expect(colleague.status).toBe(200);
+    const member = await invite('partner-sync@partner.test', 'pat@partner.test', {
+      summary: 'Partner sync',
+      start: { dateTime: at(0, 17) },
+      end: { dateTime: at(0, 18) },
+    });
+    expect(member.status).toBe(200);
     gw = await startTestGateway(emulator.env);
     tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'read');
+    // A dashboard user of the workspace on a domain of its own.
+    await gw.db.pool.query(
+      "INSERT INTO users (id, tenant_id, email) VALUES ('usr_pat', $1, 'pat@partner.test')",
+      [tenant.tenantId],
+    );
+    gw.runtime.deps.authenticator.invalidate();
     local = await gw.localCalendar(tenant.tenantId, 'Home', 'UTC');
     await gw.grant(tenant.tenantId, tenant.keyId, local, { read: true, write: true });
     // Written into the store directly, as an import or an old row would be: the write firewall never saw it.
@@ -136,7 +148,13 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
   it('list_events withholds flagged fields in the structured answer and the text, and marks the outside organizer', async () => {
     const result = await listEvents();
     const events = (result.structuredContent as { events: Event[] }).events;
-    expect(events.map((event) => event.summary)).toEqual(['Planning', 'Vendor review', 'Retro', 'Dentist']);
+    expect(events.map((event) => event.summary)).toEqual([
+      'Planning',
+      'Vendor review',
+      'Retro',
+      'Partner sync',
+      'Dentist',
+    ]);
     expectInvitationWithheld(bySummary(events, 'Vendor review'));
     expect(jsonOf(result)).toEqual(result.structuredContent);
     expect(textOf(result)).not.toContain('ignore');
@@ -146,6 +164,8 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
     expect(planning).not.toHaveProperty('organizerOutside');
     // Organised by a colleague on the tenant's own domain.
     expect(bySummary(events, 'Retro')).not.toHaveProperty('organizerOutside');
+    // Organised by one of the workspace's users.
+    expect(bySummary(events, 'Partner sync')).not.toHaveProperty('organizerOutside');
     // A local event nobody screened on its way in is screened on its way out.
     expect(bySummary(events, 'Dentist')).toMatchObject({
       calendarId: local,

@@ -214,10 +214,7 @@ describe('screenAnswer', () => {
     expect(lines[6]).toBe('- withheld: this attendee addresses an AI assistant');
     expect(lines[7]).toBe('Description: withheld: this description addresses an AI assistant');
     expect(lines).toHaveLength(8);
-    expect((answer as unknown as { flagged: unknown }).flagged).toEqual([
-      { field: 'text.attendee', reason: REASONS.addresses },
-      { field: 'text.description', reason: REASONS.addresses },
-    ]);
+    expect(Object.keys(answer)).toEqual(['id', 'title', 'text', 'url', 'metadata']);
     expect(exposures.map((e) => [e.calendarId, e.eventId])).toEqual([
       ['cal_a', 'evt9'],
       ['cal_a', 'evt9'],
@@ -230,7 +227,6 @@ describe('screenAnswer', () => {
       id,
       title: placeholder('title', REASONS.addresses),
       url: 'u',
-      flagged: [{ field: 'title', reason: REASONS.addresses }],
     });
   });
 });

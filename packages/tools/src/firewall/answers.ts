@@ -4,7 +4,8 @@
  * (summary, description, location, comments, attendees' and the organizer's names). A flagged
  * field is replaced by a placeholder that names the field and why, or, when the caller asked for
  * flagged text (get_event's includeFlagged), by the text verbatim inside a fenced block; the
- * object carries `flagged: [{field, reason}]`. An event organised outside the tenant carries
+ * object carries `flagged: [{field, reason}]` (documents keep their fixed connector shape, the
+ * placeholders alone say what was withheld). An event organised outside the tenant carries
  * `organizerOutside: true`. Objects with nothing to report are returned as they are.
  */
 import { createHash } from 'node:crypto';
@@ -249,7 +250,8 @@ class Walk {
         patch.metadata = metadata;
       }
     }
-    return flags.length === 0 ? doc : { ...doc, ...patch, flagged: flags };
+    // The connector shape ({id, title, text, url, metadata}) is fixed: the placeholders say it all.
+    return flags.length === 0 ? doc : { ...doc, ...patch };
   }
 
   /**

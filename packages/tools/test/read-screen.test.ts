@@ -187,6 +187,30 @@ describe('screenAnswer', () => {
     });
   });
 
+  it('screens warnings that quote another event', () => {
+    const warning = {
+      kind: 'conflict',
+      message: `Overlaps busy event '${INJECTION}' (e1, 2026-05-01).`,
+      eventId: 'e1',
+    };
+    const { answer } = screenAnswer(
+      {
+        event: event({ summary: 'Mine' }),
+        warnings: [
+          warning,
+          { kind: 'conflict', message: "Overlaps busy event 'Lunch' (e2, 2026-05-01).", eventId: 'e2' },
+        ],
+      },
+      { screener: detectorScreener },
+    );
+    expect(answer.event).toEqual(event({ summary: 'Mine' }));
+    expect(answer.warnings[0]).toMatchObject({
+      message: placeholder('message', REASONS.addresses),
+      eventId: 'e1',
+    });
+    expect(answer.warnings[1]?.message).toBe("Overlaps busy event 'Lunch' (e2, 2026-05-01).");
+  });
+
   it('withholds only the flagged parts of a fetched document, and search titles', () => {
     const id = encodeDocumentId({ calendarId: 'cal_a', eventId: 'evt9' });
     const text = [

@@ -42,6 +42,8 @@ const EVENT_TEXT: readonly [field: string, label: string][] = [
   ['description', 'description'],
   ['location', 'location'],
   ['comment', 'comment'],
+  // Warnings that quote an event ("Overlaps busy event 'Standup' (…)") carry its summary.
+  ['message', 'message'],
 ];
 
 const MAX_DEPTH = 8;
@@ -50,12 +52,17 @@ function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** An event as read tools write one, or an object that names one (a busy event, a booking, a match). */
+/**
+ * An event as read tools write one, or an object that names one (a busy event, a booking, a rule
+ * match, a warning about a conflicting event).
+ */
 function isEventLike(value: Json): boolean {
   const id = value.id ?? value.eventId;
   return (
     typeof id === 'string' &&
-    (typeof value.calendarId === 'string' || (value.start !== undefined && value.end !== undefined))
+    (typeof value.calendarId === 'string' ||
+      (value.start !== undefined && value.end !== undefined) ||
+      (typeof value.eventId === 'string' && typeof value.message === 'string'))
   );
 }
 

@@ -75,6 +75,8 @@ export class CalendarAccess {
   readonly #principal: Principal;
   readonly #providers: ProviderResolver;
   readonly touched = new Set<string>();
+  /** The key's zone as set during this request (set_time_zone), ahead of the loaded one. */
+  #timeZoneSet: string | undefined;
 
   constructor(principal: Principal, providers: ProviderResolver) {
     this.#principal = principal;
@@ -106,16 +108,26 @@ export class CalendarAccess {
 
   /** The key's time zone: its own, else its default calendar's, else UTC. */
   timeZone(): string {
-    return this.#principal.timeZone ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+    return this.#timeZoneSet ?? this.#principal.timeZone ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+  }
+
+  /** The key's own zone changed during this request: its later calls (in a batch) read it. */
+  timeZoneChanged(zone: string): void {
+    this.#timeZoneSet = zone;
   }
 
   /**
-   * The zone answers are written in: the request's `timeZone`, else the one calendar the request
-   * is about, else the key's (also for lists merged from calendars in several zones).
+   * The zone a call reads local times in and writes its answer in: the request's `timeZone`, else
+   * the key's own zone when one is set (the person's, e.g. by set_time_zone), else the zone the
+   * calendars the request is about share, else the key's default calendar's.
    */
   zoneFor(requestTimeZone: string | undefined, calendars: readonly KeyCalendar[] = []): string {
     if (requestTimeZone !== undefined) {
       return requestTimeZone;
+    }
+    const own = this.#timeZoneSet ?? this.#principal.timeZone;
+    if (own !== undefined && own !== null) {
+      return own;
     }
     const [only, ...rest] = calendars;
     if (only !== undefined && rest.every((calendar) => calendar.timeZone === only.timeZone)) {

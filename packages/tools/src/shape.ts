@@ -1,5 +1,6 @@
-import type { CalendarEvent } from '@calgate/providers';
-import { EVENT_EXTRA_FIELDS, type EventOut } from './schemas.ts';
+import type { CalendarEvent, EventDateTime } from '@calgate/providers';
+import { instantOut } from './range.ts';
+import { EVENT_EXTRA_FIELDS, type EventOut, parseRfc3339 } from './schemas.ts';
 
 // Google's field order: id, status, summary, description, location, start, end, then the rest.
 const [description, location, ...rest] = EVENT_EXTRA_FIELDS;
@@ -12,12 +13,29 @@ function given(value: unknown): boolean {
 }
 
 /**
+ * An event time written in the answer's zone, as Google's `timeZone` parameter does: the instant
+ * is unchanged, the time's own `timeZone` (the zone its series repeats in) stays beside it.
+ */
+export function timeIn(time: EventDateTime, zone: string | undefined): EventDateTime {
+  if (zone === undefined || time.dateTime === undefined) {
+    return time;
+  }
+  const ms = parseRfc3339(time.dateTime);
+  if (ms === undefined) {
+    return time;
+  }
+  const dateTime = instantOut(ms, zone);
+  return dateTime === time.dateTime ? time : { ...time, dateTime };
+}
+
+/**
  * Tags an upstream event with its Calgate calendar id, keeping the fields the output schema knows
  * (EVENT_OUT_FIELDS, in that order) and leaving out absent ones and the defaults
- * (transparency 'opaque', visibility 'default') to keep results small for agents. Written field by
+ * (transparency 'opaque', visibility 'default') to keep results small for agents. With `zone`, event
+ * times are written in it (see timeIn). Written field by
  * field: listings call this for every event, and named reads cost less than looked-up keys.
  */
-export function toEventOut(calendarId: string, event: CalendarEvent): EventOut {
+export function toEventOut(calendarId: string, event: CalendarEvent, zone?: string): EventOut {
   const out: Partial<EventOut> & { calendarId: string } = { calendarId };
   if (given(event.id)) {
     out.id = event.id;
@@ -35,10 +53,10 @@ export function toEventOut(calendarId: string, event: CalendarEvent): EventOut {
     out.location = event.location;
   }
   if (given(event.start)) {
-    out.start = event.start;
+    out.start = timeIn(event.start, zone);
   }
   if (given(event.end)) {
-    out.end = event.end;
+    out.end = timeIn(event.end, zone);
   }
   if (given(event.recurrence)) {
     out.recurrence = event.recurrence;
@@ -47,7 +65,7 @@ export function toEventOut(calendarId: string, event: CalendarEvent): EventOut {
     out.recurringEventId = event.recurringEventId;
   }
   if (given(event.originalStartTime)) {
-    out.originalStartTime = event.originalStartTime;
+    out.originalStartTime = timeIn(event.originalStartTime as EventDateTime, zone);
   }
   if (given(event.attendees)) {
     out.attendees = event.attendees;

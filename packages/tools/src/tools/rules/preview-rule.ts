@@ -3,6 +3,7 @@ import { classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../catalogue.ts';
 import { mapInSlices } from '../../cpu-turns.ts';
+import { timeZoneOut } from '../../local-time.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -93,6 +94,7 @@ export async function previewRuleFor(
   });
   const failed = [...unavailable, ...errors];
   return {
+    timeZone: zone,
     matches: matched.slice(0, args.maxResults).map(({ occurrence: { calendar, event, start, end } }) => ({
       calendarId: calendar.id,
       eventId: event.id,
@@ -134,6 +136,7 @@ export const previewRule = defineTool({
     maxResults: z.number().int().min(1).max(2500).default(25),
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     matches: z.array(
       z.object({
         calendarId: z.string(),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import { type BookingServices, defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { noticeWarnings, timeZoneArg, timeZoneOut, withExactTimes } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   eventFieldsIn,
@@ -15,6 +16,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { followBookings } from '../bookings/follow.ts';
 import { onEventCalendar } from '../read/locate.ts';
 import { attendeesFrom, checkedRange, type EventFieldsArgs, instantOf, patchFromArgs } from './common.ts';
@@ -28,6 +30,7 @@ export const updateFields = {
 };
 
 export const updateOut = z.object({
+  timeZone: timeZoneOut,
   eventId: z
     .string()
     .describe('The event written: the series for scope all, the new series for thisAndFollowing.'),
@@ -44,6 +47,8 @@ export interface UpdateArgs extends EventFieldsArgs {
   eventId: string;
   scope?: Scope | undefined;
   sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
+  /** Reads local start/end and writes the answer; default the calendar's zone. */
+  timeZone?: string | undefined;
 }
 
 /**
@@ -86,12 +91,15 @@ export function keepDuration(patch: EventPatch, base: CalendarEvent, timeZone: s
 /** One guarded, scoped update: used by update_event and each item of batch_update_events. */
 export async function runUpdate(
   access: CalendarAccess,
-  args: UpdateArgs,
+  given: UpdateArgs,
   signal: AbortSignal,
   prefix = '',
   booking?: BookingServices,
 ): Promise<z.output<typeof updateOut>> {
-  const handle = access.writable(args.calendarId);
+  const handle = access.writable(given.calendarId);
+  const zone = callZone(access, given.timeZone, [handle]);
+  const notices: string[] = [];
+  const args = withExactTimes(given, zone, notices);
   const screen = new TextScreen();
   // Screen before any read: a refused text must leave the calendar untouched.
   const fields = patchFromArgs(args, screen, prefix);
@@ -111,6 +119,7 @@ export async function runUpdate(
     { sendUpdates: args.sendUpdates, signal },
   );
   const warnings = [
+    ...noticeWarnings(notices),
     ...(result.retried
       ? [
           {
@@ -127,11 +136,12 @@ export async function runUpdate(
     })),
   ];
   return {
+    timeZone: zone,
     eventId: result.event.id,
     calendarId: handle.calendar.id,
     ...(result.scope ? { scope: result.scope } : {}),
     changed: result.written,
-    event: toEventOut(handle.calendar.id, result.event),
+    event: toEventOut(handle.calendar.id, result.event, zone),
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
   };
@@ -150,6 +160,7 @@ export const updateEvent = defineTool({
     eventId: eventIdIn,
     ...updateFields,
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: updateOut,
   example: {

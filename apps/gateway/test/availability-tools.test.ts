@@ -251,6 +251,7 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     });
     expect(decode(overlap.text)).toEqual(overlap.out);
     expect(overlap.out).toEqual({
+      timeZone: 'Europe/Berlin',
       instances: [
         { start: '2026-10-25T02:30:00+02:00', end: '2026-10-25T02:30:00+01:00' },
         { start: '2027-10-31T02:30:00+02:00', end: '2027-10-31T02:30:00+01:00' },

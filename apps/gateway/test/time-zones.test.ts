@@ -38,6 +38,13 @@ const WITHOUT_INSTANTS = new Set([
   'test_delivery_target',
 ]);
 
+/**
+ * OpenAI's connector shapes, which must stay exactly as they are: `search` answers only
+ * `{results:[{id,title,url}]}` (titles quote times in the key's zone, with offsets); `fetch` names
+ * its zone in `metadata.timeZone`. Neither takes `timeZone`.
+ */
+const FIXED_SHAPES = new Set(['search', 'fetch']);
+
 type Args = Record<string, unknown>;
 type Out = Record<string, unknown>;
 
@@ -209,8 +216,12 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
       expect(names, `${name} is listed as answering no instants but is not in the catalogue`).toContain(name);
     }
     const missing: string[] = [];
+    const fetchMetadata = tools.find((tool) => tool.name === 'fetch')?.outputSchema?.properties?.metadata as
+      | { properties?: Record<string, unknown> }
+      | undefined;
+    expect(Object.keys(fetchMetadata?.properties ?? {})).toContain('timeZone');
     for (const tool of tools) {
-      if (WITHOUT_INSTANTS.has(tool.name)) {
+      if (WITHOUT_INSTANTS.has(tool.name) || FIXED_SHAPES.has(tool.name)) {
         continue;
       }
       if (!('timeZone' in (tool.inputSchema.properties ?? {}))) {
@@ -300,6 +311,15 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     });
     const wrong = await refused(person, 'list_events', { timeZone: 'Europe/Berln' });
     expect(wrong).toContain("Unknown time zone 'Europe/Berln'. Did you mean 'Europe/Berlin'?");
+    // A write with a bad zone changes nothing.
+    const invite = await refused(person, 'manage_attendees', {
+      eventId,
+      addAttendees: ['pat@example.com'],
+      timeZone: 'Berlin',
+    });
+    expect(invite).toContain("Did you mean 'Europe/Berlin'?");
+    const attendees = await ok(person, 'manage_attendees', { eventId, addAttendees: ['ann@example.com'] });
+    expect(attendees).toMatchObject({ timeZone: 'Europe/Berlin', attendees: ['ann@example.com'] });
   });
 
   it('a local time in a DST gap is refused by name on create_event, update_event and book_slot; nothing changes', async () => {

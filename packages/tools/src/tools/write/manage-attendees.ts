@@ -92,6 +92,8 @@ export const manageAttendees = defineTool({
     }
     return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
       const handle = access.writable(calendarId);
+      // Checked before anything is written: a bad zone changes nothing.
+      const zone = callZone(access, args.timeZone, [handle]);
       let change: AttendeeChange = { attendees: [], added: [], removed: [], unchanged: [] };
       const result = await applyScoped(
         handle,
@@ -103,7 +105,6 @@ export const manageAttendees = defineTool({
         },
         { sendUpdates: args.sendUpdates, signal, rebase: true },
       );
-      const zone = callZone(access, args.timeZone, [handle]);
       return {
         timeZone: zone,
         eventId: result.event.id,

@@ -40,6 +40,8 @@ export const quickAddEvent = defineTool({
   exampleResult: { event: { summary: 'Dentist appointment' } },
   async run(args, { access, signal }) {
     const handle = access.writable(args.calendarId);
+    // Checked before anything is written: a bad zone changes nothing.
+    const zone = callZone(access, args.timeZone, [handle]);
     const screen = new TextScreen();
     const text = screen.text('text', args.text);
     const event = await handle.provider.quickAdd(
@@ -63,7 +65,6 @@ export const quickAddEvent = defineTool({
           eventId: other.id,
         })),
     ];
-    const zone = callZone(access, args.timeZone, [handle]);
     return {
       timeZone: zone,
       eventId: event.id,

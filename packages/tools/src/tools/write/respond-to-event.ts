@@ -64,6 +64,8 @@ export const respondToEvent = defineTool({
     const comment = screen.text('comment', args.comment);
     return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
       const handle = access.writable(calendarId);
+      // Checked before anything is written: a bad zone changes nothing.
+      const zone = callZone(access, args.timeZone, [handle]);
       let email = '';
       const respond = (base: CalendarEvent) => {
         const attendees = base.attendees ?? [];
@@ -92,7 +94,6 @@ export const respondToEvent = defineTool({
         signal,
         rebase: true,
       });
-      const zone = callZone(access, args.timeZone, [handle]);
       return {
         timeZone: zone,
         eventId: result.event.id,

@@ -472,7 +472,10 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
       start: { dateTime: '2026-12-10T09:00:00' },
       end: { dateTime: '2026-12-10T10:00:00' },
     });
-    expect(created).toMatchObject({ event: { start: { dateTime: '2026-12-10T09:00:00+01:00' } } });
+    // The zone a local time was read in stays with it, so a series would repeat at that wall-clock time.
+    expect(created).toMatchObject({
+      event: { start: { dateTime: '2026-12-10T09:00:00+01:00', timeZone: 'Europe/Berlin' } },
+    });
     const moved = await ok(person, 'update_event', {
       eventId: created.eventId,
       start: { dateTime: '2026-12-10T14:00:00' },

@@ -74,14 +74,15 @@ export function instantAt(text: string, zone: string, notices?: string[]): numbe
 
 /**
  * An event time with a local `dateTime` made exact: read in its own `timeZone`, else `zone`, and
- * written with that zone's offset; the given `timeZone` stays. Dates and exact times pass as they are.
+ * written with that zone's offset. The zone it was read in becomes its `timeZone`, so a series
+ * repeats at that wall-clock time. Dates and exact times pass as they are.
  */
 export function eventTimeAt(time: EventDateTime, zone: string, notices: string[]): EventDateTime {
   if (time.dateTime === undefined || !isLocalDateTime(time.dateTime)) {
     return time;
   }
   const own = time.timeZone ?? zone;
-  return { ...time, dateTime: instantOut(instantAt(time.dateTime, own, notices), own) };
+  return { ...time, dateTime: instantOut(instantAt(time.dateTime, own, notices), own), timeZone: own };
 }
 
 /** `start` and `end` of event arguments with local date-times made exact (see eventTimeAt). */

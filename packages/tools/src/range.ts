@@ -3,9 +3,9 @@
  * RFC 3339 date-time with an offset, a local date-time without one, or a plain date; the last two
  * are read in the zone that applies to the call (the request's `timeZone`, else the key's own,
  * else the calendar's; see CalendarAccess.zoneFor); a local time that does not exist there is
- * refused, a repeated one is its first reading. A plain date as `timeMin` is the start of that day; as `timeMax`, its end (so
- * `timeMin: 2026-11-26, timeMax: 2026-11-26` is that whole day). Every instant in an answer is
- * wall-clock time with that zone's offset, to the second.
+ * refused, a repeated one is its first reading. A plain date as `timeMin` is the start of that
+ * day; as `timeMax`, its end (so `timeMin: 2026-11-26, timeMax: 2026-11-26` is that whole day).
+ * Every instant in an answer is wall-clock time with that zone's offset, to the second.
  */
 import {
   addDays,

@@ -1,3 +1,4 @@
+import { epochDay } from '@calgate/core';
 import type { CalendarEvent, EventDateTime } from '@calgate/providers';
 import { instantOut } from './range.ts';
 import { EVENT_EXTRA_FIELDS, type EventOut, parseRfc3339 } from './schemas.ts';
@@ -12,6 +13,43 @@ function given(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
+/** A digit's value at `i`, or NaN. */
+function digit(text: string, i: number): number {
+  const value = text.charCodeAt(i) - 48;
+  return value >= 0 && value <= 9 ? value : Number.NaN;
+}
+
+/**
+ * Milliseconds of a provider's date-time in its usual form (`2026-12-07T09:00:00+01:00` or
+ * `…Z`), read by hand: listings rewrite two per event, and the general parser costs ~1 µs each.
+ * Anything else goes to parseRfc3339.
+ */
+function providerMs(text: string): number | undefined {
+  const n = text.length;
+  if ((n !== 20 && n !== 25) || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T') {
+    return parseRfc3339(text);
+  }
+  const two = (i: number) => digit(text, i) * 10 + digit(text, i + 1);
+  const year = two(0) * 100 + two(2);
+  const [month, day, hour, minute, second] = [two(5), two(8), two(11), two(14), two(17)];
+  let offset = 0;
+  if (n === 25) {
+    const sign = text[19] === '+' ? 1 : text[19] === '-' ? -1 : Number.NaN;
+    offset = sign * (two(20) * 60 + two(23));
+  } else if (text[19] !== 'Z') {
+    return parseRfc3339(text);
+  }
+  const ms =
+    epochDay(year, month, day) * 86_400_000 +
+    hour * 3_600_000 +
+    minute * 60_000 +
+    second * 1000 -
+    offset * 60_000;
+  return Number.isFinite(ms) && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23
+    ? ms
+    : parseRfc3339(text);
+}
+
 /**
  * An event time written in the answer's zone, as Google's `timeZone` parameter does: the instant
  * is unchanged, the time's own `timeZone` (the zone its series repeats in) stays beside it.
@@ -20,7 +58,7 @@ export function timeIn(time: EventDateTime, zone: string | undefined): EventDate
   if (zone === undefined || time.dateTime === undefined) {
     return time;
   }
-  const ms = parseRfc3339(time.dateTime);
+  const ms = providerMs(time.dateTime);
   if (ms === undefined) {
     return time;
   }

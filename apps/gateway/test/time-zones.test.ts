@@ -104,12 +104,13 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     // As on a fresh install on a UTC server: the first calendar is in UTC, the key has no zone.
     const work = await calendar(person, 'Calgate', 'UTC');
     expect(await ok(person, 'get_current_time', {})).toMatchObject({ timeZone: 'UTC' });
-    await ok(person, 'book_slot', {
+    const booking = await ok(person, 'book_slot', {
       calendarId: work,
       start: '2026-12-08T15:00:00Z',
       end: '2026-12-08T15:30:00Z',
       summary: 'Intro call',
     });
+    expect(booking).toMatchObject({ timeZone: 'UTC', start: '2026-12-08T15:00:00Z' });
     // Just after midnight in Berlin, still the day before in UTC.
     await ok(person, 'create_event', {
       calendarId: work,
@@ -175,6 +176,12 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     ]);
     const stored = await gw.runtime.keys.get(person.tenantId, person.keyId);
     expect(stored?.timeZone).toBe('Europe/Berlin');
+
+    expect(await ok(person, 'cancel_booking', { bookingId: booking.bookingId })).toMatchObject({
+      timeZone: 'Europe/Berlin',
+      start: '2026-12-08T16:00:00+01:00',
+      status: 'cancelled',
+    });
 
     // The zone a call names still wins, and answers say which they are in.
     const asked = await ok(person, 'get_current_time', { timeZone: 'Asia/Kathmandu' });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { timeZoneOut } from '../../local-time.ts';
+import { callZone } from '../availability/window.ts';
 import { deleteScoped } from '../write/scoped.ts';
-import { bookingOut, ledgerOf, requestZone, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
+import { bookingOut, ledgerOf, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
 
 export const cancelBooking = defineTool({
   name: 'cancel_booking',
@@ -26,10 +27,11 @@ export const cancelBooking = defineTool({
   exampleResult: { status: 'cancelled', eventDeleted: true },
   async run(args, { access, booking, signal }) {
     const ledger = ledgerOf(booking);
-    const zone = requestZone(args.timeZone);
+    // Checked before anything changes: a bad zone cancels nothing.
+    callZone(access, args.timeZone, []);
     const found = await visibleBooking(access, ledger, args);
     const handle = access.writable(found.calendarId);
-    const written = zone ?? handle.calendar.timeZone;
+    const written = callZone(access, args.timeZone, [handle]);
     const out = (alreadyCancelled: boolean, eventDeleted: boolean) => ({
       timeZone: written,
       ...toBookingOut({ ...found, status: 'cancelled' }, written),

@@ -1,6 +1,6 @@
 // TOON vs compact JSON for list_events of 50 realistic events (attendees, descriptions,
 // recurring instances), and the size of the whole catalogue's tools/list, in o200k_base tokens.
-// Target: TOON ≥ 35 % fewer; tools/list ≤ 9,000 for a new key, ≤ 350 per tool for the whole
+// Target: TOON ≥ 35 % fewer; tools/list ≤ 9,100 for a new key, ≤ 350 per tool for the whole
 // catalogue (the budgets packages/tools/test/tokens.test.ts holds). Appends to bench/results/tokens.md.
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +31,7 @@ const defaultList = encode(JSON.stringify({ tools: byDefault })).length;
 const allList = encode(JSON.stringify({ tools: all })).length;
 const rows = [
   `| list_events, 50 realistic events | ${json} | ${toon} | ${(100 * (1 - toon / json)).toFixed(1)} % fewer |`,
-  `| tools/list, default toolsets (${byDefault.length} tools) | ${defaultList} | | budget 9,000 |`,
+  `| tools/list, default toolsets (${byDefault.length} tools) | ${defaultList} | | budget 9,100 |`,
   `| tools/list, whole catalogue (${all.length} tools) | ${allList} (${Math.round(allList / all.length)} per tool) | | budget 350 per tool |`,
 ];
 const header = '| what | JSON tokens | TOON tokens | result |';

@@ -146,6 +146,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     oauth: deps.dashboard.oauth,
     rateLimiter: deps.rateLimiter,
     dashboardDir: deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
+    invalidateKeys: () => deps.authenticator.invalidate(),
   });
   registerOAuthRoutes(app, {
     ...deps.dashboard,

@@ -1,3 +1,4 @@
+import { FIRST_RUN_CALENDAR } from '@calgate/store';
 import type { Runtime } from './runtime.ts';
 
 export interface FirstRun {
@@ -5,9 +6,20 @@ export interface FirstRun {
   calendarId: string;
   keyId: string;
   secret: string;
+  /** The first-run calendar's zone until the dashboard's first-run form sets the workspace's. */
+  timeZone: string;
 }
 
-/** The zone of the machine Calgate first starts on, for its first local calendar. */
+/**
+ * The first key's toolsets: a new key's defaults plus `rules`, so a person trying Calgate can ask
+ * for time per project (get_time_summary) at once; the scheduler stays off until chosen.
+ */
+export const FIRST_RUN_TOOLSETS = ['calendar', 'booking', 'search', 'rules'] as const;
+
+/**
+ * The zone of the machine Calgate first starts on, for its first local calendar (UTC on most
+ * servers): the dashboard's first-run form moves the calendar to the owner's zone.
+ */
 function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
@@ -22,13 +34,17 @@ export async function bootstrapFirstRun(runtime: Runtime): Promise<FirstRun | un
     return undefined;
   }
   const tenant = await runtime.tenancy.createTenant('My Calgate');
+  const timeZone = systemTimeZone();
   const calendar = await runtime.tenancy.createLocalCalendar(tenant.id, {
-    summary: 'Calgate',
-    timeZone: systemTimeZone(),
+    summary: FIRST_RUN_CALENDAR,
+    timeZone,
   });
-  const { key, secret } = await runtime.keys.create(tenant.id, { name: 'first key' });
+  const { key, secret } = await runtime.keys.create(tenant.id, {
+    name: 'first key',
+    toolsets: FIRST_RUN_TOOLSETS,
+  });
   await runtime.tenancy.setGrant(tenant.id, key.id, calendar.id, { read: true, write: true });
-  return { tenantId: tenant.id, calendarId: calendar.id, keyId: key.id, secret };
+  return { tenantId: tenant.id, calendarId: calendar.id, keyId: key.id, secret, timeZone };
 }
 
 /** Ready-to-paste client configuration for an MCP client that speaks streamable HTTP. */
@@ -58,6 +74,9 @@ export function welcomeText(mcpUrl: string, firstRun: FirstRun | undefined): str
     '',
     'The key is shown only now: store it somewhere safe. It can read and write the calendar',
     `"Calgate" (${firstRun.calendarId}).`,
+    '',
+    `Next, open the dashboard at ${mcpUrl.replace(/\/api\/mcp$/, '/')} to create the owner account and`,
+    `choose your time zone: until then the key answers in ${firstRun.timeZone}, the zone of this machine.`,
     '',
     'Client configuration (Claude Desktop, Cursor and other MCP clients):',
     '',

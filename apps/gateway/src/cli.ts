@@ -21,7 +21,10 @@ Commands:
                                 invitation (the link is printed, and e-mailed with SMTP_URL)
   user reset-password --email E print a one-time, one-hour password reset link
                                 (e-mailed with SMTP_URL)
-  tenant list
+  tenant list                   tenants with their time zone
+  tenant set [--name N] [--time-zone Z|none]
+                                rename the tenant, or set the zone every key without its
+                                own answers in (none: each key's default calendar's)
   key create --name N [--expires ISO] [--toolsets a,b]
                                 create an API key (the secret is shown once)
   key list                      keys with their default calendar, time zone and toolsets
@@ -31,7 +34,7 @@ Commands:
                                 tools its agent sees: calendar, booking, search, rules
                                 (default calendar,booking,search)
   key revoke --key K
-  calendar create --name N [--time-zone Z]   create a local calendar
+  calendar create --name N [--time-zone Z]   create a local calendar (zone: the tenant's, else this machine's)
   calendar list
   grant --key K --calendar C [--read] [--write]   set a key's access (write implies read)
   revoke-grant --key K --calendar C

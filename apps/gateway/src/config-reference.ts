@@ -48,8 +48,10 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   AUDIT_BUFFER_ROWS: 'Audit rows held in memory while Postgres does not answer; more go to AUDIT_SPOOL_DIR.',
   AUDIT_SPOOL_DIR:
     'Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool; one subfolder per database). Must survive a restart.',
+  OUTBOUND_ALLOW_PRIVATE:
+    'Let tenant-supplied URLs (delivery targets) resolve to loopback, private or link-local addresses and use plain http (tests, labs). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
   TARGETS_ALLOW_PRIVATE:
-    'Let delivery targets resolve to loopback, private, link-local or metadata addresses (tests, labs).',
+    'The old name of OUTBOUND_ALLOW_PRIVATE, still read; set one of the two (they must agree).',
   OAUTH_ALLOW_PRIVATE_CLIENTS:
     'Let OAuth client metadata documents live on private addresses and plain http (tests, labs).',
   OAUTH_ACCESS_TOKEN_TTL_SECS: 'Lifetime of OAuth access tokens for /api/mcp (at most an hour).',

@@ -71,8 +71,10 @@ export const Env = z.object({
   AUDIT_BUFFER_ROWS: z.coerce.number().int().min(500).default(50_000),
   /** Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool). */
   AUDIT_SPOOL_DIR: z.string().min(1).optional(),
-  /** Delivery targets may resolve to loopback, private, link-local or metadata addresses (tests, labs). */
-  TARGETS_ALLOW_PRIVATE: flag.default(false),
+  /** Tenant-supplied URLs (delivery targets) may resolve to loopback and private addresses (tests, labs); default false. */
+  OUTBOUND_ALLOW_PRIVATE: flag.default(false),
+  /** The old name of OUTBOUND_ALLOW_PRIVATE, still read (loadConfig takes it for the new name when that is unset). */
+  TARGETS_ALLOW_PRIVATE: flag.optional(),
   /** Google push for the mirror: unset decides from PUBLIC_URL (https, not loopback); true/false force it. */
   MIRROR_PUSH: flag.optional(),
   MIRROR_POLL_INTERVAL: z.coerce.number().int().min(5).max(86_400).default(60),
@@ -187,7 +189,7 @@ function toConfig(env: z.output<typeof Env>) {
       spoolDir: join(env.AUDIT_SPOOL_DIR ?? join(env.DATA_DIR, 'audit-spool'), spoolFolder(env.DATABASE_URL)),
     },
     scheduler: {
-      allowPrivateTargets: env.TARGETS_ALLOW_PRIVATE,
+      allowPrivateTargets: env.OUTBOUND_ALLOW_PRIVATE,
       misfireGraceMs: graceMs(env.SCHEDULER_MISFIRE_GRACE),
       concurrency: env.SCHEDULER_CONCURRENCY,
     },
@@ -220,10 +222,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const present = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
+  // The old name stands for the new one when only it is set; set both, they must agree (below).
+  const aliased = present.OUTBOUND_ALLOW_PRIVATE === undefined && present.TARGETS_ALLOW_PRIVATE !== undefined;
+  if (aliased) {
+    present.OUTBOUND_ALLOW_PRIVATE = present.TARGETS_ALLOW_PRIVATE;
+  }
   const parsed = Env.safeParse(present);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    const problems = parsed.error.issues
+      // A bad old name is reported once, under the name that was set.
+      .filter((issue) => !(aliased && issue.path[0] === 'OUTBOUND_ALLOW_PRIVATE'))
+      .map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const { OUTBOUND_ALLOW_PRIVATE: outbound, TARGETS_ALLOW_PRIVATE: targets } = parsed.data;
+  if (outbound !== undefined && targets !== undefined && outbound !== targets) {
+    throw new ConfigError(
+      `Invalid configuration:\n  OUTBOUND_ALLOW_PRIVATE=${outbound} and TARGETS_ALLOW_PRIVATE=${targets} disagree; TARGETS_ALLOW_PRIVATE is the old name of OUTBOUND_ALLOW_PRIVATE: set only OUTBOUND_ALLOW_PRIVATE.`,
+    );
   }
   return toConfig(parsed.data);
 }

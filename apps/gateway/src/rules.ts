@@ -84,8 +84,8 @@ export function rulesServices(repository: RulesRepository): RulesFactory {
     applyVerdicts(verdicts) {
       return repository.classifications.upsertFromRules(tenantId, verdicts);
     },
-    async fileManually(occurrence, choice) {
-      return filingOut(await repository.classifications.setManual(tenantId, occurrence, choice));
+    async fileManually(occurrences, choice) {
+      return (await repository.classifications.setManualMany(tenantId, occurrences, choice)).map(filingOut);
     },
   });
 }

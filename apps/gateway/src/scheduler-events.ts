@@ -18,7 +18,12 @@
 import type { EventCheck, Scheduling } from '@calgate/scheduler';
 import { EVENTS_QUEUE } from '@calgate/scheduler';
 import type { Database, MirrorChange, ScheduleRecord, SchedulerRepository } from '@calgate/store';
-import { EVENT_PLAN_HORIZON_MS, type ProviderResolver, planEventOccurrences } from '@calgate/tools';
+import {
+  EVENT_PLAN_HORIZON_MS,
+  EVENT_PLAN_SWEEP_MINUTES,
+  type ProviderResolver,
+  planEventOccurrences,
+} from '@calgate/tools';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import { type FeedConsumer, type FeedLoop, startFeedConsumer } from './mirror/feed.ts';
@@ -95,8 +100,10 @@ export async function planSchedule(deps: EventScheduleDeps, schedule: ScheduleRe
     .slice(0, left);
   await deps.scheduling.queueEventOccurrences(schedule, plans);
   const ahead = plans.find((plan) => plan.at >= now);
+  // No event ahead in the window: no next run, and the schedule stays active for the next sweep.
   await deps.repository.schedules.setNextRun(schedule.tenantId, schedule.id, {
-    nextRunAt: new Date(ahead?.at ?? now + EVENT_PLAN_HORIZON_MS),
+    nextRunAt: ahead === undefined ? null : new Date(ahead.at),
+    finished: false,
   });
   return plans.length;
 }
@@ -204,7 +211,8 @@ export async function startEventPlanning(
   deps: EventScheduleDeps,
   options: EventPlanningOptions = {},
 ): Promise<() => Promise<void>> {
-  await boss.schedule(EVENTS_QUEUE, '* * * * *', {}, { tz: 'UTC' });
+  const sweep = EVENT_PLAN_SWEEP_MINUTES === 1 ? '* * * * *' : `*/${EVENT_PLAN_SWEEP_MINUTES} * * * *`;
+  await boss.schedule(EVENTS_QUEUE, sweep, {}, { tz: 'UTC' });
   const id = await boss.work(EVENTS_QUEUE, { pollingIntervalSeconds: 5 }, async () => {
     const schedules = await deps.repository.schedules.listActiveOfKind('around_events');
     for (const schedule of schedules) {

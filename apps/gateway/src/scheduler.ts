@@ -2,8 +2,9 @@
  * Scheduled prompts for the tools: one SchedulerServices per MCP request, bound to its key. Stores
  * and queues through the scheduler engine; a key sees and cancels only its own schedules.
  */
-import { CalgateError, formatInstant } from '@calgate/core';
+import { CalgateError, formatInstant, parseInstant } from '@calgate/core';
 import {
+  checkTargetUrl,
   createSchedule,
   formatInterval,
   listLettaAgents,
@@ -30,6 +31,7 @@ import {
   EVENT_PLAN_HORIZON_MS,
   type EventScheduleSpec,
   type NewScheduledPrompt,
+  noPlannedEventReason,
   type ProviderResolver,
   planEventOccurrences,
   type ScheduledPrompt,
@@ -44,7 +46,7 @@ export interface SchedulerDeps {
   repository: SchedulerRepository;
   boss: PgBoss;
   providers: ProviderResolver;
-  /** `TARGETS_ALLOW_PRIVATE`. */
+  /** `OUTBOUND_ALLOW_PRIVATE` (alias `TARGETS_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
   now?: () => number;
 }
@@ -103,15 +105,36 @@ function zoneOf(spec: ScheduleRecord['spec']): string | null {
   return typeof spec.timeZone === 'string' ? spec.timeZone : null;
 }
 
+/** Why a schedule has no next run, in words an agent can relay; null when it has one. */
+function nextRunReason(schedule: ScheduleRecord, nextRun: Date | null): string | null {
+  if (nextRun !== null) {
+    return null;
+  }
+  switch (schedule.status) {
+    case 'paused':
+      return 'paused; resume it to run again';
+    case 'cancelled':
+      return 'cancelled';
+    case 'finished':
+      return 'finished; no runs are left';
+    case 'active': {
+      const spec = schedule.spec as unknown as ScheduleSpec | AroundEventsSpec;
+      return spec.kind === 'around_events' ? noPlannedEventReason(spec.query) : 'no runs are left';
+    }
+  }
+}
+
 export function promptOut(schedule: ScheduleRecord, last: DeliveryRecord | undefined): ScheduledPrompt {
   const spec = schedule.spec;
+  const nextRun = schedule.status === 'active' ? schedule.nextRunAt : null;
   return {
     scheduleId: schedule.id,
     kind: spec.kind as ScheduledPrompt['kind'],
     description: describeSpec(spec),
     prompt: schedule.prompt,
     status: schedule.status,
-    nextRun: schedule.status === 'active' ? schedule.nextRunAt : null,
+    nextRun,
+    nextRunReason: nextRunReason(schedule, nextRun),
     timeZone: zoneOf(spec),
     targetId: schedule.targetId,
     agentId: schedule.agentId,
@@ -168,6 +191,39 @@ async function chooseTarget(repository: SchedulerRepository, tenantId: string, t
   return target;
 }
 
+/**
+ * Refuses a target this gateway's URL policy refuses, as a delivery would: a prompt scheduled to
+ * it could never arrive. A host that does not resolve right now passes (delivery retries DNS).
+ */
+async function refuseUnreachableTarget(target: TargetRecord, allowPrivate: boolean): Promise<void> {
+  const checked = await checkTargetUrl(target.url, { allowPrivate });
+  if (!checked.ok && !checked.error.retry) {
+    throw new CalgateError(
+      'precondition_failed',
+      `Delivery target ${target.id} (${JSON.stringify(target.name)}) is refused by this Calgate's URL policy, so no prompt could reach it: ${checked.error.message}.`,
+      { context: { targetId: target.id } },
+    );
+  }
+}
+
+/** `endAt` of a schedule around events: an instant after now, or none. */
+function eventsEndAt(text: string | undefined, now: number): number | undefined {
+  if (text === undefined) {
+    return undefined;
+  }
+  const parsed = parseInstant(text);
+  if (!parsed.ok) {
+    throw new CalgateError('invalid_argument', `endAt: ${parsed.error.message}`);
+  }
+  if (parsed.value <= now) {
+    throw new CalgateError(
+      'invalid_argument',
+      `endAt '${text}' is not in the future; give an instant after now, or leave endAt out.`,
+    );
+  }
+  return parsed.value;
+}
+
 export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
   const now = deps.now ?? Date.now;
   const scheduling = new Scheduling(deps.boss, deps.repository, now);
@@ -188,6 +244,7 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
       }
       const key = await keyPrincipal(deps.db, tenantId, keyId);
       const target = await chooseTarget(repository, tenantId, input.targetId);
+      await refuseUnreachableTarget(target, deps.allowPrivate);
       const agent = resolveAgentId({
         explicit: input.agentId,
         meta: input.meta,
@@ -209,12 +266,14 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
       const request = input.schedule;
 
       if (request.kind === 'around_events') {
+        const endAt = eventsEndAt(input.endAt, at);
         const spec: AroundEventsSpec = {
           kind: 'around_events',
           query: request.query,
           offsetMinutes: request.offsetMinutes,
           ...(request.calendarIds === undefined ? {} : { calendarIds: request.calendarIds }),
           ...(input.maxRepetitions === undefined ? {} : { maxRepetitions: input.maxRepetitions }),
+          ...(endAt === undefined ? {} : { endAt }),
         };
         checkEventSpec(spec);
         if (
@@ -232,20 +291,20 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
           { from: at, to: at + EVENT_PLAN_HORIZON_MS },
           AbortSignal.timeout(30_000),
         );
-        const limited = input.maxRepetitions === undefined ? plans : plans.slice(0, input.maxRepetitions);
+        const inTime = plans.filter((plan) => endAt === undefined || plan.at <= endAt);
+        const limited = input.maxRepetitions === undefined ? inTime : inTime.slice(0, input.maxRepetitions);
         const created = await scheduling.create(tenantId, {
           keyId,
           targetId: target.id,
           agentId,
           prompt: prompt.value,
           spec: spec as unknown as ScheduleRecord['spec'],
-          nextRunAt: new Date(limited[0]?.at ?? at + EVENT_PLAN_HORIZON_MS),
+          // No matching event in the window: no next run (the sweep plans again every minute).
+          nextRunAt: limited[0] === undefined ? null : new Date(limited[0].at),
         });
         await scheduling.queueEventOccurrences(created, limited);
-        const out = promptOut(created, undefined);
         return {
-          ...out,
-          nextRun: limited[0] === undefined ? null : new Date(limited[0].at),
+          ...promptOut(created, undefined),
           upcoming: limited.slice(0, UPCOMING).map((plan) => new Date(plan.at)),
         };
       }
@@ -429,6 +488,7 @@ export async function schedulerStatus(
       failed: by.get('failed') ?? 0,
       missed: by.get('missed') ?? 0,
       retrying: by.get('retrying') ?? 0,
+      blocked: by.get('blocked') ?? 0,
     },
     recentFailures: failures.rows.map((failure) => ({
       scheduleId: failure.schedule_id,

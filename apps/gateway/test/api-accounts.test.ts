@@ -67,7 +67,7 @@ describe('accounts on a fresh install', () => {
       const me = await call(gw, 'GET', '/api/v1/auth/me', { as: owner });
       expect(me.body).toEqual({
         user: { id: owner.userId, email, role: 'owner' },
-        tenant: { id: owner.tenantId, name: 'My Calgate' },
+        tenant: { id: owner.tenantId, name: 'My Calgate', timeZone: null },
       });
     });
 

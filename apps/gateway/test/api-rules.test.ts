@@ -294,6 +294,51 @@ describe('/api/v1 projects, rules, preview, apply and timesheet', () => {
       expect(list.body.rules.map((r: { query: string }) => r.query)).toEqual(['title:acme']);
     });
 
+    it("reads AND as AND, refuses NOT pointing to '-', and warns of a query that matches nothing", async () => {
+      const and = await call(gw, 'POST', '/api/v1/rules/preview', {
+        as: ann,
+        body: { query: 'title:acme AND title:review', ...RANGE },
+      });
+      expect(and.body).toMatchObject({ matchCount: 1, matches: [{ summary: 'Acme review' }] });
+      expect(and.body.warnings).toBeUndefined();
+      const none = await call(gw, 'POST', '/api/v1/rules/preview', {
+        as: ann,
+        body: { query: 'title:retro', ...RANGE },
+      });
+      expect(none.body.warnings).toEqual([
+        { kind: 'no_matches', message: expect.stringContaining('matches no event from 2026-03-02') },
+      ]);
+      for (const [method, path] of [
+        ['POST', '/api/v1/rules/preview'],
+        ['POST', '/api/v1/rules'],
+        ['PATCH', `/api/v1/rules/${rule}`],
+      ] as const) {
+        const refused = await call(gw, method, path, {
+          as: ann,
+          body: { query: 'title:acme not title:review', ...(method === 'POST' ? { projectId: acme } : {}) },
+        });
+        expect(refused.status, path).toBe(400);
+        expect(refused.body.error.message).toContain(
+          "'not' at position 11 is not an operator: use '-' to negate",
+        );
+      }
+      const named = await call(gw, 'POST', '/api/v1/rules', {
+        as: ann,
+        body: { query: 'title:x', projectId: 'acme' },
+      });
+      expect(named.status).toBe(404);
+      expect(named.body.error.message).toContain(`Did you mean '${acme}' (Acme)?`);
+      const moved = await call(gw, 'PATCH', `/api/v1/rules/${rule}`, {
+        as: ann,
+        body: { projectId: 'Acme' },
+      });
+      expect(moved.status).toBe(404);
+      const list = await call(gw, 'GET', '/api/v1/rules', { as: ann });
+      expect(
+        list.body.rules.map((r: { query: string; projectId: string }) => [r.query, r.projectId]),
+      ).toEqual([['title:acme', acme]]);
+    });
+
     it('refuses bad bodies and ranges with what to send instead', async () => {
       const colour = await call(gw, 'POST', '/api/v1/projects', {
         as: ann,

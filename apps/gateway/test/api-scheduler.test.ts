@@ -151,7 +151,9 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
       // Without TARGETS_ALLOW_PRIVATE the same target is refused when sent to, as a delivery would be.
       const refused = await call(gw, 'POST', `/api/v1/targets/${local}/test`, { as: ann });
       expect(refused.body.test).toMatchObject({ ok: false, status: null });
-      expect(refused.body.test.error).toMatch(/refused: target URL must use https/);
+      expect(refused.body.test.error).toMatch(
+        /refused: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true/,
+      );
       expect(receiver.received).toHaveLength(1);
     });
 
@@ -217,7 +219,7 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
       expect(second.prompt).toHaveLength(321);
       expect(list.body.scheduler).toMatchObject({
         workers: [],
-        last24h: { failed: 1, delivered: 0, missed: 0, retrying: 0 },
+        last24h: { failed: 1, delivered: 0, missed: 0, retrying: 0, blocked: 0 },
       });
       expect(list.body.scheduler).not.toHaveProperty('recentFailures');
       const targets = await as(ann, 'GET', '/api/v1/targets');
@@ -393,10 +395,16 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
       for (const [url, message] of [
         [
           receiver.url,
-          /^Cannot add this target: target URL address 127\.0\.0\.1 is a loopback address; set TARGETS_ALLOW_PRIVATE=true/,
+          /^Cannot add this target: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)\.$/,
         ],
-        ['http://localhost:9/hook', /resolves to .* loopback address; set TARGETS_ALLOW_PRIVATE=true/],
-        ['https://10.1.2.3/hook', /10\.1\.2\.3 is a private address; set TARGETS_ALLOW_PRIVATE=true/],
+        [
+          'http://localhost:9/hook',
+          /resolves to .* loopback address; Calgate refuses private targets unless/,
+        ],
+        [
+          'https://10.1.2.3/hook',
+          /10\.1\.2\.3 is a private address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)/,
+        ],
         ['https://[::1]/hook', /::1 is a loopback address/],
         ['https://169.254.169.254/latest/meta-data', /cloud metadata address/],
       ] as const) {

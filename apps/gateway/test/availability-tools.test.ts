@@ -32,6 +32,8 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
   let work: string;
   let home: string;
   let redis: Redis;
+  /** Event ids by summary. */
+  const ids: Record<string, string> = {};
 
   const call = async (name: string, args: Record<string, unknown>) => {
     const result = await client.callTool({ name, arguments: args });
@@ -65,9 +67,11 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
       }),
       { summary: 'Offsite', start: { date: TUESDAY }, end: { date: '2026-10-28' } },
     ]) {
-      await provider.insertEvent(ref(work), event);
+      ids[event.summary] = (await provider.insertEvent(ref(work), event)).id;
     }
-    await provider.insertEvent(ref(home), timed('School run', MONDAY, '10:30', '12:00', '+01:00'));
+    ids['School run'] = (
+      await provider.insertEvent(ref(home), timed('School run', MONDAY, '10:30', '12:00', '+01:00'))
+    ).id;
     client = await connectClient(gw.mcpUrl, owner.secret);
     redis = connectRedis(redisUrl(), { name: 'availability-test' });
   }, 60_000);
@@ -142,11 +146,24 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
           end: `${MONDAY}T11:00:00+01:00`,
           calendarId: work,
           kind: 'event',
+          eventId: ids['Review (CET)'],
+          summary: 'Review (CET)',
         },
       ],
     });
-    expect(await check(`${TUESDAY}T12:00:00+01:00`, `${TUESDAY}T12:30:00+01:00`)).toMatchObject({
+    expect(await check(`${TUESDAY}T12:00:00+01:00`, `${TUESDAY}T12:30:00+01:00`)).toEqual({
       available: false,
+      timeZone: 'Europe/Berlin',
+      conflicts: [
+        {
+          start: `${TUESDAY}T12:00:00+01:00`,
+          end: `${TUESDAY}T12:30:00+01:00`,
+          calendarId: work,
+          kind: 'event',
+          eventId: ids.Offsite,
+          summary: 'Offsite',
+        },
+      ],
     });
   });
 
@@ -210,12 +227,30 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
       privacy: 'opaque',
     });
     const full = await call('get_availability', { ...window, privacy: 'full', minDurationMinutes: 180 });
+    // Full names the events that make each block busy.
+    const review = { calendarId: work, kind: 'event', eventId: ids['Review (CET)'], summary: 'Review (CET)' };
+    const schoolRun = { calendarId: home, kind: 'event', eventId: ids['School run'], summary: 'School run' };
     expect(full.out).toEqual({
       timeZone: 'Europe/Berlin',
       busy: [
-        { start: `${MONDAY}T10:00:00+01:00`, end: `${MONDAY}T10:30:00+01:00`, sourceCount: 1 },
-        { start: `${MONDAY}T10:30:00+01:00`, end: `${MONDAY}T11:00:00+01:00`, sourceCount: 2 },
-        { start: `${MONDAY}T11:00:00+01:00`, end: `${MONDAY}T12:00:00+01:00`, sourceCount: 1 },
+        {
+          start: `${MONDAY}T10:00:00+01:00`,
+          end: `${MONDAY}T10:30:00+01:00`,
+          sourceCount: 1,
+          events: [review],
+        },
+        {
+          start: `${MONDAY}T10:30:00+01:00`,
+          end: `${MONDAY}T11:00:00+01:00`,
+          sourceCount: 2,
+          events: [review, schoolRun],
+        },
+        {
+          start: `${MONDAY}T11:00:00+01:00`,
+          end: `${MONDAY}T12:00:00+01:00`,
+          sourceCount: 1,
+          events: [schoolRun],
+        },
       ],
       free: [{ start: `${MONDAY}T12:00:00+01:00`, end: `${MONDAY}T18:00:00+01:00`, durationMinutes: 360 }],
       calendarsMerged: 2,
@@ -274,5 +309,53 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     });
     expect(capped.result.isError).toBe(true);
     expect(capped.text).toMatch(/cap of 10000 instances/);
+  });
+
+  it('expand_rrule warns when dtstart does not match the rule, and says whether it is an instance', async () => {
+    // 2026-10-27 is a Tuesday; the rule makes Mondays.
+    const offRule = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=3',
+      dtstart: `${TUESDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+      durationMinutes: 30,
+    });
+    expect(offRule.result.isError).toBeFalsy();
+    expect(offRule.out).toEqual({
+      timeZone: 'Europe/Berlin',
+      instances: [
+        { start: `${TUESDAY}T09:00:00+01:00`, end: `${TUESDAY}T09:30:00+01:00` },
+        { start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T09:30:00+01:00' },
+        { start: '2026-11-09T09:00:00+01:00', end: '2026-11-09T09:30:00+01:00' },
+      ],
+      truncated: false,
+      warnings: [
+        `dtstart ${TUESDAY}T09:00:00 (a Tuesday) does not match the rule FREQ=WEEKLY;BYDAY=MO;COUNT=3. RFC 5545 counts dtstart as the first instance all the same, so it is included as the first instance (and counts towards COUNT); to leave it out, start from the rule's first date, 2026-11-02T09:00:00.`,
+      ],
+    });
+    expect(offRule.text).toContain('does not match the rule FREQ=WEEKLY;BYDAY=MO;COUNT=3');
+
+    const excluded = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO',
+      dtstart: `${TUESDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+      count: 1,
+      exdates: [`${TUESDAY}T09:00:00`],
+    });
+    expect(excluded.out).toEqual({
+      timeZone: 'Europe/Berlin',
+      instances: [{ start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T10:00:00+01:00' }],
+      truncated: true,
+      warnings: [
+        `dtstart ${TUESDAY}T09:00:00 (a Tuesday) does not match the rule FREQ=WEEKLY;BYDAY=MO. RFC 5545 counts dtstart as the first instance all the same, but exdates leave it out, so it is not included.`,
+      ],
+    });
+
+    const onRule = await call('expand_rrule', {
+      rrule: 'FREQ=WEEKLY;BYDAY=MO;COUNT=2',
+      dtstart: `${MONDAY}T09:00:00`,
+      timeZone: 'Europe/Berlin',
+    });
+    expect(onRule.out).not.toHaveProperty('warnings');
+    expect(onRule.out.instances).toHaveLength(2);
   });
 });

@@ -101,6 +101,67 @@ describe('bad input gets a specific isError result and never hurts the process',
     });
   }
 
+  const refusalOf = async (tool: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name: tool, arguments: args });
+    expect(result.isError).toBe(true);
+    return textOf(result);
+  };
+
+  it('lists the valid properties only for an unknown property', async () => {
+    expect(await refusalOf('list_events', { maxResults: 'ten' })).toBe(
+      "Invalid arguments for list_events: 'maxResults' must be a number, not a string.",
+    );
+    expect(await refusalOf('list_events', { timeMn: '2026-01-01T00:00:00Z' })).toMatch(
+      /^Invalid arguments for list_events: Unknown property 'timeMn'\. Did you mean 'timeMin'\? Valid properties: calendarId, .*timeMin.*\.$/,
+    );
+  });
+
+  it('says each problem in its own sentence, each ending with a period', async () => {
+    expect(
+      await refusalOf('list_events', { maxResults: 'ten', singleEvents: 'yes', orderBy: 'random' }),
+    ).toBe(
+      "Invalid arguments for list_events: 'maxResults' must be a number, not a string. 'singleEvents' must be a boolean, not a string. 'orderBy' must be one of \"startTime\", \"updated\".",
+    );
+    // A refinement's own message gets its period, and the next problem starts a new sentence.
+    expect(
+      await refusalOf('create_event', {
+        calendarId,
+        summary: 'x',
+        start: {},
+        end: { dateTime: 'Friday 10am' },
+      }),
+    ).toBe(
+      "Invalid arguments for create_event: 'start': give exactly one of dateTime (timed) or date (all-day, YYYY-MM-DD). 'end.dateTime': 'Friday 10am' is not an RFC 3339 date-time such as 2026-04-20T09:00:00-07:00 or a local date-time such as 2026-04-20T09:00:00.",
+    );
+  });
+
+  it('an unknown property inside an object gets a guess and the valid properties there', async () => {
+    const text = await refusalOf('create_event', {
+      calendarId,
+      summary: 'x',
+      start: { dateTim: '2026-05-01T10:00:00Z' },
+      end: { dateTime: '2026-05-01T11:00:00Z' },
+    });
+    expect(text).toContain(
+      "Unknown property 'start.dateTim'. Did you mean 'dateTime'? Valid properties of 'start': dateTime, date, timeZone.",
+    );
+    expect(text).not.toMatch(/Valid properties: /);
+  });
+
+  it('counts the problems it does not spell out in a sentence of their own', async () => {
+    const text = await refusalOf('list_events', {
+      maxResults: 'a',
+      singleEvents: 'b',
+      orderBy: 1,
+      format: 'c',
+      query: 2,
+      pageToken: 3,
+      calendarId: 4,
+    });
+    expect(text).toMatch(/\. 2 more problems are not shown\.$/);
+    expect(text).not.toMatch(/Valid properties/);
+  });
+
   it('a page token from another query is refused', async () => {
     const first = await client.callTool({
       name: 'list_events',

@@ -34,11 +34,24 @@ export async function openPage(page: Page, title: string): Promise<void> {
   await page.locator('main[data-ready="true"]').waitFor();
 }
 
-/** Signs up the first user of a fresh install through the form and waits for the overview. */
-export async function signUp(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+/**
+ * Signs up the first user of a fresh install through the first-run form and waits for the
+ * overview. The workspace's time zone is chosen in the picker (the browser's is prefilled), so
+ * tests do not depend on the machine's zone.
+ */
+export async function signUp(
+  page: Page,
+  baseUrl: string,
+  email: string,
+  password: string,
+  timeZone = 'UTC',
+): Promise<void> {
   await page.goto(baseUrl);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password (at least 12 characters)').fill(password);
+  const zone = page.getByRole('combobox', { name: 'Time zone' });
+  await zone.fill(timeZone);
+  await zone.press('Enter');
   await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 }

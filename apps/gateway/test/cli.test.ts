@@ -133,6 +133,36 @@ describe('calgate CLI', () => {
     expect(result).toBe(1);
   });
 
+  it("sets a tenant's time zone and name; tenant list shows them; none clears the zone; a bad zone changes nothing", async () => {
+    const tenant = await json<{ id: string }>('tenant', 'create', '--name', 'Zoned');
+    const t = ['--tenant', tenant.id];
+    expect(await json('tenant', 'set', '--time-zone', 'Europe/Berlin', ...t)).toEqual({
+      id: tenant.id,
+      name: 'Zoned',
+      timeZone: 'Europe/Berlin',
+    });
+    const bad = await cli('tenant', 'set', '--time-zone', 'Mars/Olympus', ...t);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--time-zone 'Mars\/Olympus' is not an IANA time zone/);
+    const nothing = await cli('tenant', 'set', ...t);
+    expect(nothing.code).toBe(2);
+    expect(nothing.err).toMatch(/Pass --name and\/or --time-zone/);
+    // A calendar created without a zone takes the workspace's.
+    const home = await json<{ timeZone: string }>('calendar', 'create', '--name', 'Home', ...t);
+    expect(home.timeZone).toBe('Europe/Berlin');
+    const listed = await json<{ id: string; name: string; timeZone: string | null }[]>('tenant', 'list');
+    expect(listed.find((item) => item.id === tenant.id)).toMatchObject({
+      name: 'Zoned',
+      timeZone: 'Europe/Berlin',
+    });
+    const human = await cli('tenant', 'set', '--name', 'Zoned Inc', '--time-zone', 'none', ...t);
+    expect(human.out).toBe(
+      `Tenant ${tenant.id} (Zoned Inc): time zone not set (each key’s default calendar’s).\n`,
+    );
+    const { rows } = await db.pool.query('SELECT name, time_zone FROM tenants WHERE id = $1', [tenant.id]);
+    expect(rows[0]).toEqual({ name: 'Zoned Inc', time_zone: null });
+  });
+
   it("sets a key's default calendar and time zone; key list shows them; bad values change nothing", async () => {
     const tenant = await json<{ id: string }>('tenant', 'create', '--name', 'Defaults');
     const t = ['--tenant', tenant.id];

@@ -39,7 +39,8 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
     gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: url });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await signUp(page, gw.url, ADMIN, PASSWORD);
+    // The person lives in Berlin: the workspace's zone, which the timesheet splits days in.
+    await signUp(page, gw.url, ADMIN, PASSWORD, 'Europe/Berlin');
     const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
       'SELECT tenant_id FROM users WHERE email = $1',
       [ADMIN],
@@ -102,6 +103,11 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
     ).resolves.toBe(2);
     await query.fill('title:acme OR title:standup');
     await matchCount('3 matches in the last 30 days.');
+    await query.fill('title:acme AND title:nothing-like-this');
+    await matchCount('0 matches in the last 30 days.');
+    await expect(page.locator('#rule-preview [data-warning="no_matches"]').textContent()).resolves.toContain(
+      'files nothing there',
+    );
     await query.fill('title:acme)');
     const alert = page.locator('#rule-query-error').getByRole('alert');
     await alert.waitFor();
@@ -143,6 +149,20 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
     await expect(unclassified.getByRole('cell').last().textContent()).resolves.toBe('0.50');
     await expect(table.locator('tfoot td').last().textContent()).resolves.toBe('3.00');
     await screenshot(page, '41-rules-timesheet');
+  });
+
+  it('the timesheet’s zone picker starts at the workspace zone; another zone redraws the week in it', async () => {
+    const zone = page.getByRole('combobox', { name: 'Time zone', exact: true });
+    await expect(zone.inputValue()).resolves.toBe('Europe/Berlin');
+    await zone.fill('UTC');
+    await zone.press('Enter');
+    await page.getByRole('table', { name: `Hours in week ${week} (UTC)` }).waitFor();
+    await expect(page.getByRole('link', { name: 'Download CSV' }).getAttribute('href')).resolves.toBe(
+      `/api/v1/timesheet.csv?week=${week}&timeZone=UTC`,
+    );
+    await zone.fill('berlin');
+    await zone.press('Enter');
+    await page.getByRole('table', { name: `Hours in week ${week} (Europe/Berlin)` }).waitFor();
   });
 
   it('asks before saving a rule that would refile events, then saves it; the toggle disables it', async () => {

@@ -194,6 +194,25 @@ describe('the dashboard in Chromium: delivery targets, schedules with their deli
     expect((await gw.runtime.scheduler.schedules.get(tenantId, daily.id))?.status).toBe('cancelled');
   }, 120_000);
 
+  it('shows why a prompt around events has no next run, instead of a date', async () => {
+    const standup = await gw.runtime.deps.dashboard.scheduling.create(tenantId, {
+      keyId,
+      targetId,
+      prompt: 'Brief me before the standup.',
+      spec: { kind: 'around_events', query: 'title:Standup', offsetMinutes: -10 },
+      nextRunAt: null,
+    });
+    await openPage(page, 'Schedules');
+    const facts = card(standup).locator('dl.facts');
+    await expect(facts.locator('dt').nth(1).textContent()).resolves.toBe('Next run');
+    await expect(facts.locator('dd').nth(1).textContent()).resolves.toBe(
+      'no event matching "title:Standup" in the next 48 h; checked every minute',
+    );
+    await expect(facts.locator('dd').nth(1).locator('time').count()).resolves.toBe(0);
+    await screenshot(page, '63-schedule-without-next-run');
+    await gw.runtime.deps.dashboard.scheduling.cancel(tenantId, standup.id);
+  });
+
   it('lists every delivery in the log, newest first, filtered by status', async () => {
     await openPage(page, 'Delivery log');
     const log = page.getByRole('table', { name: 'Deliveries, newest first' });

@@ -42,10 +42,10 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
 
   it('signs up the first user of a fresh install', async () => {
     await page.goto(gw.url);
+    await page.getByRole('heading', { level: 1, name: 'Set up Calgate' }).waitFor();
+    await page.getByLabel('Workspace name').fill('Acme');
     await page.getByLabel('Email').fill('owner@example.test');
     await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
-    await page.getByText('Setting up a new install?').click();
-    await page.getByLabel('Workspace name (optional)').fill('Acme');
     await screenshot(page, '01-sign-up');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();

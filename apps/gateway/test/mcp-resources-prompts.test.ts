@@ -156,6 +156,33 @@ describe('MCP resources, prompts and completion over HTTP', () => {
     }
   });
 
+  it('opens a calendar by its name or as primary, as tools take calendarId', async () => {
+    // Names compare as tools compare them: case and accents folded (W%C3%B6rk is 'Wörk').
+    for (const name of ['Work', 'work', 'W%C3%B6rk', 'primary']) {
+      const uri = `calgate://calendars/${name}`;
+      const result = await agent.readResource({ uri });
+      expect(result.contents[0]).toMatchObject({ uri });
+      expect(bodyOf(result).calendar).toMatchObject({ id: work, summary: 'Work' });
+    }
+    const byName = bodyOf(await agent.readResource({ uri: 'calgate://calendars/Family' }));
+    expect(byName.calendar).toMatchObject({ id: family, timeZone: 'America/New_York' });
+  });
+
+  it('refuses an unknown calendar name with the same words and suggestions as the tools', async () => {
+    const tool = await agent.callTool({ name: 'list_events', arguments: { calendarId: 'Famly' } });
+    expect(tool.isError).toBe(true);
+    const toolMessage = (tool.content as { text: string }[])[0]?.text ?? '';
+    expect(toolMessage).toContain(`Calendar 'Famly' was not found. Did you mean 'Family' (${family})?`);
+    const refused = await refusal(agent.readResource({ uri: 'calgate://calendars/Famly' }));
+    expect(refused.code).toBe(-32002);
+    expect(refused.message).toContain(toolMessage);
+    // The name of a calendar the key may not read is unknown, and suggests nothing of it.
+    const ungrantedName = await refusal(agent.readResource({ uri: 'calgate://calendars/Private' }));
+    expect(ungrantedName.code).toBe(-32002);
+    expect(ungrantedName.message).toContain("Calendar 'Private' was not found.");
+    expect(ungrantedName.message).not.toContain(ungranted);
+  });
+
   it("serves the reference of the key's visible tools only", async () => {
     const { tools } = await agent.listTools();
     const doc = await agent.readResource({ uri: 'calgate://docs/tools' });

@@ -456,6 +456,73 @@ describe('OAuth authorization server', () => {
     expect(refresh.body).toMatchObject({ error: 'invalid_grant' });
   });
 
+  it('a replayed code also stops the access token issued for it at once, despite the key cache', async () => {
+    // A gateway of the same install that caches key lookups as long as it may (5 s).
+    const port = await freePort();
+    const cached = await startTestGateway(
+      {
+        ...HIGH_RATE_LIMITS,
+        PORT: String(port),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        ENCRYPTION_KEY: encryptionKey,
+        ALLOWED_ORIGINS: 'http://calgate.test',
+        KEY_CACHE_TTL_MS: '5000',
+      },
+      { db: gw.db },
+    );
+    try {
+      const { clientId, verifier, code } = await codeFor(
+        ann,
+        [{ calendarId: work, read: true, write: false }],
+        {
+          target: cached,
+        },
+      );
+      const exchange = () =>
+        postForm(cached.url, '/oauth/token', {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: callback.redirectUri,
+          code_verifier: verifier,
+          client_id: clientId,
+          resource: cached.mcpUrl,
+        });
+      const first = await exchange();
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      const token = first.body.access_token as string;
+      const agent = await connectClient(cached.mcpUrl, token);
+      clients.push(agent);
+      const listed = await agent.callTool({ name: 'list_calendars', arguments: {} });
+      expect(listed.isError).toBeFalsy();
+
+      const replay = await exchange();
+      expect(replay.status).toBe(400);
+      expect(replay.body).toMatchObject({ error: 'invalid_grant' });
+      expect(replay.body.error_description).toMatch(/already used.*revoked/);
+
+      // The next call with the token is refused, though its lookup was cached a moment ago.
+      const after = await rpc(
+        cached.mcpUrl,
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_calendars', arguments: {} } },
+        { authorization: `Bearer ${token}` },
+      );
+      expect(after.status).toBe(401);
+      expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      await expect(agent.callTool({ name: 'list_calendars', arguments: {} })).rejects.toThrow();
+      const refresh = await postForm(cached.url, '/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token,
+        client_id: clientId,
+        resource: cached.mcpUrl,
+      });
+      expect(refresh.body).toMatchObject({ error: 'invalid_grant' });
+      const connections = await gw.runtime.deps.dashboard.oauth.listConnections(ann.tenantId);
+      expect(connections.find((connection) => connection.clientId === clientId)?.revokedAt).not.toBeNull();
+    } finally {
+      await cached.stop();
+    }
+  });
+
   it('a redirect URI the client did not register gets an error page, never a redirect', async () => {
     const clientId = (await newClient()).client_id;
     const started = await begin(clientId, { redirect_uri: 'https://evil.example/callback' });

@@ -131,6 +131,8 @@ describe('role policy: every /api/v1 route for every role', () => {
  */
 const PUBLIC_WITH_REASON: Record<string, string> = {
   'POST /api/v1/auth/signup': 'creates the first account (or a self-service tenant): there is no session yet',
+  'GET /api/v1/auth/first-run':
+    'whether the install has no owner yet, so the dashboard opens on the create-owner form (sign-up says as much)',
   'POST /api/v1/auth/signin': 'how a session is obtained',
   'POST /api/v1/auth/signin/totp':
     'the second step of signing in, bound to the first step’s token, not to a session',
@@ -236,6 +238,12 @@ describe('no session: every /api/v1 route but the public ones answers 401', () =
         ...(method === 'GET' ? {} : { body: '{}' }),
       });
       const body = (await response.json()) as { error?: { code?: string; message?: string } };
+      if (route === 'GET /api/v1/auth/first-run') {
+        // Takes nothing: it answers, and only whether anyone has signed up.
+        expect(response.status, route).toBe(200);
+        expect(body).toEqual({ firstRun: false });
+        continue;
+      }
       // An empty request is refused for what it lacks, not for being signed out.
       expect(response.status, route).toBe(400);
       expect(body.error?.code, route).toBe('invalid_argument');

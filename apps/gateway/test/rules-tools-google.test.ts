@@ -126,4 +126,41 @@ describe('rules tools on Google calendars (emulator): per-occurrence rules, fili
     expect(hours).toEqual({ Acme: 3, Globex: 1.5 });
     expect(JSON.stringify(summary)).not.toMatch(/merger/);
   });
+
+  it("classify_event with a Google series' id files each of its occurrences in the window, by hand", async () => {
+    const { projects } = (await call('list_projects', {})) as { projects: { id: string; name: string }[] };
+    const globex = projects.find((project) => project.name === 'Globex')?.id;
+    const range = { timeMin: DAY, timeMax: '2026-11-26', timeZone: 'Europe/Berlin' };
+    const instances = (await call('preview_rule', { query: 'title:weekly', ...range })).matches as {
+      eventId: string;
+    }[];
+    expect(instances).toHaveLength(3);
+    const { event } = (await call('get_event', { calendarId: ann, eventId: instances[0]?.eventId })) as {
+      event: { recurringEventId: string };
+    };
+    const seriesId = event.recurringEventId;
+    expect(seriesId).toBeTruthy();
+
+    const refused = await agent.callTool({
+      name: 'classify_event',
+      arguments: { calendarId: ann, eventId: seriesId, projectId: globex },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain('give timeMin and timeMax');
+
+    const filed = await call('classify_event', {
+      calendarId: ann,
+      eventId: seriesId,
+      projectId: globex,
+      ...range,
+    });
+    expect(filed).toMatchObject({ eventId: seriesId, projectId: globex, filed: 3 });
+    const preview = await call('preview_rule', { query: 'title:weekly', projectId: globex, ...range });
+    expect(preview.conflicts).toEqual([]);
+    const summary = await call('get_time_summary', { ...range, groupBy: 'project' });
+    const hours = Object.fromEntries(
+      (summary.lines as { project: string; hours: number }[]).map((line) => [line.project, line.hours]),
+    );
+    expect(hours).toEqual({ Globex: 4.5 });
+  });
 });

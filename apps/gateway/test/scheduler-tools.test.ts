@@ -483,7 +483,13 @@ describe('scheduler tools through the MCP SDK client', () => {
       expect(Date.now() - Date.parse(status.workers[0]?.lastSeen ?? '')).toBeLessThan(120_000);
       expect(status.queueDepth).toBeGreaterThanOrEqual(0);
       expect(status.lagSeconds).toBeLessThan(60);
-      expect(Object.keys(status.last24h).sort()).toEqual(['delivered', 'failed', 'missed', 'retrying']);
+      expect(Object.keys(status.last24h).sort()).toEqual([
+        'blocked',
+        'delivered',
+        'failed',
+        'missed',
+        'retrying',
+      ]);
     });
   });
 

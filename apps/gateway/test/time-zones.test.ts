@@ -124,7 +124,10 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     expect(await ok(person, 'get_current_time', {})).toMatchObject({ timeZone: 'UTC' });
 
     const set = await ok(person, 'set_time_zone', { timeZone: 'Europe/Berlin' });
-    expect(set).toMatchObject({ timeZone: 'Europe/Berlin', previousTimeZone: null, utcOffset: '+01:00' });
+    expect(set).toMatchObject({ timeZone: 'Europe/Berlin', utcOffset: '+01:00' });
+    expect(set.previousTimeZone).toBeUndefined();
+    const again = await ok(person, 'set_time_zone', { timeZone: 'Europe/Berlin' });
+    expect(again.previousTimeZone).toBe('Europe/Berlin');
     expect(set.dateTime).toMatch(/\+01:00$/);
 
     const now = await ok(person, 'get_current_time', {});
@@ -172,6 +175,7 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     );
     expect(rows).toEqual([
       { outcome: 'error', target: [] },
+      { outcome: 'ok', target: ['timeZone=Europe/Berlin'] },
       { outcome: 'ok', target: ['timeZone=Europe/Berlin'] },
     ]);
     const stored = await gw.runtime.keys.get(person.tenantId, person.keyId);

@@ -35,6 +35,38 @@ describe('calendarList and calendars', () => {
     expect(primary.data.id).toBe(ANN);
   });
 
+  it("shows a reader a private event's times only, and its owner everything", async () => {
+    const bob = calendarFor(emulator, BOB);
+    const times = {
+      start: { dateTime: '2026-03-02T10:00:00-05:00' },
+      end: { dateTime: '2026-03-02T11:00:00-05:00' },
+    };
+    const hidden = await bob.events.insert({
+      calendarId: TEAM,
+      requestBody: { summary: 'Therapy', location: 'Dr. Lee', visibility: 'private', ...times },
+    });
+    const open = await bob.events.insert({
+      calendarId: TEAM,
+      requestBody: { summary: 'Team sync', ...times },
+    });
+    const ann = calendarFor(emulator, ANN);
+    const seen = await ann.events.list({ calendarId: TEAM });
+    const byId = new Map(seen.data.items?.map((event) => [event.id, event]));
+    const privateOne = byId.get(hidden.data.id as string);
+    expect(privateOne).toMatchObject({
+      id: hidden.data.id,
+      status: 'confirmed',
+      start: { dateTime: expect.any(String) },
+    });
+    expect(privateOne?.summary).toBeUndefined();
+    expect(privateOne?.location).toBeUndefined();
+    expect(byId.get(open.data.id as string)?.summary).toBe('Team sync');
+    const got = await ann.events.get({ calendarId: TEAM, eventId: hidden.data.id as string });
+    expect(got.data.summary).toBeUndefined();
+    const owner = await bob.events.get({ calendarId: TEAM, eventId: hidden.data.id as string });
+    expect(owner.data).toMatchObject({ summary: 'Therapy', location: 'Dr. Lee', visibility: 'private' });
+  });
+
   it('creates, renames and deletes secondary calendars but not the primary', async () => {
     const calendar = calendarFor(emulator, BOB);
     const created = await calendar.calendars.insert({

@@ -13,6 +13,8 @@ export type RuleErrorKind =
   | 'empty_group'
   | 'too_deeply_nested'
   | 'dangling_or'
+  | 'dangling_and'
+  | 'not_operator'
   | 'dangling_negation'
   | 'missing_value'
   | 'unknown_property'

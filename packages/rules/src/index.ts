@@ -27,7 +27,8 @@
  *   structured conditions (quoting as needed); `conditionsOf(ast)` is its inverse for flat queries.
  * - `formatQuery(ast)` prints a tree as a canonical query.
  * - `PROPERTIES` / `PROPERTY_NAMES` describe every property (for tool schemas and editors);
- *   `suggestProperty(name)` gives the closest valid property.
+ *   `suggestProperty(name)` gives the closest valid property; `closest(input, candidates)` the
+ *   closest of any list (for "Did you mean" over names the caller holds).
  * - Errors are values: `RuleError` extends `CalgateError` (code `invalid_argument`) with `kind`,
  *   `position` (0-based, UTF-16 code units), `suggestion` and, for unknown properties,
  *   `validProperties`. Nothing here throws on bad input.
@@ -66,4 +67,5 @@ export {
   REVIEW_THRESHOLD,
   type ScoringRule,
 } from './score.ts';
+export { closest } from './suggest.ts';
 export { SYNTAX_EXAMPLES, syntaxDoc } from './syntax-doc.ts';

@@ -1,7 +1,8 @@
 /**
  * Splits a query into tokens on demand, so the parser reports the leftmost problem first.
  * A term is `NAME:value` (the first ':' separates) or a bare value; a value is a quoted string
- * with \" and \\ escapes, or a word that runs to whitespace or a parenthesis.
+ * with \" and \\ escapes, or a word that runs to whitespace or a parenthesis. The bare words
+ * AND and OR (any case) are operators; NOT is refused, since '-' negates.
  */
 import { err, ok, type Result } from '@calgate/core';
 import { RuleError } from './errors.ts';
@@ -11,6 +12,7 @@ export type Token =
   | { type: 'rparen'; position: number }
   | { type: 'minus'; position: number; attached: boolean }
   | { type: 'or'; position: number; text: string }
+  | { type: 'and'; position: number; text: string }
   | {
       type: 'term';
       position: number;
@@ -98,8 +100,21 @@ export class Lexer {
     }
     const word = query.slice(i, j);
     this.#position = j;
-    if (word.length === 2 && word.toUpperCase() === 'OR') {
+    if (/^or$/i.test(word)) {
       return ok({ type: 'or', position: i, text: word });
+    }
+    if (/^and$/i.test(word)) {
+      return ok({ type: 'and', position: i, text: word });
+    }
+    if (/^not$/i.test(word)) {
+      // Read as a word, NOT would quietly demand the text "not": refuse it where it stands.
+      return err(
+        new RuleError(
+          'not_operator',
+          `'${word}' at position ${i} is not an operator: use '-' to negate, right before a condition or '(' (e.g. -title:lunch or -(a OR b)); to search for the word itself, quote it ("${word}").`,
+          { position: i },
+        ),
+      );
     }
     return ok({ type: 'term', position: i, name: null, value: word, valuePosition: i, quoted: false });
   }

@@ -3,7 +3,7 @@
  *
  *   query   := or
  *   or      := and ( OR and )*
- *   and     := unary+
+ *   and     := unary ( AND? unary )*
  *   unary   := '-' unary | primary
  *   primary := '(' or ')' | term
  *
@@ -62,6 +62,7 @@ const describe = (token: Token): string => {
     case 'rparen':
       return `')' at position ${token.position}`;
     case 'or':
+    case 'and':
       return `'${token.text}' at position ${token.position}`;
     default:
       return `position ${token.position}`;
@@ -175,6 +176,15 @@ class Parser {
           ),
         );
       }
+      if (t.type === 'and') {
+        return err(
+          new RuleError(
+            'dangling_and',
+            `'${t.text}' at position ${t.position} has no condition before it: expected a condition on both sides of AND.`,
+            { position: t.position },
+          ),
+        );
+      }
       if (t.type === 'rparen') {
         if (open === null) {
           return err(this.#strayParen(t.position));
@@ -250,7 +260,7 @@ class Parser {
     );
   }
 
-  /** and := unary+ */
+  /** and := unary ( AND? unary )*; #or calls it on a term, '(' or '-'. */
   #and(depth: number): Parsed {
     const items: ParsedQuery[] = [];
     for (;;) {
@@ -259,6 +269,13 @@ class Parser {
         return token;
       }
       const type = token.value.type;
+      if (type === 'and') {
+        const dangling = this.#afterAnd(token.value);
+        if (dangling !== undefined) {
+          return err(dangling);
+        }
+        continue;
+      }
       if (type !== 'term' && type !== 'lparen' && type !== 'minus') {
         break;
       }
@@ -281,6 +298,31 @@ class Parser {
     });
   }
 
+  /** Takes an explicit AND; the error when no condition follows it. */
+  #afterAnd(andToken: Extract<Token, { type: 'and' }>): RuleError | undefined {
+    this.#take();
+    const following = this.#peek();
+    if (!following.ok) {
+      return following.error;
+    }
+    const f = following.value;
+    if (f.type === 'term' || f.type === 'lparen' || f.type === 'minus') {
+      return undefined;
+    }
+    if (f.type === 'and') {
+      return new RuleError(
+        'dangling_and',
+        `'${f.text}' at position ${f.position} follows another AND: expected a condition between them.`,
+        { position: f.position },
+      );
+    }
+    return new RuleError(
+      'dangling_and',
+      `'${andToken.text}' at position ${andToken.position} has no condition after it: expected a condition after AND, found ${describe(f)}.`,
+      { position: andToken.position },
+    );
+  }
+
   /** unary := '-' unary | primary, read as a loop over the '-' signs. */
   #unary(depth: number): Parsed {
     const signs: number[] = [];
@@ -299,7 +341,7 @@ class Parser {
         return next;
       }
       const n = next.value;
-      if (!t.attached || n.type === 'end' || n.type === 'rparen' || n.type === 'or') {
+      if (!t.attached || n.type === 'end' || n.type === 'rparen' || n.type === 'or' || n.type === 'and') {
         return err(
           new RuleError(
             'dangling_negation',

@@ -15,6 +15,7 @@ export const SYNTAX_EXAMPLES: readonly { query: string; meaning: string }[] = [
   { query: 'day-of-week:sat,sun', meaning: "starts on a weekend day, in the event's time zone" },
   { query: 'time-of-day:>17:00', meaning: 'starts after 17:00 local time (all-day events never match)' },
   { query: 'domain:client.com title:weekly', meaning: 'both conditions (AND is implicit)' },
+  { query: 'title:sync AND domain:example.com', meaning: 'the same as title:sync domain:example.com' },
   { query: 'title:standup OR title:sync', meaning: 'either condition' },
   { query: '(domain:a.com OR domain:b.com) title:sync', meaning: 'grouping: a sync with a.com or b.com' },
   { query: '-title:canceled', meaning: 'negation: the title does not have the word "canceled"' },
@@ -44,8 +45,8 @@ rule's project. Test a query with \`preview_rule\` before saving it.
 \`\`\`
 query     := or
 or        := and ( OR and )*      OR (any case) binds looser than AND: "a b OR c" = (a AND b) OR c
-and       := unary+               adjacent conditions are ANDed
-unary     := '-' unary | primary  '-' (no space after it) negates a condition or a group
+and       := unary ( AND? unary )*  adjacent conditions are ANDed; writing AND (any case) is optional
+unary     := '-' unary | primary  '-' (no space after it) negates a condition or a group; NOT is refused
 primary   := '(' or ')' | term
 term      := NAME ':' value       NAME is case-insensitive; the first ':' separates
            | value                a bare value means text:value
@@ -54,6 +55,9 @@ value     := '"' chars '"'        quoted: may hold spaces, ':' and parentheses; 
 \`\`\`
 
 So \`time-of-day:>17:00\` and \`title:team-meeting\` need no quotes; \`title:"weekly sync"\` does.
+The bare words \`AND\`, \`OR\` and \`NOT\` (any case: \`and\`, \`Or\` …) are never search words:
+\`AND\` and \`OR\` are operators, and \`NOT\` is refused with "use '-' to negate" (write
+\`-title:lunch\`, not \`NOT title:lunch\`). To search for one of these words, quote it: \`"and"\`.
 A query is at most ${MAX_QUERY_LENGTH} characters; parentheses nest at most ${MAX_DEPTH} deep.
 
 ## Matching
@@ -89,11 +93,14 @@ was expected there, for example:
 - \`title:"team meeting\` → Unclosed quote at position 6
 - \`(domain:a.com OR domain:b.com\` → Missing ')' at the end of the query
 - \`title:a)\` → Unexpected ')' at position 7
-- \`OR title:a\`, \`title:a OR\` → OR needs a condition on both sides
+- \`OR title:a\`, \`title:a OR\` → OR needs a condition on both sides (the same for AND)
+- \`title:sync NOT title:planning\` → 'NOT' at position 11 is not an operator: use '-' to negate
 - \`title:a -\` → '-' has nothing to negate
 - \`title:\` → Missing value for 'title'
 - an empty query or \`()\` → empty query or group
 
 Rules never fail silently: an unknown property or an impossible value is an error, not a rule that
-matches nothing.
+matches nothing. A query that reads but matches no event is not an error: \`preview_rule\`,
+\`create_rule\` and \`update_rule\` answer it with a \`warnings\` entry (kind \`no_matches\`) naming
+the window they looked at.
 `;

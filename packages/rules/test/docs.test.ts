@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { compileQuery, PROPERTIES, PROPERTY_NAMES, SYNTAX_EXAMPLES, syntaxDoc } from '../src/index.ts';
+import {
+  compileQuery,
+  formatQuery,
+  PROPERTIES,
+  PROPERTY_NAMES,
+  SYNTAX_EXAMPLES,
+  syntaxDoc,
+} from '../src/index.ts';
 
 describe('syntaxDoc', () => {
   it('documents the grammar, every property, examples and errors', () => {
@@ -14,6 +21,20 @@ describe('syntaxDoc', () => {
     }
     expect(syntaxDoc).toContain('## Errors');
     expect(syntaxDoc).toContain("Unknown property 'subject' at position 0. Did you mean 'title'?");
+  });
+
+  it('says AND is optional, OR and AND are read in any case, and NOT is refused for -', () => {
+    expect(syntaxDoc).toContain('writing AND (any case) is optional');
+    expect(syntaxDoc).toContain("use '-' to negate");
+    expect(syntaxDoc).toContain('`warnings`');
+    const and = compileQuery('title:sync AND domain:example.com');
+    const implicit = compileQuery('title:sync domain:example.com');
+    expect(and.ok && formatQuery(and.value.ast)).toBe(implicit.ok && formatQuery(implicit.value.ast));
+    const not = compileQuery('title:sync NOT title:planning');
+    expect(not.ok).toBe(false);
+    if (!not.ok) {
+      expect(syntaxDoc).toContain(not.error.message.slice(0, not.error.message.indexOf(',')));
+    }
   });
 
   it('has examples that all parse, and a working example for every property', () => {

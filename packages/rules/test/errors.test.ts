@@ -107,6 +107,37 @@ describe('OR at either end', () => {
   });
 });
 
+describe('AND at either end, and NOT', () => {
+  it('refuses AND with nothing before or after it', () => {
+    expect(expectError('AND title:a', 'dangling_and', 0).message).toBe(
+      "'AND' at position 0 has no condition before it: expected a condition on both sides of AND.",
+    );
+    expectError('(and a)', 'dangling_and', 1);
+    expectError('a OR and b', 'dangling_and', 5);
+    expect(expectError('title:a AND', 'dangling_and', 8).message).toBe(
+      "'AND' at position 8 has no condition after it: expected a condition after AND, found the end of the query.",
+    );
+    expect(expectError('(a and)', 'dangling_and', 3).message).toContain("found ')' at position 6");
+    expect(expectError('a AND OR b', 'dangling_and', 2).message).toContain("found 'OR' at position 6");
+    expect(expectError('a AND and b', 'dangling_and', 6).message).toBe(
+      "'and' at position 6 follows another AND: expected a condition between them.",
+    );
+    expect(expectError('a -AND b', 'dangling_negation', 2).message).toContain("found 'AND' at position 3");
+  });
+
+  it("refuses NOT in any case at its position, pointing to '-'", () => {
+    for (const not of ['NOT', 'not', 'Not']) {
+      const error = expectError(`title:sync ${not} title:planning`, 'not_operator', 11);
+      expect(error.message).toBe(
+        `'${not}' at position 11 is not an operator: use '-' to negate, right before a condition or '(' (e.g. -title:lunch or -(a OR b)); to search for the word itself, quote it ("${not}").`,
+      );
+    }
+    expectError('NOT title:a', 'not_operator', 0);
+    expectError('(a OR b) not', 'not_operator', 9);
+    expectError('-not', 'not_operator', 1);
+  });
+});
+
 describe('negation with nothing after it', () => {
   it('refuses a trailing -', () => {
     expect(expectError('title:a -', 'dangling_negation', 8).message).toBe(

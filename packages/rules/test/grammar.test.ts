@@ -120,6 +120,26 @@ describe('AND, OR and grouping', () => {
     expect(s('a OR b OR c')).toBe('or(text="a", text="b", text="c")');
   });
 
+  it('reads AND in any case as the implicit AND it already is', () => {
+    const implicit = s('title:sync domain:example.com');
+    for (const and of ['AND', 'and', 'And', 'aNd']) {
+      expect(s(`title:sync ${and} domain:example.com`)).toBe(implicit);
+    }
+    expect(s('a AND b OR c')).toBe(s('a b OR c'));
+    expect(s('a OR b AND c')).toBe('or(text="a", and(text="b", text="c"))');
+    expect(s('a AND -b AND (c OR d)')).toBe('and(text="a", not(text="b"), or(text="c", text="d"))');
+    expect(s('a AND(b)')).toBe('and(text="a", text="b")');
+  });
+
+  it('keeps AND, OR and NOT as words when quoted, glued to more letters or after a colon', () => {
+    expect(s('"AND"')).toBe('text="AND"');
+    expect(s('"not" title:x')).toBe('and(text="not", title="x")');
+    expect(s('a ANDb')).toBe('and(text="a", text="ANDb")');
+    expect(s('nothing notes')).toBe('and(text="nothing", text="notes")');
+    expect(s('title:and')).toBe('title="and"');
+    expect(s('title:NOT')).toBe('title="NOT"');
+  });
+
   it('reads OR in any case as the keyword, but not inside a longer word or after a colon', () => {
     expect(s('a or b')).toBe('or(text="a", text="b")');
     expect(s('a Or b')).toBe('or(text="a", text="b")');

@@ -322,20 +322,19 @@ describe('sendLettaMessage: retries', () => {
 
 describe('sendLettaMessage: SSRF policy', () => {
   it('refuses a loopback base URL unless private targets are allowed', async () => {
+    // Blocked, not failed: a worker with OUTBOUND_ALLOW_PRIVATE on would deliver it.
     const outcome = await sendLettaMessage(delivery(), { allowPrivate: false });
-    expect(outcome).toMatchObject({ kind: 'failed', status: null });
-    if (outcome.kind !== 'failed') {
+    expect(outcome).toMatchObject({ kind: 'blocked', status: null });
+    if (outcome.kind !== 'blocked') {
       return;
     }
-    expect(outcome.error.code).toBe('invalid_argument');
-    expect(outcome.error.message).toContain('must use https');
+    expect(outcome.error.code).toBe('permission_denied');
+    expect(outcome.error.message).toMatch(
+      /loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)/,
+    );
+    expectNoLeak(outcome);
     const https = await sendLettaMessage(delivery(), { allowPrivate: false, requireHttps: false });
-    expect(https).toMatchObject({ kind: 'failed', status: null });
-    if (https.kind === 'failed') {
-      expect(https.error.code).toBe('permission_denied');
-      expect(https.error.message).toMatch(/loopback address.*TARGETS_ALLOW_PRIVATE=true/);
-      expectNoLeak(https);
-    }
+    expect(https).toMatchObject({ kind: 'blocked', status: null });
     expect(emulator.admin.requests()).toEqual([]);
   });
 
@@ -348,8 +347,8 @@ describe('sendLettaMessage: SSRF policy', () => {
       allowPrivate: false,
       resolve,
     });
-    expect(outcome).toMatchObject({ kind: 'failed', status: null });
-    if (outcome.kind === 'failed') {
+    expect(outcome).toMatchObject({ kind: 'blocked', status: null });
+    if (outcome.kind === 'blocked') {
       expect(outcome.error.message).toMatch(/resolves to 10\.0\.0\.7/);
     }
   });

@@ -7,6 +7,7 @@ import {
   type HostResolver,
   pinnedLookup,
   type ResolvedAddress,
+  TargetPolicyError,
 } from '../src/index.ts';
 
 type Verdict = 'ok' | AddressClass | 'invalid';
@@ -101,15 +102,19 @@ describe('checkTargetUrl: shape', () => {
       'target URL must not contain credentials',
     );
     const plain = await checkTargetUrl('http://8.8.8.8/', { allowPrivate: false });
-    expect(plain.ok || plain.error.message).toBe('target URL must use https');
+    expect(plain.ok || plain.error.message).toBe(
+      'target URL must use https; Calgate accepts plain http only when OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
+    );
+    expect(plain.ok || plain.error instanceof TargetPolicyError).toBe(true);
     const scheme = await checkTargetUrl('gopher://8.8.8.8/', { allowPrivate: true });
     expect(scheme.ok || scheme.error.message).toBe('target URL must use https, not gopher');
     const refused = await checkTargetUrl('https://10.0.0.1/hook?token=s3cr3t', { allowPrivate: false });
     expect(refused.ok).toBe(false);
     if (!refused.ok) {
       expect(refused.error.message).toBe(
-        'target URL address 10.0.0.1 is a private address; set TARGETS_ALLOW_PRIVATE=true to allow private networks',
+        'target URL address 10.0.0.1 is a private address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
       );
+      expect(refused.error).toBeInstanceOf(TargetPolicyError);
       expect(JSON.stringify(refused.error.context)).not.toContain('s3cr3t');
     }
     const named = await checkTargetUrl('https://localhost/?token=s3cr3t', { allowPrivate: false });
@@ -153,8 +158,10 @@ describe('checkTargetUrl with allowPrivate (TARGETS_ALLOW_PRIVATE=true)', () => 
     expect(local.ok && local.value.url.href).toBe('http://localhost:3000/x');
     const metadata = await checkTargetUrl('http://169.254.169.254/', { allowPrivate: true });
     expect(metadata.ok || metadata.error.message).toBe(
-      'target URL address 169.254.169.254 is a cloud metadata address',
+      'target URL address 169.254.169.254 is a cloud metadata address; no setting allows it',
     );
+    // No setting would let it through, so it is not a policy refusal a delivery could wait out.
+    expect(metadata.ok || metadata.error instanceof TargetPolicyError).toBe(false);
   });
 });
 

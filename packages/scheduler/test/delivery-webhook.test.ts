@@ -299,13 +299,21 @@ describe('sendWebhook: refusals before any request', () => {
     const hook = await receiver(answer(200));
     const https = `https://127.0.0.1:${hook.port}/hooks?token=s3cr3t-query`;
     const outcome = await sendWebhook(delivery(https), { allowPrivate: false });
-    expect(outcome).toMatchObject({ kind: 'failed', status: null });
-    expect(outcome.kind === 'failed' && outcome.error.code).toBe('permission_denied');
-    expect(outcome.kind === 'failed' && outcome.error.message).toBe(
-      'webhook target tgt_9xY refused: target URL address 127.0.0.1 is a loopback address; set TARGETS_ALLOW_PRIVATE=true to allow private networks',
+    // Blocked, not failed: a worker with OUTBOUND_ALLOW_PRIVATE on would deliver it.
+    expect(outcome).toMatchObject({ kind: 'blocked', status: null });
+    expect(outcome.kind === 'blocked' && outcome.error.code).toBe('permission_denied');
+    expect(outcome.kind === 'blocked' && outcome.error.message).toBe(
+      'webhook target tgt_9xY refused: target URL address 127.0.0.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
     );
     const plain = await sendWebhook(delivery(hook.url), { allowPrivate: false });
-    expect(plain.kind === 'failed' && plain.error.code).toBe('invalid_argument');
+    expect(plain.kind).toBe('blocked');
+    expect(plain.kind === 'blocked' && plain.error.message).toMatch(
+      /loopback address; Calgate refuses private/,
+    );
+    const plainPublic = await sendWebhook(delivery('http://93.184.215.14/hook'), { allowPrivate: false });
+    expect(plainPublic.kind === 'blocked' && plainPublic.error.code).toBe('invalid_argument');
+    const metadata = await sendWebhook(delivery('https://169.254.169.254/'), { allowPrivate: true });
+    expect(metadata.kind).toBe('failed');
     expect(hook.received).toHaveLength(0);
     expectNoLeak(outcome);
   });

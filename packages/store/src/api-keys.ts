@@ -163,9 +163,19 @@ export class ApiKeyRepository {
       expiresAt?: Date | null;
       toolsets?: readonly string[] | undefined;
       grants?: readonly NewKeyGrant[] | undefined;
+      /** The key's own IANA zone; absent or null: the workspace's (else its default calendar's). */
+      timeZone?: string | null | undefined;
     },
   ): Promise<{ key: ApiKeyDetails; secret: string }> {
     const toolsets = checkedToolsets(input.toolsets ?? DEFAULT_TOOLSETS);
+    let timeZone: string | null = null;
+    if (typeof input.timeZone === 'string') {
+      const checked = validateTimeZone(input.timeZone.trim());
+      if (!checked.ok) {
+        throw checked.error;
+      }
+      timeZone = checked.value;
+    }
     const grants = (input.grants ?? []).filter((grant) => grant.read || grant.write);
     const named = grants.map((grant) => grant.calendarId);
     const twice = named.find((id, index) => named.indexOf(id) !== index);
@@ -202,6 +212,7 @@ export class ApiKeyRepository {
           hash: hashApiKey(secret),
           expiresAt: input.expiresAt ?? null,
           toolsets,
+          timeZone,
         },
         select: DETAILS,
       });

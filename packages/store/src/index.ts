@@ -117,6 +117,7 @@ export {
 } from './rules.ts';
 export {
   AGENT_ID_MAX,
+  type BlockedOccurrence,
   type CancelOutcome,
   type Claim,
   type ClaimPlan,
@@ -155,6 +156,12 @@ export {
   type SessionRecord,
   SessionRepository,
 } from './sessions.ts';
-export { type CalendarRecord, type DiscoveredCalendar, LOCAL_ACCOUNT, TenancyRepository } from './tenancy.ts';
+export {
+  type CalendarRecord,
+  type DiscoveredCalendar,
+  LOCAL_ACCOUNT,
+  TenancyRepository,
+  type TenantRecord,
+} from './tenancy.ts';
 export { type TotpRecord, TotpRepository } from './totp.ts';
-export { type SignUpOutcome, type UserRecord, UserRepository } from './users.ts';
+export { FIRST_RUN_CALENDAR, type SignUpOutcome, type UserRecord, UserRepository } from './users.ts';

@@ -35,6 +35,8 @@ export interface KeyAccess {
   defaultCalendarId: string | null;
   /** The key's own IANA time zone, when set. */
   timeZone: string | null;
+  /** The workspace's (tenant's) IANA time zone, when set: the zone of a key without its own. */
+  workspaceTimeZone: string | null;
   /** The toolsets whose tools the key's agent sees. */
   toolsets: string[];
   /** The agent this key's scheduled prompts go to when neither the call nor its _meta names one. */
@@ -50,6 +52,7 @@ interface Row {
   expires_at: Date | null;
   revoked_at: Date | null;
   time_zone: string | null;
+  workspace_time_zone: string | null;
   toolsets: string[];
   default_agent_id: string | null;
   kind: 'key' | 'oauth';
@@ -60,7 +63,8 @@ interface Row {
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup. EXPIRES is the
 // expression for expires_at: a secret replaced by a rotation also ends with its grace period.
 const query = (expires: string) => `
-SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone, k.toolsets, k.default_agent_id, k.kind,
+SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone,
+  (SELECT t.time_zone FROM tenants t WHERE t.id = k.tenant_id) AS workspace_time_zone, k.toolsets, k.default_agent_id, k.kind,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -131,6 +135,7 @@ async function keyAccessWhere(
     calendars: row.calendars ?? [],
     defaultCalendarId: row.default_calendar_id,
     timeZone: row.time_zone,
+    workspaceTimeZone: row.workspace_time_zone,
     toolsets: row.toolsets,
     defaultAgentId: row.default_agent_id,
     kind: row.kind,

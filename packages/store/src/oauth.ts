@@ -453,8 +453,11 @@ export class OAuthRepository {
   }
 
   /**
-   * Redeems a code once. The first presentation burns it whatever follows; a replay also revokes
-   * every refresh token of its connection. Each refusal is an `invalid_grant`.
+   * Redeems a code once. The first presentation burns it whatever follows. A replay means the code
+   * leaked (RFC 6749 §4.1.2): it revokes the code's connection, so the access tokens issued for
+   * the code stop at the next call (they are JWTs, checked against their connection), and every
+   * refresh token of it; the refusal says so in `context.revokedKeyId`, for the caller to drop
+   * cached lookups. Each refusal is an `invalid_grant`.
    */
   async consumeCode(
     code: string,
@@ -489,11 +492,12 @@ export class OAuthRepository {
       if (replayed === undefined) {
         throw invalidGrant('Unknown authorization code.');
       }
-      await revokeRefreshTokens(this.#pool, 'tenant_id = $1 AND key_id = $2', [
-        replayed.tenant_id,
-        replayed.key_id,
-      ]);
-      throw invalidGrant("Authorization code was already used; the connection's refresh tokens are revoked.");
+      await this.revokeConnection(replayed.tenant_id, replayed.key_id);
+      const refusal = invalidGrant(
+        'Authorization code was already used; the connection it authorized is revoked with its access and refresh tokens. Approve the app again to reconnect.',
+      );
+      refusal.context.revokedKeyId = replayed.key_id;
+      throw refusal;
     }
     if (row.expired) {
       throw invalidGrant('Authorization code has expired.');

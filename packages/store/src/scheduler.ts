@@ -14,6 +14,7 @@ import type { SecretBox } from './secret-box.ts';
 export { DeliveryRepository } from './scheduler/deliveries.ts';
 export * from './scheduler/model.ts';
 export {
+  type BlockedOccurrence,
   type Claim,
   type ClaimPlan,
   MAX_MISSED_ROWS,

@@ -14,6 +14,15 @@ export interface CalendarRecord {
   accessRole: string;
 }
 
+/** A workspace: its name and the time zone keys without their own zone answer in. */
+export interface TenantRecord {
+  id: string;
+  name: string;
+  /** IANA zone; null: unset (keys fall back to their default calendar's zone). */
+  timeZone: string | null;
+  createdAt: Date;
+}
+
 export const LOCAL_ACCOUNT = 'local';
 
 /** A calendar as an upstream account reports it. */
@@ -34,16 +43,28 @@ export class TenancyRepository {
     this.#prisma = prisma;
   }
 
-  createTenant(name: string): Promise<{ id: string; name: string; createdAt: Date }> {
+  createTenant(name: string): Promise<TenantRecord> {
     return this.#prisma.tenant.create({ data: { id: newId('tnt'), name } });
   }
 
-  getTenant(id: string): Promise<{ id: string; name: string; createdAt: Date } | null> {
+  getTenant(id: string): Promise<TenantRecord | null> {
     return this.#prisma.tenant.findUnique({ where: { id } });
   }
 
-  listTenants(): Promise<{ id: string; name: string; createdAt: Date }[]> {
+  listTenants(): Promise<TenantRecord[]> {
     return this.#prisma.tenant.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  /**
+   * Sets the workspace's name and/or time zone (null: unset). Keys read the zone with their
+   * access, so callers forget cached key lookups after this. Null when there is no such tenant.
+   */
+  async updateTenant(
+    id: string,
+    patch: { name?: string; timeZone?: string | null },
+  ): Promise<TenantRecord | null> {
+    const { count } = await this.#prisma.tenant.updateMany({ where: { id }, data: patch });
+    return count === 0 ? null : this.getTenant(id);
   }
 
   /** A calendar kept by Calgate itself, on the tenant's one `local` connection (created on demand). */

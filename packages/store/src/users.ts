@@ -1,5 +1,8 @@
 import { newId } from '@calgate/core';
 import type { Prisma } from './db.ts';
+import type { Prisma as Generated } from './generated/prisma/client.ts';
+
+type Transaction = Generated.TransactionClient;
 
 export interface UserRecord {
   id: string;
@@ -17,6 +20,27 @@ const USER = { id: true, tenantId: true, email: true, createdAt: true } as const
 /** Serialises first sign-ups across gateway processes, so a fresh install gets one owner. */
 const FIRST_USER_LOCK = 0x6367_7573;
 
+/** The name `calgate start` gives the local calendar it creates on an empty database. */
+export const FIRST_RUN_CALENDAR = 'Calgate';
+
+/**
+ * The calendar `calgate start` created took the machine's zone (UTC on most servers): when the
+ * owner names the workspace's zone, that calendar moves to it, as long as it is still the first
+ * run's (a local calendar named "Calgate") and holds nothing yet. A calendar with events keeps its
+ * zone: its all-day events are stored as midnights in that zone.
+ */
+async function moveFirstRunCalendar(tx: Transaction, tenantId: string, timeZone: string): Promise<void> {
+  const calendar = await tx.calendar.findFirst({
+    where: { tenantId, summary: FIRST_RUN_CALENDAR, connection: { provider: 'local' } },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, _count: { select: { events: true, bookings: true } } },
+  });
+  if (calendar === null || calendar._count.events > 0 || calendar._count.bookings > 0) {
+    return;
+  }
+  await tx.calendar.update({ where: { id: calendar.id }, data: { timeZone } });
+}
+
 /** Dashboard users: email and an argon2id PHC string; each belongs to one tenant. */
 export class UserRepository {
   readonly #prisma: Prisma;
@@ -28,8 +52,15 @@ export class UserRepository {
   /**
    * Signs up the first user of this installation: it adopts the oldest tenant without users (the
    * one an embedded first run created) or creates one. Once any user exists, sign-up is closed.
+   * A `timeZone` becomes the workspace's zone, and the first-run calendar moves to it (see
+   * `moveFirstRunCalendar`).
    */
-  signUpFirst(input: { email: string; passwordHash: string; tenantName?: string }): Promise<SignUpOutcome> {
+  signUpFirst(input: {
+    email: string;
+    passwordHash: string;
+    tenantName?: string;
+    timeZone?: string;
+  }): Promise<SignUpOutcome> {
     return this.#prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${FIRST_USER_LOCK})`;
       if ((await tx.user.count()) > 0) {
@@ -40,12 +71,19 @@ export class UserRepository {
         orderBy: { createdAt: 'asc' },
         select: { id: true },
       });
+      const timeZone = input.timeZone === undefined ? {} : { timeZone: input.timeZone };
       const tenant =
         orphan === null
-          ? await tx.tenant.create({ data: { id: newId('tnt'), name: input.tenantName ?? 'My Calgate' } })
-          : input.tenantName === undefined
-            ? await tx.tenant.findUniqueOrThrow({ where: { id: orphan.id } })
-            : await tx.tenant.update({ where: { id: orphan.id }, data: { name: input.tenantName } });
+          ? await tx.tenant.create({
+              data: { id: newId('tnt'), name: input.tenantName ?? 'My Calgate', ...timeZone },
+            })
+          : await tx.tenant.update({
+              where: { id: orphan.id },
+              data: { ...(input.tenantName === undefined ? {} : { name: input.tenantName }), ...timeZone },
+            });
+      if (orphan !== null && input.timeZone !== undefined) {
+        await moveFirstRunCalendar(tx, orphan.id, input.timeZone);
+      }
       const user = await tx.user.create({
         data: { id: newId('usr'), tenantId: tenant.id, email: input.email, passwordHash: input.passwordHash },
         select: USER,

@@ -17,6 +17,10 @@ describe('every model round-trips through the migrated database', () => {
     const p = db.prisma;
     const tenant = await p.tenant.create({ data: { id: 'tnt_rt', name: 'Round Trip' } });
     expect(await p.tenant.findUniqueOrThrow({ where: { id: tenant.id } })).toEqual(tenant);
+    expect(tenant.timeZone).toBeNull();
+    const zoned = await p.tenant.update({ where: { id: tenant.id }, data: { timeZone: 'Europe/Berlin' } });
+    expect(await p.tenant.findUniqueOrThrow({ where: { id: tenant.id } })).toEqual(zoned);
+    expect(zoned.timeZone).toBe('Europe/Berlin');
 
     const user = await p.user.create({
       data: { id: 'usr_rt', tenantId: tenant.id, email: 'ada@example.com', passwordHash: '$argon2id$x' },

@@ -597,6 +597,19 @@ describe('classifications', () => {
         'invalid_argument',
         'A manual classification names a project or is skip.',
       ],
+      [
+        () =>
+          repo.classifications.setManualMany(A, [occurrence, { ...occurrence, calendarId: 'cal_b' }], {
+            skip: true,
+          }),
+        'not_found',
+        'No calendar cal_b in this tenant.',
+      ],
+      [
+        () => repo.classifications.setManualMany(A, [occurrence, occurrence], { projectId: acme }),
+        'invalid_argument',
+        'Event evx of calendar cal_a2 appears twice in one batch.',
+      ],
     ];
     for (const [attempt, code, message] of cases) {
       const error = await failure(attempt());
@@ -608,6 +621,30 @@ describe('classifications', () => {
     expect(refused.code).toBe('precondition_failed');
     expect(await count(db, 'classifications', A)).toBe(before);
     expect(await repo.classifications.getMany(A, 'cal_a1', ['ok'])).toEqual(new Map());
+  });
+
+  it('files many occurrences by hand at once, replacing what rules filed', async () => {
+    const times = (day: number) => ({
+      start: at(`2027-03-0${day}T08:00:00Z`),
+      end: at(`2027-03-0${day}T08:15:00Z`),
+    });
+    await repo.classifications.upsertFromRules(A, [verdict('many_2', acme, { confidence: 1, ...times(2) })]);
+    const occurrences = [1, 2, 3].map((day) => ({
+      calendarId: 'cal_a2',
+      eventId: `many_${day}`,
+      ...times(day),
+    }));
+    const filed = await repo.classifications.setManualMany(A, occurrences, { projectId: beta });
+    expect(filed.map((record) => [record.eventId, record.projectId, record.source])).toEqual([
+      ['many_1', beta, 'manual'],
+      ['many_2', beta, 'manual'],
+      ['many_3', beta, 'manual'],
+    ]);
+    const stored = await repo.classifications.getMany(A, 'cal_a2', ['many_1', 'many_2', 'many_3']);
+    expect(
+      [...stored.values()].every((record) => record.source === 'manual' && record.projectId === beta),
+    ).toBe(true);
+    expect(await repo.classifications.setManualMany(A, [], { skip: true })).toEqual([]);
   });
 
   it('lists occurrences overlapping a range, with filters, by start', async () => {

@@ -421,6 +421,29 @@ describe('schedules', () => {
     });
   });
 
+  it('an event-relative schedule with no event planned stays active without a next run; others may not', async () => {
+    const events: StoredSpec = { kind: 'around_events', query: 'title:standup', offsetMinutes: -10 };
+    const s = await repo.schedules.create(A, {
+      keyId: 'key_a1',
+      prompt: 'Standup',
+      spec: events,
+      nextRunAt: null,
+    });
+    expect(s).toMatchObject({ status: 'active', nextRunAt: null });
+    const planned = await repo.schedules.setNextRun(A, s.id, {
+      nextRunAt: at('2026-11-23T08:50:00Z'),
+      finished: false,
+    });
+    expect(planned).toMatchObject({ status: 'active', nextRunAt: at('2026-11-23T08:50:00Z') });
+    const unplanned = await repo.schedules.setNextRun(A, s.id, { nextRunAt: null, finished: false });
+    expect(unplanned).toMatchObject({ status: 'active', nextRunAt: null });
+    // The database holds the rule too: only an event-relative schedule is active without a next run.
+    await expect(
+      repo.schedules.create(A, { keyId: 'key_a1', prompt: 'Cron', spec: CRON, nextRunAt: null }),
+    ).rejects.toThrow(/schedules_next_run/);
+    await repo.schedules.cancel(A, s.id);
+  });
+
   it('a target cannot be deleted while live schedules use it; ended schedules keep their history', async () => {
     const { target } = await repo.targets.create(A, {
       kind: 'webhook',
@@ -625,6 +648,65 @@ describe('deliveries', () => {
       code: '23505',
       constraint: 'deliveries_occurrence_id_key',
     });
+  });
+});
+
+describe("occurrences blocked by a worker's URL policy", () => {
+  it('are queued again once each as their next attempt; those older than the window fail with why', async () => {
+    const s = await repo.schedules.create(A, {
+      keyId: 'key_a1',
+      prompt: 'p',
+      spec: CRON,
+      nextRunAt: at('2030-01-01T08:00:00Z'),
+    });
+    const reason = 'webhook target tgt_x refused: target URL address 127.0.0.1 is a loopback address';
+    for (const [when, attempt] of [
+      ['2026-11-20T09:00:00Z', 1],
+      ['2026-11-23T09:00:00Z', 2],
+    ] as const) {
+      await repo.deliveries.record(A, {
+        scheduleId: s.id,
+        occurrenceAt: at(when),
+        attempt,
+        status: 'pending',
+      });
+      await repo.runs.settle(
+        { tenantId: A, scheduleId: s.id, occurrenceAt: at(when), attempt },
+        { status: 'blocked', error: reason },
+      );
+    }
+    const fresh = occurrenceId(s.id, at('2026-11-23T09:00:00Z'));
+    const old = occurrenceId(s.id, at('2026-11-20T09:00:00Z'));
+    expect((await repo.deliveries.get(A, fresh))?.status).toBe('blocked');
+
+    const queued: unknown[] = [];
+    const outcome = await repo.runs.requeueBlocked(at('2026-11-22T00:00:00Z'), async (client, blocked) => {
+      // The caller's statements run in the same transaction, on the connection given.
+      await client.query('SELECT 1');
+      queued.push(...blocked);
+    });
+    expect(outcome).toEqual({ queued: 1, failed: 1 });
+    expect(queued).toEqual([
+      {
+        tenantId: A,
+        scheduleId: s.id,
+        occurrenceId: fresh,
+        occurrenceAt: at('2026-11-23T09:00:00Z'),
+        attempt: 3,
+        event: null,
+      },
+    ]);
+    expect(await repo.deliveries.get(A, fresh)).toMatchObject({ status: 'retrying', attempt: 3 });
+    expect(await repo.deliveries.get(A, old)).toMatchObject({
+      status: 'failed',
+      error: `Blocked by the URL policy for longer than the retry window: ${reason}`,
+    });
+    // Nothing is left to queue: a second start queues nothing again.
+    expect(await repo.runs.requeueBlocked(at('2026-11-22T00:00:00Z'), async () => {})).toEqual({
+      queued: 0,
+      failed: 0,
+    });
+    await repo.schedules.cancel(A, s.id);
   });
 });
 

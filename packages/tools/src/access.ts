@@ -27,8 +27,10 @@ export interface Principal {
   calendars: readonly KeyCalendar[];
   /** The key's default calendar (what `primary` and an omitted calendarId mean), when set. */
   defaultCalendarId?: string | null | undefined;
-  /** The key's own time zone (IANA), when set; else its default calendar's. */
+  /** The key's own time zone (IANA), when set; else the workspace's, else its default calendar's. */
   timeZone?: string | null | undefined;
+  /** The workspace's (tenant's) time zone, when set: what a key without its own zone answers in. */
+  workspaceTimeZone?: string | null | undefined;
   /** The toolsets the key has switched on; absent, every toolset (in-process servers and tests). */
   toolsets?: readonly string[] | undefined;
   /** A connected app (approved through OAuth consent) rather than an API key; absent, a key. */
@@ -106,9 +108,17 @@ export class CalendarAccess {
     );
   }
 
-  /** The key's time zone: its own, else its default calendar's, else UTC. */
+  /** The key's time zone: its own, else the workspace's, else its default calendar's, else UTC. */
   timeZone(): string {
-    return this.#timeZoneSet ?? this.#principal.timeZone ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+    return this.personZone() ?? this.defaultCalendar()?.timeZone ?? 'UTC';
+  }
+
+  /**
+   * The person's zone, when known: the key's own (as set during this request by set_time_zone,
+   * else as loaded), else the workspace's.
+   */
+  personZone(): string | undefined {
+    return this.#timeZoneSet ?? this.#principal.timeZone ?? this.#principal.workspaceTimeZone ?? undefined;
   }
 
   /** The key's own zone changed during this request: its later calls (in a batch) read it. */
@@ -118,16 +128,16 @@ export class CalendarAccess {
 
   /**
    * The zone a call reads local times in and writes its answer in: the request's `timeZone`, else
-   * the key's own zone when one is set (the person's, e.g. by set_time_zone), else the zone the
-   * calendars the request is about share, else the key's default calendar's.
+   * the person's (the key's own, e.g. set by set_time_zone, else the workspace's), else the zone
+   * the calendars the request is about share, else the key's default calendar's.
    */
   zoneFor(requestTimeZone: string | undefined, calendars: readonly KeyCalendar[] = []): string {
     if (requestTimeZone !== undefined) {
       return requestTimeZone;
     }
-    const own = this.#timeZoneSet ?? this.#principal.timeZone;
-    if (own !== undefined && own !== null) {
-      return own;
+    const person = this.personZone();
+    if (person !== undefined) {
+      return person;
     }
     const [only, ...rest] = calendars;
     if (only !== undefined && rest.every((calendar) => calendar.timeZone === only.timeZone)) {

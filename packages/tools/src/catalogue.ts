@@ -171,11 +171,14 @@ export interface RulesServices {
   /** The filings of these occurrences of one calendar, by event id; absent ones were never filed. */
   filings(calendarId: string, eventIds: readonly string[]): Promise<Map<string, OccurrenceFiling>>;
   applyVerdicts(verdicts: readonly RulesVerdict[]): Promise<RulesApplication>;
-  /** Files one occurrence by hand; no later application of the rules changes it. */
+  /**
+   * Files occurrences by hand, all alike and all or none (one event, or a series' occurrences in
+   * a range); no later application of the rules changes them.
+   */
   fileManually(
-    occurrence: { calendarId: string; eventId: string; start: Date; end: Date },
+    occurrences: readonly { calendarId: string; eventId: string; start: Date; end: Date }[],
     choice: { projectId: string } | { skip: true },
-  ): Promise<OccurrenceFiling>;
+  ): Promise<OccurrenceFiling[]>;
 }
 
 /**

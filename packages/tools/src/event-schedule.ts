@@ -25,8 +25,20 @@ export interface EventOccurrencePlan {
   summary: string;
 }
 
-/** How far ahead event-relative prompts are planned; the worker re-plans every minute. */
+/** How far ahead event-relative prompts are planned. */
 export const EVENT_PLAN_HORIZON_MS = 48 * 60 * 60_000;
+/** How often the worker's sweep plans every event-relative schedule again, in minutes. */
+export const EVENT_PLAN_SWEEP_MINUTES = 1;
+
+/**
+ * Why an active event-relative schedule has no next run: nothing matches in the window planned.
+ * Names the real window and sweep, so an agent knows when to look again.
+ */
+export function noPlannedEventReason(query: string): string {
+  const hours = EVENT_PLAN_HORIZON_MS / (60 * 60_000);
+  const every = EVENT_PLAN_SWEEP_MINUTES === 1 ? 'minute' : `${EVENT_PLAN_SWEEP_MINUTES} minutes`;
+  return `no event matching ${JSON.stringify(query)} in the next ${hours} h; checked every ${every}`;
+}
 /** The largest offset allowed either way: one week. */
 export const MAX_EVENT_OFFSET_MINUTES = 7 * 24 * 60;
 

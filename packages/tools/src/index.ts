@@ -47,6 +47,7 @@ export { screenText } from './firewall.ts';
 export { eventTable, formatText, jsonOf, toonView } from './format.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
+export { PROMPT_PLACEHOLDERS } from './prompts.ts';
 export type {
   CreatedScheduledPrompt,
   DeliveryTargetInfo,
@@ -79,6 +80,7 @@ export {
   type TimesheetRequest,
   timesheetCsv,
   timesheetFor,
+  unknownProject,
 } from './tools/rules/index.ts';
 export { RULES_SYNTAX_URI } from './tools/rules/resources.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';
@@ -105,8 +107,10 @@ export function catalogue(): Catalogue {
 export {
   checkEventSpec,
   EVENT_PLAN_HORIZON_MS,
+  EVENT_PLAN_SWEEP_MINUTES,
   type EventOccurrencePlan,
   type EventScheduleSpec,
   MAX_EVENT_OFFSET_MINUTES,
+  noPlannedEventReason,
   planEventOccurrences,
 } from './event-schedule.ts';

@@ -48,6 +48,16 @@ interface PromptSpec {
   text(args: Record<string, string | undefined>, context: PromptContext): string;
 }
 
+/**
+ * What the prompts' example calls leave for the agent to fill in, spelled the same in every
+ * prompt (a test fills them and makes every call as written).
+ */
+export const PROMPT_PLACEHOLDERS = {
+  title: '<title>',
+  slotStart: '<slot start>',
+  slotEnd: '<slot end>',
+} as const;
+
 /** A tool call as the prompt spells it out. */
 const call = (tool: string, args: Record<string, unknown>) => `${tool} with ${JSON.stringify(args)}`;
 
@@ -213,18 +223,27 @@ const findMeetingTime: PromptSpec = {
         `Only the key's calendars are checked: ${attendees.join(', ')} may be busy in calendars Calgate does not hold, so offer the slots for them to confirm.`,
       );
     }
-    if (context.visible.has('create_event')) {
+    // Where the meeting goes: the key's default calendar when it may write there, else its first
+    // writable one, named by id so the call does not depend on what 'primary' means for the key.
+    const writable = context.access.list().filter((calendar) => calendar.canWrite && calendar.enabled);
+    const target =
+      writable.find((calendar) => calendar.id === context.access.defaultCalendar()?.id) ?? writable[0];
+    const { title, slotStart, slotEnd } = PROMPT_PLACEHOLDERS;
+    const invited = attendees.length === 0 ? {} : { attendees };
+    const fill = `(${slotStart}: the chosen start as ${finder.split(' ')[0]} wrote it, with its offset; ${slotEnd}: ${minutes} minutes later; ${title}: the meeting's title)`;
+    if (target !== undefined && context.visible.has('create_event')) {
       steps.push(
         `Once a slot is chosen, call ${call('create_event', {
-          summary: '<title>',
-          start: { dateTime: '<slot start>' },
-          end: { dateTime: '<slot end>' },
-          ...(attendees.length === 0 ? {} : { attendees: attendees.map((email) => ({ email })) }),
-        })}.`,
+          calendarId: target.id,
+          summary: title,
+          start: { dateTime: slotStart },
+          end: { dateTime: slotEnd },
+          ...invited,
+        })} ${fill}.`,
       );
-    } else if (context.visible.has('book_slot')) {
+    } else if (target !== undefined && context.visible.has('book_slot')) {
       steps.push(
-        `Once a slot is chosen, call ${call('book_slot', { calendarId: '<calendar id>', start: '<slot start>', end: '<slot end>', summary: '<title>' })}.`,
+        `Once a slot is chosen, call ${call('book_slot', { calendarId: target.id, start: slotStart, end: slotEnd, summary: title, ...invited })} ${fill}.`,
       );
     }
     const who = attendees.length === 0 ? '' : ` with ${attendees.join(', ')}`;
@@ -306,15 +325,16 @@ export function promptArguments(
     ?.prompt.arguments?.map((argument) => argument.name);
 }
 
+/** One sentence per problem, as tools word theirs. */
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
-    return `unknown argument(s) ${issue.keys.join(', ')}`;
+    return issue.keys.map((key) => `Unknown argument '${key}'.`).join(' ');
   }
   const where = issue.path.join('.');
   if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return `${where} is required`;
+    return `${where} is required.`;
   }
-  return `${where} ${issue.message}`;
+  return `${where} ${issue.message}.`;
 }
 
 /** One prompt filled in with its arguments; unknown prompts and bad arguments are -32602. */
@@ -334,12 +354,13 @@ export function getPrompt(
   }
   const parsed = spec.input.safeParse(rawArgs ?? {});
   if (!parsed.success) {
-    const problems = parsed.error.issues.map(describeIssue).join('; ');
-    const names = spec.prompt.arguments?.map((argument) => argument.name).join(', ') ?? '';
-    throw rpcError(
-      ErrorCode.InvalidParams,
-      `Invalid arguments for prompt ${name}: ${problems}. It takes: ${names}.`,
-    );
+    const problems = parsed.error.issues.map(describeIssue);
+    // The arguments it takes only where one given is unknown, as for tools.
+    if (parsed.error.issues.some((issue) => issue.code === 'unrecognized_keys')) {
+      const names = spec.prompt.arguments?.map((argument) => argument.name).join(', ') ?? '';
+      problems.push(`It takes: ${names}.`);
+    }
+    throw rpcError(ErrorCode.InvalidParams, `Invalid arguments for prompt ${name}: ${problems.join(' ')}`);
   }
   let text: string;
   try {

@@ -43,7 +43,8 @@ export interface NewScheduledPrompt {
 
 export interface LastDelivery {
   occurrence: Date;
-  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying';
+  /** `blocked`: a worker's URL policy refused the target; it waits for a worker that accepts it. */
+  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying' | 'blocked';
   attempt: number;
   statusCode: number | null;
   error: string | null;
@@ -56,8 +57,10 @@ export interface ScheduledPrompt {
   description: string;
   prompt: string;
   status: ScheduleStatus;
-  /** Null when paused, cancelled or finished. */
+  /** Null when paused, cancelled or finished, or when no event matches in the window planned. */
   nextRun: Date | null;
+  /** Why `nextRun` is null ("paused", "no event matching … in the next 48 h; …"); null when it is not. */
+  nextRunReason: string | null;
   /** The zone the schedule's wall-clock times are read in (cron, rrule); null for the others. */
   timeZone: string | null;
   targetId: string | null;
@@ -101,7 +104,7 @@ export interface SchedulerStatusInfo {
   /** How late the oldest waiting occurrence is, in seconds (0 when none waits). */
   lagSeconds: number;
   /** This tenant's deliveries in the last 24 h by outcome. */
-  last24h: { delivered: number; failed: number; missed: number; retrying: number };
+  last24h: { delivered: number; failed: number; missed: number; retrying: number; blocked: number };
   /** The most recent failures (up to 5) of the calling key's own schedules. */
   recentFailures: { scheduleId: string; occurrence: Date; error: string | null }[];
 }

@@ -252,7 +252,7 @@ export async function callTool(
     if (!parsed.success) {
       outcome = 'error';
       errorCode = 'invalid_argument';
-      return errorResult(describeInputError(definition.name, parsed.error, parameters));
+      return errorResult(describeInputError(definition.name, parsed.error, parameters, definition.input));
     }
     // A key's calls beyond its concurrency wait here; a batch's calls take turns with other work.
     release = await options.admit?.();

@@ -57,18 +57,69 @@ function pathOf(issue: z.core.$ZodIssue): string {
   return issue.path.map(String).join('.');
 }
 
-function describeIssue(issue: z.core.$ZodIssue, known: readonly string[]): string {
+interface SchemaDef {
+  type?: string;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+  shape?: Record<string, unknown>;
+}
+
+function defOf(schema: unknown): SchemaDef | undefined {
+  return (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def;
+}
+
+/** The schema below optional, default, nullable and pipe wrappers. */
+function unwrapped(schema: unknown): unknown {
+  let current = schema;
+  for (let depth = 0; depth < 10; depth++) {
+    const def = defOf(current);
+    if (def?.innerType !== undefined) {
+      current = def.innerType;
+    } else if (def?.type === 'pipe') {
+      current = def.in;
+    } else {
+      break;
+    }
+  }
+  return current;
+}
+
+/** The property names of the object at `path` in `schema` (array indexes step into items). */
+export function propertiesAt(schema: unknown, path: readonly PropertyKey[]): string[] | undefined {
+  let current = unwrapped(schema);
+  for (const key of path) {
+    const def = defOf(current);
+    if (def?.type === 'object' && def.shape !== undefined) {
+      current = unwrapped(def.shape[String(key)]);
+    } else if (def?.type === 'array') {
+      current = unwrapped(def.element);
+    } else {
+      return undefined;
+    }
+  }
+  const def = defOf(current);
+  return def?.type === 'object' && def.shape !== undefined ? Object.keys(def.shape) : undefined;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, known: readonly string[], schema: unknown): string {
   const path = pathOf(issue);
   const where = path === '' ? 'arguments' : `'${path}'`;
   switch (issue.code) {
-    case 'unrecognized_keys':
-      return issue.keys
+    case 'unrecognized_keys': {
+      const here = issue.path.length === 0 ? known : (propertiesAt(schema, issue.path) ?? []);
+      const unknown = issue.keys
         .map((key) => {
-          const suggestion = issue.path.length === 0 ? suggestProperty(key, known) : undefined;
+          const suggestion = suggestProperty(key, here);
           const hint = suggestion ? ` Did you mean '${suggestion}'?` : '';
           return `Unknown property '${path === '' ? key : `${path}.${key}`}'.${hint}`;
         })
         .join(' ');
+      // The valid properties of the top level come once, at the end of the message.
+      return issue.path.length === 0 || here.length === 0
+        ? unknown
+        : `${unknown} Valid properties of ${where}: ${here.join(', ')}.`;
+    }
     case 'invalid_type':
       return issue.input === undefined
         ? `${where} is required (${issue.expected}).`
@@ -80,8 +131,14 @@ function describeIssue(issue: z.core.$ZodIssue, known: readonly string[]): strin
     case 'invalid_value':
       return `${where} must be one of ${issue.values.map((value) => JSON.stringify(value)).join(', ')}.`;
     default:
-      return path === '' ? issue.message : `${where}: ${issue.message}`;
+      return sentence(path === '' ? issue.message : `${where}: ${issue.message}`);
   }
+}
+
+/** A problem as a sentence of its own: ends with a period unless it already ends a sentence. */
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  return /[.?!]$/.test(trimmed) ? trimmed : `${trimmed}.`;
 }
 
 function unit(origin: string): string {
@@ -108,11 +165,25 @@ function typeName(value: unknown): string {
   return article(typeof value);
 }
 
-/** One readable sentence per problem, with the fix where we can tell it. */
-export function describeInputError(toolName: string, error: z.ZodError, known: readonly string[]): string {
-  const problems = error.issues.slice(0, 5).map((issue) => describeIssue(issue, known));
-  const more = error.issues.length > 5 ? ` (${error.issues.length - 5} more problems)` : '';
-  return `Invalid arguments for ${toolName}: ${problems.join(' ')}${more} Valid properties: ${known.join(', ')}.`;
+/**
+ * One readable sentence per problem, with the fix where we can tell it; the tool's properties are
+ * listed only when one given is unknown (elsewhere they would bury the problem).
+ */
+export function describeInputError(
+  toolName: string,
+  error: z.ZodError,
+  known: readonly string[],
+  schema?: unknown,
+): string {
+  const problems = error.issues.slice(0, 5).map((issue) => describeIssue(issue, known, schema));
+  const hidden = error.issues.length - problems.length;
+  if (hidden > 0) {
+    problems.push(`${hidden} more ${hidden === 1 ? 'problem is' : 'problems are'} not shown.`);
+  }
+  if (error.issues.some((issue) => issue.code === 'unrecognized_keys' && issue.path.length === 0)) {
+    problems.push(`Valid properties: ${known.join(', ')}.`);
+  }
+  return `Invalid arguments for ${toolName}: ${problems.join(' ')}`;
 }
 
 /** A NUL or a UTF-16 surrogate without its pair: text no calendar or database can store. */

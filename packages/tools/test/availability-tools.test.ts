@@ -1,15 +1,33 @@
 import { CalgateError } from '@calgate/core';
 import { MemorySlotLock } from '@calgate/locks';
-import type { CalendarProvider, CalendarRef, FreeBusyResult } from '@calgate/providers';
+import type { CalendarProvider, CalendarRef, EventPage, FreeBusyResult } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import { type BookingServices, CalendarAccess, callTool, catalogue, type KeyCalendar } from '../src/index.ts';
 import { keyCalendar } from './key-calendar.ts';
 
 // A provider below the seam: the real ones are exercised end to end in the gateway tests.
-function fakeProvider(busy: Record<string, { start: string; end: string }[] | 'fail'>) {
+function fakeProvider(
+  busy: Record<string, { start: string; end: string }[] | 'fail'>,
+  listing: 'events' | 'fail',
+) {
   const calls: { ids: string[]; timeMin: string; timeMax: string }[] = [];
   const provider = {
     kind: 'local',
+    // The busy blocks as the events behind them, `<calendar>_<n>` titled `Busy <n>`.
+    async listEvents(calendar: CalendarRef): Promise<EventPage> {
+      if (listing === 'fail') {
+        throw new CalgateError('upstream_unavailable', 'Google is unavailable.');
+      }
+      const answer = busy[calendar.id];
+      const items = (answer === 'fail' || answer === undefined ? [] : answer).map((block, n) => ({
+        id: `${calendar.id}_${n}`,
+        status: 'confirmed' as const,
+        summary: `Busy ${n}`,
+        start: { dateTime: block.start },
+        end: { dateTime: block.end },
+      }));
+      return { items };
+    },
     async freeBusy(
       calendars: readonly CalendarRef[],
       timeMin: string,
@@ -31,8 +49,12 @@ function calendar(id: string, overrides: Partial<KeyCalendar> = {}): KeyCalendar
   return keyCalendar({ id, primary: id === 'cal_a', canWrite: true, ...overrides });
 }
 
-function setup(busy: Record<string, { start: string; end: string }[] | 'fail'>, lock = new MemorySlotLock()) {
-  const { provider, calls } = fakeProvider(busy);
+function setup(
+  busy: Record<string, { start: string; end: string }[] | 'fail'>,
+  lock = new MemorySlotLock(),
+  listing: 'events' | 'fail' = 'events',
+) {
+  const { provider, calls } = fakeProvider(busy, listing);
   const access = new CalendarAccess(
     {
       tenantId: 'tnt_1',
@@ -189,7 +211,14 @@ describe('check_availability', () => {
       available: false,
       timeZone: 'UTC',
       conflicts: [
-        { start: '2026-12-01T09:30:00Z', end: '2026-12-01T10:00:00Z', calendarId: 'cal_a', kind: 'event' },
+        {
+          start: '2026-12-01T09:30:00Z',
+          end: '2026-12-01T10:00:00Z',
+          calendarId: 'cal_a',
+          kind: 'event',
+          eventId: 'cal_a_0',
+          summary: 'Busy 0',
+        },
         { start: '2026-12-01T10:15:00Z', end: '2026-12-01T10:30:00Z', calendarId: 'cal_a', kind: 'hold' },
       ],
     });
@@ -202,6 +231,26 @@ describe('check_availability', () => {
       timeMax: '2026-12-01T10:30:00Z',
     });
     expect(released.structuredContent).toEqual({ available: true, timeZone: 'UTC' });
+  });
+
+  it('says just "busy" when the events behind busy time cannot be listed', async () => {
+    const { call } = setup(
+      { cal_a: [{ start: '2026-12-01T09:00:00Z', end: '2026-12-01T10:00:00Z' }] },
+      new MemorySlotLock(),
+      'fail',
+    );
+    const result = await call('check_availability', {
+      calendarIds: ['cal_a'],
+      timeMin: '2026-12-01T09:30:00Z',
+      timeMax: '2026-12-01T10:30:00Z',
+    });
+    expect(result.structuredContent).toEqual({
+      available: false,
+      timeZone: 'UTC',
+      conflicts: [
+        { start: '2026-12-01T09:30:00Z', end: '2026-12-01T10:00:00Z', calendarId: 'cal_a', kind: 'busy' },
+      ],
+    });
   });
 
   it('fails closed when the holds cannot be read', async () => {
@@ -255,12 +304,19 @@ describe('get_availability', () => {
       privacy: 'full',
       minDurationMinutes: 90,
     });
+    const a0 = { calendarId: 'cal_a', kind: 'event', eventId: 'cal_a_0', summary: 'Busy 0' };
+    const b0 = { calendarId: 'cal_b', kind: 'event', eventId: 'cal_b_0', summary: 'Busy 0' };
     expect(result.structuredContent).toEqual({
       timeZone: 'UTC',
       busy: [
-        { start: '2026-12-01T09:00:00Z', end: '2026-12-01T10:00:00Z', sourceCount: 1 },
-        { start: '2026-12-01T10:00:00Z', end: '2026-12-01T11:00:00Z', sourceCount: 2 },
-        { start: '2026-12-01T11:00:00Z', end: '2026-12-01T12:30:00Z', sourceCount: 1 },
+        { start: '2026-12-01T09:00:00Z', end: '2026-12-01T10:00:00Z', sourceCount: 1, events: [a0] },
+        { start: '2026-12-01T10:00:00Z', end: '2026-12-01T11:00:00Z', sourceCount: 2, events: [a0, b0] },
+        {
+          start: '2026-12-01T11:00:00Z',
+          end: '2026-12-01T12:30:00Z',
+          sourceCount: 1,
+          events: [b0, { calendarId: 'cal_b', kind: 'hold' }],
+        },
       ],
       free: [{ start: '2026-12-01T12:30:00Z', end: '2026-12-01T14:00:00Z', durationMinutes: 90 }],
       calendarsMerged: 2,

@@ -68,16 +68,25 @@ describe('calendar resources', () => {
       readCalendarResource(uri, { access, now: () => NOW, signal: new AbortController().signal });
     const missing = await read('calgate://calendars/cal_nothing').catch((error: unknown) => error);
     const secret = await read('calgate://calendars/cal_secret').catch((error: unknown) => error);
+    // Worded as tools word a calendar they cannot find.
     expect(missing).toMatchObject({
       code: -32002,
-      message: "Unknown resource 'calgate://calendars/cal_nothing'.",
+      message:
+        "Calendar 'cal_nothing' was not found. Call list_calendars for the calendars this key can use.",
     });
     expect(secret).toMatchObject({
       code: -32002,
-      message: "Unknown resource 'calgate://calendars/cal_secret'.",
+      message: "Calendar 'cal_secret' was not found. Call list_calendars for the calendars this key can use.",
     });
-    // A name is not an id here: the URI is the calendar's own.
-    await expect(read('calgate://calendars/Work')).rejects.toMatchObject({ code: -32002 });
+    // A name works as in tools; a near miss suggests only calendars the key can read.
+    await expect(read('calgate://calendars/Secret')).rejects.toMatchObject({
+      code: -32002,
+      message: "Calendar 'Secret' was not found. Call list_calendars for the calendars this key can use.",
+    });
+    await expect(read('calgate://calendars/Wrk')).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining("Did you mean 'Work' (cal_work)?"),
+    });
     await expect(read('calgate://calendars/%E0%A4%A')).rejects.toMatchObject({ code: -32002 });
     expect(await read('calgate://docs/tools')).toBeUndefined();
   });
@@ -140,7 +149,10 @@ describe('prompts', () => {
     expect(text).toContain(
       'find_free_time with {"timeMin":"2026-11-24","timeMax":"2026-11-26","timeZone":"Europe/Berlin","minDurationMinutes":45}',
     );
-    expect(text).toContain('"attendees":[{"email":"ann@example.com"},{"email":"bob@example.com"}]');
+    // create_event takes attendees as email addresses, on a calendar the key may write.
+    expect(text).toContain(
+      'create_event with {"calendarId":"cal_work","summary":"<title>","start":{"dateTime":"<slot start>"},"end":{"dateTime":"<slot end>"},"attendees":["ann@example.com","bob@example.com"]}',
+    );
     const days = textOf(
       getPrompt('find_meeting_time', { durationMinutes: '30', within: '3' }, setup().context),
     );
@@ -191,7 +203,13 @@ describe('prompts', () => {
       'date must be a date as YYYY-MM-DD',
     );
     expect(failure('plan_my_day', { timeZone: 'Mars/Olympus' }).message).toContain('IANA time zone');
-    expect(failure('plan_my_day', { colour: 'red' }).message).toContain('unknown argument(s) colour');
+    // One sentence per problem; the arguments it takes only after an unknown one.
+    expect(failure('plan_my_day', { colour: 'red' }).message).toBe(
+      "Invalid arguments for prompt plan_my_day: Unknown argument 'colour'. It takes: date, timeZone, calendarId.",
+    );
+    expect(failure('find_meeting_time', { durationMinutes: '2', within: 'soon' }).message).toBe(
+      'Invalid arguments for prompt find_meeting_time: durationMinutes must be between 5 and 1440 minutes. within must be a date (2026-11-24), a range of dates (2026-11-24/2026-11-27) or a number of days from today (1-60).',
+    );
     expect(failure('nothing', {})).toEqual(
       expect.objectContaining({
         code: -32602,

@@ -1,10 +1,11 @@
 import { CalgateError } from '@calgate/core';
 import { createSchedule, nextRuns } from '@calgate/scheduler';
-import type {
-  DeliveryTargetInfo,
-  NewScheduledPrompt,
-  ScheduledPrompt,
-  SchedulerServices,
+import {
+  type DeliveryTargetInfo,
+  type NewScheduledPrompt,
+  noPlannedEventReason,
+  type ScheduledPrompt,
+  type SchedulerServices,
 } from '../src/index.ts';
 
 /**
@@ -65,6 +66,12 @@ export class MemoryScheduler implements SchedulerServices {
       prompt: input.prompt,
       status: 'active',
       nextRun: runs[0] ?? null,
+      nextRunReason:
+        runs[0] !== undefined
+          ? null
+          : schedule.kind === 'around_events'
+            ? noPlannedEventReason(schedule.query)
+            : 'no runs are left',
       timeZone,
       targetId,
       agentId: input.agentId ?? agentIn(input.meta),
@@ -96,6 +103,7 @@ export class MemoryScheduler implements SchedulerServices {
     const alreadyCancelled = schedule.status === 'cancelled';
     schedule.status = 'cancelled';
     schedule.nextRun = null;
+    schedule.nextRunReason = 'cancelled';
     return { schedule: { ...schedule }, alreadyCancelled };
   }
 
@@ -124,7 +132,7 @@ export class MemoryScheduler implements SchedulerServices {
       workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: new Date('2026-11-23T11:59:30Z') }],
       queueDepth: 0,
       lagSeconds: 0,
-      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0 },
+      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0, blocked: 0 },
       recentFailures: [],
     };
   }

@@ -498,7 +498,7 @@ describe('scheduler tools against an in-memory scheduler', () => {
       workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: '2026-11-23T12:59:30+01:00' }],
       queueDepth: 0,
       lagSeconds: 0,
-      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0 },
+      last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0, blocked: 0 },
       recentFailures: [],
     });
   });

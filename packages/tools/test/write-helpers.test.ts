@@ -2,7 +2,13 @@ import { CalgateError } from '@calgate/core';
 import type { CalendarEvent, CalendarProvider, EventPatch } from '@calgate/providers';
 import { describe, expect, it } from 'vitest';
 import type { CalendarHandle, KeyCalendar } from '../src/access.ts';
-import { attendeesFrom, checkedRange, derivedEventId, uniqueEmails } from '../src/tools/write/common.ts';
+import {
+  attendeesFrom,
+  checkedRange,
+  derivedEventId,
+  keepDuration,
+  uniqueEmails,
+} from '../src/tools/write/common.ts';
 import { similarTitles } from '../src/tools/write/conflicts.ts';
 import { guardedPatch } from '../src/tools/write/guarded.ts';
 import { changeAttendees } from '../src/tools/write/manage-attendees.ts';
@@ -125,9 +131,49 @@ describe('seriesPatch: a time change of one occurrence moves the whole series by
     expect(notes[0]).toMatch(/BYDAY/);
   });
 
+  it('refuses a new end that would come before the series start', () => {
+    expect(() =>
+      seriesPatch({ end: { dateTime: '2026-04-01T08:30:00+02:00' } }, occurrence, master, 'UTC', []),
+    ).toThrow(/end must be later than start/);
+  });
+
   it('refuses to switch a series between timed and all-day from one occurrence', () => {
     expect(() => seriesPatch({ start: { date: '2026-04-01' } }, occurrence, master, 'UTC', [])).toThrow(
       /all-day/,
+    );
+  });
+});
+
+describe('keepDuration: a new start alone keeps the length of what it moves', () => {
+  const master: CalendarEvent = {
+    id: 'm',
+    status: 'confirmed',
+    start: { dateTime: '2026-03-02T09:00:00', timeZone: 'Europe/Berlin' },
+    end: { dateTime: '2026-03-02T09:15:00', timeZone: 'Europe/Berlin' },
+    recurrence: ['RRULE:FREQ=DAILY'],
+  };
+
+  it('gives a series master an end 15 minutes after its new start, in its zone', () => {
+    expect(keepDuration({ start: { dateTime: '2026-03-02T09:30:00+01:00' } }, master, 'UTC')).toEqual({
+      start: { dateTime: '2026-03-02T09:30:00+01:00' },
+      end: { dateTime: '2026-03-02T09:45:00+01:00', timeZone: 'Europe/Berlin' },
+    });
+  });
+
+  it('keeps the days of an all-day series', () => {
+    const allDay = { ...master, start: { date: '2026-03-02' }, end: { date: '2026-03-04' } };
+    expect(keepDuration({ start: { date: '2026-03-10' } }, allDay, 'UTC').end).toEqual({
+      date: '2026-03-12',
+    });
+  });
+
+  it('asks for an end when the new start switches between timed and all-day', () => {
+    expect(() => keepDuration({ start: { date: '2026-03-10' } }, master, 'UTC')).toThrow(/pass end as well/);
+  });
+
+  it('refuses a new end alone before the start', () => {
+    expect(() => keepDuration({ end: { dateTime: '2026-03-02T08:00:00+01:00' } }, master, 'UTC')).toThrow(
+      /end must be later than start/,
     );
   });
 });

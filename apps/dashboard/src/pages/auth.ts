@@ -1,5 +1,6 @@
-import { api, setCsrf } from '../api.ts';
+import { ApiError, api, setCsrf } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { browserTimeZone, zonePicker } from '../zone-picker.ts';
 
 /** A finished sign-in, or — with two-step sign-in on — the challenge that waits for a code. */
 type SignInAnswer = { csrfToken: string } | { totpRequired: true; challenge: string };
@@ -60,9 +61,8 @@ function askForCode(root: HTMLElement, challenge: string, done: () => void): voi
   code.focus();
 }
 
-/** Sign in, or create the owner account on a fresh install. */
-export async function renderAuth(root: HTMLElement, done: () => void): Promise<void> {
-  const status = h('div', { 'aria-live': 'polite' });
+/** Shared by both forms: the email and password fields. */
+function credentials(autocomplete: 'current-password' | 'new-password') {
   const email = h('input', {
     id: 'email',
     name: 'email',
@@ -74,75 +74,131 @@ export async function renderAuth(root: HTMLElement, done: () => void): Promise<v
     id: 'password',
     name: 'password',
     type: 'password',
-    autocomplete: 'current-password',
+    autocomplete,
     minlength: '12',
     required: true,
   });
+  return { email, password };
+}
+
+/** Signs in with what a form's submit returned, or asks for the two-step code. */
+function finish(root: HTMLElement, answer: SignInAnswer, done: () => void): void {
+  if ('totpRequired' in answer) {
+    askForCode(root, answer.challenge, done);
+    return;
+  }
+  setCsrf(answer.csrfToken);
+  done();
+}
+
+/**
+ * A brand-new install's first screen: the owner account, the workspace's name and the time zone
+ * every key answers in unless it has its own (prefilled from the browser). On an install that
+ * `calgate start` set up, the first-run calendar moves to that zone.
+ */
+function renderFirstRun(root: HTMLElement, done: () => void): void {
+  const status = h('div', { 'aria-live': 'polite' });
+  const { email, password } = credentials('new-password');
   const workspace = h('input', {
     id: 'workspace',
     name: 'tenantName',
     autocomplete: 'organization',
     maxlength: '100',
+    placeholder: 'My Calgate',
   });
-  async function submit(mode: 'signin' | 'signup'): Promise<void> {
-    status.replaceChildren();
-    try {
-      const answer = await api<SignInAnswer>('POST', `/auth/${mode}`, {
-        email: email.value,
-        password: password.value,
-        ...(mode === 'signup' && workspace.value.trim() !== '' ? { tenantName: workspace.value.trim() } : {}),
-      });
-      if ('totpRequired' in answer) {
-        askForCode(root, answer.challenge, done);
-        return;
-      }
-      setCsrf(answer.csrfToken);
-      done();
-    } catch (error) {
-      status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
-    }
-  }
+  const zone = zonePicker({ id: 'time-zone', value: browserTimeZone() });
   const form = h(
     'form',
     { class: 'card auth', 'aria-labelledby': 'auth-title' },
-    h('h1', { id: 'auth-title' }, 'Calgate'),
-    h('p', {}, 'Sign in to manage calendar access for your agents. New install? Create the owner account.'),
+    h('h1', { id: 'auth-title' }, 'Set up Calgate'),
+    h(
+      'p',
+      {},
+      'Create the owner account of this Calgate. Agents read and write times in the workspace’s time zone unless a key has its own.',
+    ),
+    h('label', { for: 'workspace' }, 'Workspace name'),
+    workspace,
     h('label', { for: 'email' }, 'Email'),
     email,
     h('label', { for: 'password' }, 'Password (at least 12 characters)'),
     password,
-    h(
-      'details',
-      {},
-      h('summary', {}, 'Setting up a new install?'),
-      h('p', {}, 'The first account owns this Calgate. Name its workspace, then choose Create account.'),
-      h('label', { for: 'workspace' }, 'Workspace name (optional)'),
-      workspace,
-    ),
+    h('label', { for: 'time-zone' }, 'Time zone'),
+    zone.element,
     status,
-    h(
-      'div',
-      { class: 'row' },
-      h('button', { type: 'submit' }, 'Sign in'),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'secondary',
-          onclick: () => {
-            if (form.reportValidity()) {
-              void submit('signup');
-            }
-          },
-        },
-        'Create account',
-      ),
-    ),
+    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Create account')),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    void submit('signin');
+    status.replaceChildren();
+    void (async () => {
+      try {
+        const answer = await api<SignInAnswer>('POST', '/auth/signup', {
+          email: email.value,
+          password: password.value,
+          ...(workspace.value.trim() === '' ? {} : { tenantName: workspace.value.trim() }),
+          timeZone: zone.value() ?? browserTimeZone(),
+        });
+        finish(root, answer, done);
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 403) {
+          // Someone else created the owner meanwhile: sign in instead.
+          renderSignIn(root, done, error.message);
+          return;
+        }
+        status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
+      }
+    })();
+  });
+  root.replaceChildren(h('main', { id: 'main' }, form));
+  document.title = 'Set up · Calgate';
+  workspace.focus();
+}
+
+/** Sign in with email and password (then a code, when two-step sign-in is on). */
+function renderSignIn(root: HTMLElement, done: () => void, note?: string): void {
+  const status = h('div', { 'aria-live': 'polite' }, note === undefined ? null : notice(note));
+  const { email, password } = credentials('current-password');
+  const form = h(
+    'form',
+    { class: 'card auth', 'aria-labelledby': 'auth-title' },
+    h('h1', { id: 'auth-title' }, 'Calgate'),
+    h(
+      'p',
+      {},
+      'Sign in to manage calendar access for your agents. To join this Calgate, ask an owner or admin for an invitation link.',
+    ),
+    h('label', { for: 'email' }, 'Email'),
+    email,
+    h('label', { for: 'password' }, 'Password (at least 12 characters)'),
+    password,
+    status,
+    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Sign in')),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    status.replaceChildren();
+    void (async () => {
+      try {
+        const answer = await api<SignInAnswer>('POST', '/auth/signin', {
+          email: email.value,
+          password: password.value,
+        });
+        finish(root, answer, done);
+      } catch (error) {
+        status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
+      }
+    })();
   });
   root.replaceChildren(h('main', { id: 'main' }, form));
   email.focus();
+}
+
+/** Sign in; on a brand-new install (no one has signed up yet), create the owner account instead. */
+export async function renderAuth(root: HTMLElement, done: () => void): Promise<void> {
+  const { firstRun } = await api<{ firstRun: boolean }>('GET', '/auth/first-run');
+  if (firstRun) {
+    renderFirstRun(root, done);
+    return;
+  }
+  renderSignIn(root, done);
 }

@@ -1,6 +1,8 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { zonePicker } from '../zone-picker.ts';
 import { accountName } from './overview.ts';
+import { workspaceZone } from './workspace.ts';
 
 /** A key as the create answer returns it. */
 export interface CreatedKey {
@@ -38,13 +40,16 @@ export async function keyCreateForm(options: {
 }): Promise<HTMLFormElement> {
   forms += 1;
   const id = (name: string) => `create-${forms}-${name}`;
-  const [matrix, { toolsets }] = await Promise.all([
+  const [matrix, { toolsets }, workspace] = await Promise.all([
     api<Matrix>('GET', '/matrix'),
     api<{ toolsets: string[] }>('GET', '/keys'),
+    workspaceZone(),
   ]);
   const status = h('div', { 'aria-live': 'polite' });
   const name = h('input', { id: id('name'), name: 'name', required: true, maxlength: '100' });
   const expires = h('input', { id: id('expires'), name: 'expires', type: 'date' });
+  const inherited = workspace === null ? 'its default calendar’s' : `the workspace’s, ${workspace}`;
+  const zone = zonePicker({ id: id('zone'), value: null, empty: `Key default: ${inherited}` });
   const toolsetBoxes = toolsets.map((toolset) =>
     h('input', { type: 'checkbox', value: toolset, checked: DEFAULT_TOOLSETS.includes(toolset) }),
   );
@@ -82,6 +87,8 @@ export async function keyCreateForm(options: {
     name,
     h('label', { for: id('expires') }, 'Expires (optional; none if empty)'),
     expires,
+    h('label', { for: id('zone') }, 'Time zone (optional)'),
+    zone.element,
     h(
       'fieldset',
       {},
@@ -106,12 +113,14 @@ export async function keyCreateForm(options: {
         name: name.value,
         toolsets: toolsetBoxes.filter((box) => box.checked).map((box) => box.value),
         grants,
+        ...(zone.value() === null ? {} : { timeZone: zone.value() }),
         ...(expires.value === '' ? {} : { expiresAt: new Date(`${expires.value}T23:59:59Z`).toISOString() }),
       };
       try {
         const created = await api<CreatedKey>('POST', '/keys', body);
         status.replaceChildren();
         form.reset();
+        zone.set(null);
         await options.onCreated(created);
       } catch (error) {
         status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));

@@ -1,6 +1,8 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { zonePicker } from '../zone-picker.ts';
 import { accountName } from './overview.ts';
+import { workspaceZone } from './workspace.ts';
 
 /** A live key with what a person set for it. */
 export interface KeyDefaultsRow {
@@ -31,16 +33,6 @@ interface Matrix {
 interface Choice {
   id: string;
   label: string;
-}
-
-/** Every IANA zone the browser knows, for the time-zone field's suggestions. */
-function zoneList(): HTMLDataListElement {
-  const zones = Intl.supportedValuesOf('timeZone');
-  return h(
-    'datalist',
-    { id: 'time-zones' },
-    (zones.includes('UTC') ? zones : ['UTC', ...zones]).map((zone) => h('option', { value: zone })),
-  );
 }
 
 /** The calendars each key may read, labelled with their account, in the order of the matrix. */
@@ -79,7 +71,10 @@ export async function renderKeyDefaults(
   status: HTMLElement,
   reload: () => Promise<void>,
 ): Promise<HTMLElement> {
-  const readable = readableByKey(await api<Matrix>('GET', '/matrix'));
+  const [matrix, workspace] = await Promise.all([api<Matrix>('GET', '/matrix'), workspaceZone()]);
+  const readable = readableByKey(matrix);
+  // What a key without a zone of its own answers in.
+  const inherited = workspace === null ? 'the default calendar’s' : `the workspace’s (${workspace})`;
 
   function row(key: KeyDefaultsRow): HTMLElement {
     const choices = readable.get(key.id) ?? [];
@@ -100,12 +95,11 @@ export async function renderKeyDefaults(
             `${key.defaultCalendarId} (no longer readable: Automatic applies)`,
           ),
     );
-    const zone = h('input', {
-      'aria-label': `Time zone for ${key.name}`,
-      list: 'time-zones',
-      placeholder: 'the default calendar’s',
-      value: key.timeZone ?? '',
-      autocomplete: 'off',
+    const zone = zonePicker({
+      id: `zone-${key.id}`,
+      label: `Time zone for ${key.name}`,
+      value: key.timeZone,
+      empty: `Key default: ${inherited}`,
     });
     const boxes = toolsets.map((toolset) =>
       h('input', {
@@ -121,8 +115,8 @@ export async function renderKeyDefaults(
       if (select.value !== (key.defaultCalendarId ?? '')) {
         body.defaultCalendarId = select.value === '' ? null : select.value;
       }
-      if (zone.value.trim() !== (key.timeZone ?? '')) {
-        body.timeZone = zone.value.trim() === '' ? null : zone.value.trim();
+      if (zone.value() !== key.timeZone) {
+        body.timeZone = zone.value();
       }
       if (ticked().join(',') !== key.toolsets.join(',')) {
         body.toolsets = ticked();
@@ -141,7 +135,7 @@ export async function renderKeyDefaults(
               saved.defaultCalendarId);
         const sets = body.toolsets === undefined ? '' : `, toolsets ${saved.toolsets.join(', ')}`;
         result = notice(
-          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? 'the default calendar’s'}${sets}.`,
+          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? inherited}${sets}.`,
         );
       } catch (error) {
         result = notice(error instanceof Error ? error.message : String(error), 'error');
@@ -161,7 +155,7 @@ export async function renderKeyDefaults(
           ? h('span', { class: 'muted' }, 'No calendar grants yet (see Permissions)')
           : select,
       ),
-      h('td', {}, zone),
+      h('td', {}, zone.element),
       h(
         'td',
         {},
@@ -182,7 +176,7 @@ export async function renderKeyDefaults(
     h(
       'p',
       {},
-      'The default calendar is what calendarId “primary” means for the key’s agent. Automatic: the primary calendar of the first connected Google account the key can read, else the first calendar it can read. The time zone is used where a request names none; empty means the default calendar’s.',
+      `The default calendar is what calendarId “primary” means for the key’s agent. Automatic: the primary calendar of the first connected Google account the key can read, else the first calendar it can read. The time zone is used where a request names none; empty means ${inherited}.`,
     ),
     h(
       'p',
@@ -190,7 +184,6 @@ export async function renderKeyDefaults(
       `Toolsets choose which tools the key’s agent sees (fewer tools leave more of its context for the work): ${toolsets.map(describeToolset).join(', ')}.`,
     ),
     status,
-    zoneList(),
     keys.length === 0
       ? h('p', {}, 'No active keys.')
       : h(

@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
 import { copyButton, h, notice } from '../dom.ts';
 import { type CreatedKey, keyCreateForm } from './key-create.ts';
+import { workspaceSection } from './workspace.ts';
 
 interface Overview {
   mcpUrl: string;
@@ -226,6 +227,7 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
         ' and put it where the configurations say <YOUR_API_KEY>.',
       ),
     ),
+    await workspaceSection(),
     h('h2', {}, 'Client configurations'),
     h('div', { class: 'grid' }, configs),
     h('h2', {}, 'Accounts'),

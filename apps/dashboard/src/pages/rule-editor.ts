@@ -36,6 +36,8 @@ interface Preview {
   conflictCount: number;
   timeMin: string;
   timeMax: string;
+  /** Said when the query matches nothing in the window, so a rule that would never file is noticed. */
+  warnings?: { kind: string; message: string }[];
 }
 
 /** How long typing must pause before the preview asks the gateway. */
@@ -164,6 +166,9 @@ export function ruleEditor(options: { projects: () => Project[]; onSaved: (messa
           `${answer.matchCount} ${answer.matchCount === 1 ? 'match' : 'matches'} in the last 30 days`,
           answer.conflictCount > 0 ? `, ${answer.conflictCount} already filed elsewhere` : '',
           '.',
+        ),
+        ...(answer.warnings ?? []).map((warning) =>
+          h('p', { class: 'notice warning', 'data-warning': warning.kind }, warning.message),
         ),
         answer.matches.length === 0
           ? ''

@@ -7,14 +7,14 @@ export interface Delivery {
   scheduleId: string;
   occurrenceAt: string;
   attempt: number;
-  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying';
+  status: 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying' | 'blocked';
   statusCode: number | null;
   error: string | null;
   deliveredAt: string | null;
   createdAt: string;
 }
 
-export const DELIVERY_STATUSES = ['delivered', 'failed', 'missed', 'retrying', 'pending'] as const;
+export const DELIVERY_STATUSES = ['delivered', 'failed', 'missed', 'retrying', 'blocked', 'pending'] as const;
 
 export const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
@@ -79,8 +79,9 @@ export function table(caption: string, columns: string[], rows: HTMLElement[]): 
 export type Act = (work: () => Promise<string>) => Promise<void>;
 
 /**
- * "Retry" for an occurrence that failed or was missed, "Replay" for one that was delivered: both
- * deliver it again with the same webhook-id. None while it is still being attempted.
+ * "Retry" for an occurrence that failed, was missed or is blocked by a worker's URL policy,
+ * "Replay" for one that was delivered: both deliver it again with the same webhook-id. None while
+ * it is still being attempted.
  */
 export function replayButton(delivery: Delivery, act: Act): Child {
   if (delivery.status === 'pending' || delivery.status === 'retrying') {

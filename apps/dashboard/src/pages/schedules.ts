@@ -18,6 +18,8 @@ interface Schedule {
   prompt: string;
   status: 'active' | 'paused' | 'cancelled' | 'finished';
   nextRun: string | null;
+  /** Why there is no next run (paused, no matching event in the window …); null when there is one. */
+  nextRunReason: string | null;
   timeZone: string | null;
   agentId: string | null;
   repetitionsDone: number;
@@ -33,7 +35,7 @@ interface SchedulerStatus {
   workers: { name: string; lastSeen: string }[];
   queueDepth: number;
   lagSeconds: number;
-  last24h: { delivered: number; failed: number; missed: number; retrying: number };
+  last24h: { delivered: number; failed: number; missed: number; retrying: number; blocked: number };
 }
 
 const PROMPT_PREVIEW = 160;
@@ -57,7 +59,7 @@ function statusCard(status: SchedulerStatus): HTMLElement {
       'p',
       {},
       `Queue: ${status.queueDepth} due${status.queueDepth > 0 ? `, the oldest ${status.lagSeconds} s late` : ''}. `,
-      `Last 24 hours: ${last24h.delivered} delivered, ${last24h.failed} failed, ${last24h.missed} missed, ${last24h.retrying} retrying.`,
+      `Last 24 hours: ${last24h.delivered} delivered, ${last24h.failed} failed, ${last24h.missed} missed, ${last24h.retrying} retrying, ${last24h.blocked} blocked by the URL policy.`,
     ),
   );
 }
@@ -117,7 +119,12 @@ function scheduleCard(schedule: Schedule, act: Act): HTMLElement {
       : `${schedule.repetitionsDone} of ${schedule.maxRepetitions}`;
   const facts: [string, Child | Child[]][] = [
     ['Status', badge(schedule.status)],
-    ['Next run', schedule.nextRun === null ? '—' : instant(schedule.nextRun)],
+    [
+      'Next run',
+      schedule.nextRun !== null
+        ? instant(schedule.nextRun)
+        : h('span', { class: 'muted' }, schedule.nextRunReason ?? '—'),
+    ],
     ['Key', schedule.keyName === null ? schedule.keyId : `${schedule.keyName} (${schedule.keyId})`],
     ['Target', target],
     ...(schedule.agentId === null ? [] : [['Agent', h('code', {}, schedule.agentId)] as [string, Child]]),

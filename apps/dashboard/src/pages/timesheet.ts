@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { zonePicker } from '../zone-picker.ts';
 
 interface Timesheet {
   week?: string;
@@ -57,6 +58,8 @@ const dayLabel = (date: string) =>
 /** The weekly timesheet: projects × days with totals, a week picker, CSV and "apply rules". */
 export function timesheetSection() {
   const week = h('input', { id: 'timesheet-week', name: 'week', type: 'week', value: isoWeekOf(new Date()) });
+  // Filled in by the first answer: the workspace's zone (else the calendars' shared zone).
+  const zone = zonePicker({ id: 'timesheet-zone', value: null });
   const status = h('div', { 'aria-live': 'polite' });
   const table = h('div', {});
   const csv = h('a', { class: 'button', download: '' }, 'Download CSV');
@@ -69,6 +72,7 @@ export function timesheetSection() {
       'div',
       { class: 'filters' },
       h('div', {}, h('label', { for: 'timesheet-week' }, 'Week'), week),
+      h('div', {}, h('label', { for: 'timesheet-zone' }, 'Time zone'), zone.element),
       apply,
       csv,
     ),
@@ -141,10 +145,20 @@ export function timesheetSection() {
 
   async function load(): Promise<void> {
     const chosen = week.value;
-    csv.setAttribute('href', `/api/v1/timesheet.csv?week=${encodeURIComponent(chosen)}`);
+    const inZone = zone.value();
+    const query = `week=${encodeURIComponent(chosen)}${inZone === null ? '' : `&timeZone=${encodeURIComponent(inZone)}`}`;
+    csv.setAttribute('href', `/api/v1/timesheet.csv?${query}`);
     csv.setAttribute('download', `calgate-timesheet-${chosen}.csv`);
     try {
-      draw(await api<Timesheet>('GET', `/timesheet?week=${encodeURIComponent(chosen)}`));
+      const sheet = await api<Timesheet>('GET', `/timesheet?${query}`);
+      if (inZone === null) {
+        zone.set(sheet.timeZone);
+        csv.setAttribute(
+          'href',
+          `/api/v1/timesheet.csv?${query}&timeZone=${encodeURIComponent(sheet.timeZone)}`,
+        );
+      }
+      draw(sheet);
     } catch (error) {
       table.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
     }
@@ -155,11 +169,19 @@ export function timesheetSection() {
       void load();
     }
   });
+  zone.input.addEventListener('change', () => {
+    if (zone.value() !== null) {
+      void load();
+    }
+  });
   apply.addEventListener('click', () => {
     void (async () => {
       apply.disabled = true;
       try {
-        const result = await api<Applied>('POST', '/rules/apply', { week: week.value });
+        const result = await api<Applied>('POST', '/rules/apply', {
+          week: week.value,
+          ...(zone.value() === null ? {} : { timeZone: zone.value() }),
+        });
         await load();
         status.replaceChildren(
           notice(

@@ -81,7 +81,44 @@ async function runAdmin(
     }
     case 'tenant list': {
       const tenants = await tenancy.listTenants();
-      print(io, values.json, tenants, tenants.map((t) => `${t.id}  ${t.name}`).join('\n') || 'No tenants.');
+      print(
+        io,
+        values.json,
+        tenants,
+        tenants.map((t) => `${t.id}  ${t.name}  time zone ${t.timeZone ?? 'not set'}`).join('\n') ||
+          'No tenants.',
+      );
+      return;
+    }
+    case 'tenant set': {
+      const tenantId = await resolveTenant(tenancy, values);
+      const name = values.name?.trim();
+      const zone = values['time-zone']?.trim();
+      if (name === undefined && zone === undefined) {
+        throw new UsageError('Pass --name and/or --time-zone (an IANA zone, or none to clear it).');
+      }
+      if (name === '' || zone === '') {
+        throw new UsageError(
+          name === '' ? '--name needs a name.' : '--time-zone needs an IANA zone (or none).',
+        );
+      }
+      if (zone !== undefined && zone !== 'none' && !validTimeZone(zone)) {
+        throw new UsageError(`--time-zone '${zone}' is not an IANA time zone (e.g. Europe/Berlin, UTC).`);
+      }
+      // Keys read the zone with their grants: gateways see it once their key cache expires (≤ 5 s).
+      const tenant = await tenancy.updateTenant(tenantId, {
+        ...(name === undefined ? {} : { name }),
+        ...(zone === undefined ? {} : { timeZone: zone === 'none' ? null : zone }),
+      });
+      if (tenant === null) {
+        throw new CalgateError('not_found', `No tenant ${tenantId}.`);
+      }
+      print(
+        io,
+        values.json,
+        { id: tenant.id, name: tenant.name, timeZone: tenant.timeZone },
+        `Tenant ${tenant.id} (${tenant.name}): time zone ${tenant.timeZone ?? 'not set (each key’s default calendar’s)'}.`,
+      );
       return;
     }
     case 'key create': {
@@ -117,7 +154,7 @@ async function runAdmin(
         list
           .map(
             (k) =>
-              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "default calendar's"}  toolsets ${k.toolsets.join(',')}`,
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "the workspace's"}  toolsets ${k.toolsets.join(',')}`,
           )
           .join('\n') || 'No API keys.',
       );
@@ -162,7 +199,7 @@ async function runAdmin(
           toolsets: key.toolsets,
           defaultAgentId: key.defaultAgentId,
         },
-        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the default calendar's"}, toolsets ${key.toolsets.join(',')}${key.defaultAgentId === null ? '' : `, default agent ${key.defaultAgentId}`}.`,
+        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the workspace's"}, toolsets ${key.toolsets.join(',')}${key.defaultAgentId === null ? '' : `, default agent ${key.defaultAgentId}`}.`,
       );
       return;
     }
@@ -182,7 +219,10 @@ async function runAdmin(
     }
     case 'calendar create': {
       const tenantId = await resolveTenant(tenancy, values);
-      const timeZone = values['time-zone'] ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+      // Unnamed: the workspace's zone, else this machine's.
+      const workspace = (await tenancy.getTenant(tenantId))?.timeZone ?? undefined;
+      const timeZone =
+        values['time-zone'] ?? workspace ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
       if (!validTimeZone(timeZone)) {
         throw new UsageError(`--time-zone '${timeZone}' is not an IANA time zone (e.g. Europe/Berlin).`);
       }

@@ -167,9 +167,9 @@ function newTarget(values: Values): NewTarget {
 }
 
 /**
- * The SSRF policy deliveries apply, checked now so that a target that could never work is not
- * stored. Where the URL points is checked before its scheme, so that `http://localhost:…` hears
- * about TARGETS_ALLOW_PRIVATE rather than only about https.
+ * The SSRF policy deliveries apply, with this process's own OUTBOUND_ALLOW_PRIVATE, checked now so
+ * that a target that could never work is not stored. Where the URL points is checked before its
+ * scheme, so that `http://localhost:…` hears about the setting rather than only about https.
  */
 async function refuseUnsafeUrl(url: string, allowPrivate: boolean): Promise<void> {
   const refuse = (error: CalgateError) =>

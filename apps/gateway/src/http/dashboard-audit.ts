@@ -53,6 +53,7 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/schedules/:id/pause': 'schedule.pause',
   'POST /api/v1/schedules/:id/resume': 'schedule.resume',
   'POST /api/v1/deliveries/:occurrenceId/replay': 'delivery.replay',
+  'PATCH /api/v1/workspace': 'workspace.update',
 };
 
 /** The names dashboard actions are recorded under (the audit filter's list besides tools). */
@@ -69,7 +70,7 @@ export const FALLBACK_ACTION = /^(POST|PUT|PATCH|DELETE) \/[\x21-\x7e]{1,200}$/;
  * settings as `field=value`.
  */
 const BODY_IDS = ['keyId', 'calendarId', 'connectionId', 'userId', 'clientId'] as const;
-const BODY_SETTINGS = ['access', 'read', 'write', 'enabled', 'role'] as const;
+const BODY_SETTINGS = ['access', 'read', 'write', 'enabled', 'role', 'timeZone'] as const;
 
 /**
  * Actions whose bodies carry passwords, codes or tokens: their error text is not kept, only the

@@ -122,6 +122,7 @@ export function principalOf(key: KeyAccess): Principal {
     calendars: key.calendars,
     defaultCalendarId: key.defaultCalendarId,
     timeZone: key.timeZone,
+    workspaceTimeZone: key.workspaceTimeZone,
     toolsets: key.toolsets,
     app: key.kind === 'oauth',
   };

@@ -1,3 +1,4 @@
+import { CalgateError } from '@calgate/core';
 import type { RateLimiter } from '@calgate/locks';
 import {
   type Database,
@@ -26,6 +27,8 @@ export interface AuthorizationServerDeps {
   rateLimiter: RateLimiter;
   /** The built dashboard, whose stylesheet the error pages use. */
   dashboardDir: string;
+  /** Drops cached key lookups, so a connection revoked here refuses its access tokens at once. */
+  invalidateKeys(): void;
 }
 
 type Params = Record<string, string>;
@@ -408,12 +411,16 @@ async function exchange(deps: AuthorizationServerDeps, client: OAuthClientRecord
     const code = required(params, 'code');
     const redirectUri = required(params, 'redirect_uri');
     const codeVerifier = required(params, 'code_verifier', ' (PKCE)');
-    const granted = await deps.oauth.consumeCode(code, {
-      clientId: client.clientId,
-      redirectUri,
-      codeVerifier,
-      resource,
-    });
+    const granted = await deps.oauth
+      .consumeCode(code, { clientId: client.clientId, redirectUri, codeVerifier, resource })
+      .catch((error: unknown) => {
+        // A replay revoked the code's connection; its access tokens are JWTs that only the
+        // connection's cached lookup still lets through.
+        if (error instanceof CalgateError && error.context.revokedKeyId !== undefined) {
+          deps.invalidateKeys();
+        }
+        throw error;
+      });
     const refreshToken = await deps.oauth.issueRefreshToken({
       tenantId: granted.tenantId,
       keyId: granted.keyId,

@@ -1,7 +1,7 @@
 /**
  * Event resources as Google returns them: read-only fields filled in, `self` flags for the
  * calendar being read, times in the response zone, and the reduced shapes Google sends for
- * cancelled exceptions and for callers who may only see free/busy.
+ * cancelled exceptions, for callers who may only see free/busy and for readers of private events.
  */
 import { type AccessRole, type CalendarRecord, type EventDateTime, etagOf, rfc3339Millis } from '../state.ts';
 import { formatEventTime } from './times.ts';
@@ -73,7 +73,11 @@ export function renderView(
   if (view.kind === 'instance' && view.cancelled) {
     return { ...head, status: 'cancelled', ...instanceRefs() };
   }
-  if (options.role === 'freeBusyReader') {
+  // A private event's details are for those who may change the calendar; readers see its times.
+  if (
+    options.role === 'freeBusyReader' ||
+    (options.role === 'reader' && view.data.visibility === 'private')
+  ) {
     return {
       ...head,
       status: view.data.status,

@@ -16,6 +16,8 @@ export type LettaFailure =
       context: Record<string, unknown>;
     }
   | { kind: 'failed'; status: number | null; code: ErrorCode; message: string }
+  /** The URL policy of this process refused the server (OUTBOUND_ALLOW_PRIVATE). */
+  | { kind: 'blocked'; status: null; code: ErrorCode; message: string }
   | { kind: 'disable'; status: 410; message: string };
 
 /** The official client's error classes (its module is loaded once a Letta call is made). */

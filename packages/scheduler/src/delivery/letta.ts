@@ -11,7 +11,7 @@ import {
 } from './letta-errors.ts';
 import { pinnedFetch } from './pinned-fetch.ts';
 import { isValidMessageId } from './signing.ts';
-import { checkTargetUrl } from './ssrf.ts';
+import { checkTargetUrl, TargetPolicyError } from './ssrf.ts';
 import { DEFAULT_MAX_RETRY_AFTER_MS, type WebhookOutcome, type WebhookSenderOptions } from './webhook.ts';
 
 export const DEFAULT_LETTA_TIMEOUT_MS = 15_000;
@@ -235,9 +235,11 @@ async function connect(
     const cause = checked.error;
     const message = `Letta target ${targetId} refused: ${cause.message}`;
     return err(
-      cause.retry
-        ? { kind: 'retry', status: null, retryAfterMs: undefined, message, context: {} }
-        : { kind: 'failed', status: null, code: cause.code, message },
+      cause instanceof TargetPolicyError
+        ? { kind: 'blocked', status: null, code: cause.code, message }
+        : cause.retry
+          ? { kind: 'retry', status: null, retryAfterMs: undefined, message, context: {} }
+          : { kind: 'failed', status: null, code: cause.code, message },
     );
   }
   const { url } = checked.value;
@@ -317,6 +319,8 @@ function toError(
       return new CalgateError('not_found', failure.message, { context: { ...context, ...status } });
     case 'failed':
       return new CalgateError(failure.code, failure.message, { context: { ...context, ...status } });
+    case 'blocked':
+      return new TargetPolicyError(failure.code, failure.message, { context });
   }
 }
 
@@ -347,5 +351,7 @@ function toOutcome(
       return { kind: 'disable', status: 410, error, durationMs };
     case 'failed':
       return { kind: 'failed', status: failure.status, error, durationMs };
+    case 'blocked':
+      return { kind: 'blocked', status: null, error, durationMs };
   }
 }

@@ -11,11 +11,22 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address it has (A and AAAA). */
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
+/** The setting that lets targets on private networks (and plain http) through, as refusals name it. */
+export const PRIVATE_TARGETS_SETTING = 'OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)';
+
+/**
+ * A URL refused by the URL policy alone: another process with OUTBOUND_ALLOW_PRIVATE on would
+ * accept it. A delivery refused so waits (`blocked`) rather than failing for good.
+ */
+export class TargetPolicyError extends CalgateError {
+  override name = 'TargetPolicyError';
+}
+
 export interface TargetUrlPolicy {
   /**
    * Lets loopback, private, link-local, CGNAT, unspecified and reserved addresses through
-   * (`TARGETS_ALLOW_PRIVATE=true`). Cloud metadata, multicast and broadcast addresses stay refused:
-   * no delivery target lives there.
+   * (`OUTBOUND_ALLOW_PRIVATE=true`, alias `TARGETS_ALLOW_PRIVATE`). Cloud metadata, multicast and
+   * broadcast addresses stay refused: no delivery target lives there.
    */
   allowPrivate: boolean;
   /**
@@ -49,18 +60,17 @@ export const systemResolver: HostResolver = async (hostname) => {
 };
 
 function refused(host: string, address: string, kind: AddressClass, allowPrivate: boolean): CalgateError {
-  const hint =
-    PRIVATE_CLASSES.has(kind) && !allowPrivate
-      ? '; set TARGETS_ALLOW_PRIVATE=true to allow private networks'
-      : '';
   const where = host === address ? `address ${address}` : `host ${host} resolves to ${address}, which`;
-  return new CalgateError(
-    'permission_denied',
-    `target URL ${where} is ${describeAddressClass(kind)}${hint}`,
-    {
-      context: { host, address, addressClass: kind },
-    },
-  );
+  const context = { host, address, addressClass: kind };
+  const what = `target URL ${where} is ${describeAddressClass(kind)}`;
+  if (PRIVATE_CLASSES.has(kind) && !allowPrivate) {
+    return new TargetPolicyError(
+      'permission_denied',
+      `${what}; Calgate refuses private targets unless ${PRIVATE_TARGETS_SETTING}`,
+      { context },
+    );
+  }
+  return new CalgateError('permission_denied', `${what}; no setting allows it`, { context });
 }
 
 /** An address class in words, for refusals ("a loopback address", "a cloud metadata address"). */
@@ -101,7 +111,14 @@ export function parseTargetUrl(input: string, policy: TargetUrlPolicy): Result<U
     return err(invalidArgument(`target URL must use https, not ${url.protocol.slice(0, -1)}`));
   }
   if (url.protocol === 'http:' && requireHttps) {
-    return err(invalidArgument('target URL must use https'));
+    return err(
+      policy.allowPrivate
+        ? invalidArgument('target URL must use https')
+        : new TargetPolicyError(
+            'invalid_argument',
+            `target URL must use https; Calgate accepts plain http only when ${PRIVATE_TARGETS_SETTING}`,
+          ),
+    );
   }
   if (url.username !== '' || url.password !== '') {
     return err(invalidArgument('target URL must not contain credentials'));
@@ -123,18 +140,37 @@ export async function checkTargetUrl(
   input: string,
   policy: TargetUrlPolicy,
 ): Promise<Result<CheckedTarget, CalgateError>> {
-  const parsed = parseTargetUrl(input, policy);
+  // Where the URL points is checked before its scheme: `http://localhost:…` hears about the
+  // private-network setting rather than only about https.
+  const parsed = parseTargetUrl(input, { ...policy, requireHttps: false });
   if (!parsed.ok) {
     return parsed;
   }
   const url = parsed.value;
+  const addresses = await vetAddresses(url, policy);
+  const scheme = parseTargetUrl(input, policy);
+  if (!addresses.ok) {
+    // A refused address says more than the scheme; a passing DNS failure says less.
+    return addresses.error.retry && !scheme.ok ? scheme : addresses;
+  }
+  if (!scheme.ok) {
+    return scheme;
+  }
+  return ok({ url, addresses: addresses.value });
+}
+
+/** The addresses a URL's host is or resolves to, when every one of them is within the policy. */
+async function vetAddresses(
+  url: URL,
+  policy: TargetUrlPolicy,
+): Promise<Result<ResolvedAddress[], CalgateError>> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const literal = classifyAddress(host);
   if (literal !== undefined) {
     if (!allowed(literal, policy.allowPrivate)) {
       return err(refused(host, host, literal, policy.allowPrivate));
     }
-    return ok({ url, addresses: [{ address: host, family: host.includes(':') ? 6 : 4 }] });
+    return ok([{ address: host, family: host.includes(':') ? 6 : 4 }]);
   }
   let addresses: ResolvedAddress[];
   try {
@@ -162,7 +198,7 @@ export async function checkTargetUrl(
       return err(refused(host, address, kind, policy.allowPrivate));
     }
   }
-  return ok({ url, addresses });
+  return ok(addresses);
 }
 
 /**

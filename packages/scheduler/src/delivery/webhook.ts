@@ -3,7 +3,13 @@ import { request as httpsRequest } from 'node:https';
 import { CalgateError, type ErrorCode } from '@calgate/core';
 import { type BackoffOptions, backoff, parseRetryAfter } from './backoff.ts';
 import { isValidMessageId, parseWebhookSecret, signWebhook, type WebhookHeaders } from './signing.ts';
-import { type CheckedTarget, checkTargetUrl, type HostResolver, pinnedLookup } from './ssrf.ts';
+import {
+  type CheckedTarget,
+  checkTargetUrl,
+  type HostResolver,
+  pinnedLookup,
+  TargetPolicyError,
+} from './ssrf.ts';
 
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
 /** A `Retry-After` longer than this is shortened to it, so a receiver cannot park a delivery. */
@@ -25,7 +31,7 @@ export interface WebhookDelivery {
 }
 
 export interface WebhookSenderOptions {
-  /** `TARGETS_ALLOW_PRIVATE`; see `checkTargetUrl`. */
+  /** `OUTBOUND_ALLOW_PRIVATE` (alias `TARGETS_ALLOW_PRIVATE`); see `checkTargetUrl`. */
   allowPrivate: boolean;
   requireHttps?: boolean;
   /** Whole exchange, from DNS to the end of the response. Default 15 s. */
@@ -41,8 +47,9 @@ export interface WebhookSenderOptions {
 
 /**
  * What became of one attempt. `retry` carries the delay to wait; `disable` means the receiver
- * answered 410 Gone and the target should receive nothing more; `failed` is final for this
- * occurrence.
+ * answered 410 Gone and the target should receive nothing more; `blocked` means this process's URL
+ * policy refused the target (a process with OUTBOUND_ALLOW_PRIVATE on would send it); `failed` is
+ * final for this occurrence.
  */
 export type WebhookOutcome =
   | { kind: 'delivered'; status: number; durationMs: number }
@@ -56,6 +63,7 @@ export type WebhookOutcome =
       durationMs: number;
     }
   | { kind: 'failed'; status: number | null; error: CalgateError; durationMs: number }
+  | { kind: 'blocked'; status: null; error: CalgateError; durationMs: number }
   | { kind: 'disable'; status: 410; error: CalgateError; durationMs: number };
 
 type Exchange = { status: number; retryAfter: string | undefined } | { networkCode: string };
@@ -136,6 +144,10 @@ export async function sendWebhook(
   if (!checked.ok) {
     const cause = checked.error;
     const message = `webhook target ${delivery.targetId} refused: ${cause.message}`;
+    if (cause instanceof TargetPolicyError) {
+      const error = new TargetPolicyError(cause.code, message, { context: { ...context, ...cause.context } });
+      return { kind: 'blocked', status: null, error, durationMs: elapsed() };
+    }
     return cause.retry ? retry(message, null, undefined) : final(cause.code, message);
   }
 

@@ -29,7 +29,7 @@ export interface DeliveryDeps {
   boss: PgBoss;
   repository: SchedulerRepository;
   log: Logger;
-  /** `TARGETS_ALLOW_PRIVATE`. */
+  /** `OUTBOUND_ALLOW_PRIVATE` (alias `TARGETS_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
   /** `SCHEDULER_MISFIRE_GRACE` in milliseconds. */
   graceMs: number;
@@ -76,7 +76,7 @@ export class TargetCache {
   }
 }
 
-export type JobOutcome = 'delivered' | 'failed' | 'retrying' | 'missed' | 'skipped';
+export type JobOutcome = 'delivered' | 'failed' | 'retrying' | 'missed' | 'skipped' | 'blocked';
 
 /** Handles one occurrence job. Throws only when the database fails; pg-boss then retries the job. */
 export async function handleOccurrence(
@@ -185,6 +185,28 @@ export async function handleOccurrences(
     }),
   );
   return outcomes.map((outcome) => outcome ?? new Error('occurrence left unhandled'));
+}
+
+/**
+ * Queues again every occurrence a worker's URL policy blocked, for this worker (or any other) to
+ * try with its own policy; those blocked for longer than the retry window fail. A worker calls it
+ * when it starts: the policy is configuration, so it can only change with a (re)start.
+ */
+export async function requeueBlocked(deps: DeliveryDeps): Promise<{ queued: number; failed: number }> {
+  const now = (deps.now ?? Date.now)();
+  const since = new Date(now - (deps.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS));
+  return deps.repository.runs.requeueBlocked(since, async (client, blocked) => {
+    for (const occurrence of blocked) {
+      const job: OccurrenceJob = {
+        tenantId: occurrence.tenantId,
+        scheduleId: occurrence.scheduleId,
+        at: occurrence.occurrenceAt.getTime(),
+        attempt: occurrence.attempt,
+        ...(occurrence.event === null ? {} : { event: occurrence.event }),
+      };
+      await sendOccurrence(deps.boss, occurrence.occurrenceId, job, new Date(now), onClient(client));
+    }
+  });
 }
 
 async function send(
@@ -302,6 +324,14 @@ async function settle(
       });
       deps.log.warn({ ...context, targetId: schedule.targetId }, 'target disabled after 410 Gone');
       return 'failed';
+    case 'blocked':
+      // Not retried against the same policy: a worker that starts (perhaps with the setting on) queues it again.
+      await deps.repository.runs.settle(ref, { status: 'blocked', error: outcome.error.message });
+      deps.log.warn(
+        { ...context, targetId: schedule.targetId, error: outcome.error.message },
+        "delivery blocked by this worker's URL policy; it is queued again when a worker starts",
+      );
+      return 'blocked';
     case 'failed':
       await deps.repository.runs.settle(ref, {
         status: 'failed',

@@ -1,6 +1,12 @@
 /** A delivery worker: takes due occurrences from pg-boss and delivers them, any number per machine. */
 import type { Job, PgBoss } from 'pg-boss';
-import { type DeliveryDeps, handleOccurrences, type JobOutcome, TargetCache } from './deliver.ts';
+import {
+  type DeliveryDeps,
+  handleOccurrences,
+  type JobOutcome,
+  requeueBlocked,
+  TargetCache,
+} from './deliver.ts';
 import { type OccurrenceJob, PROMPT_QUEUE } from './jobs.ts';
 
 export interface DeliveryWorkerOptions extends DeliveryDeps {
@@ -69,6 +75,16 @@ export async function startDeliveryWorker(options: DeliveryWorkerOptions): Promi
       }
     },
   );
+  // Occurrences an earlier worker's URL policy blocked get a try under this worker's policy.
+  try {
+    const requeued = await requeueBlocked(deps);
+    if (requeued.queued + requeued.failed > 0) {
+      log.info(requeued, 'occurrences blocked by a URL policy queued again');
+    }
+  } catch (error) {
+    // They stay blocked, for the next worker that starts; delivering the rest matters more.
+    log.error({ err: error }, 'queueing blocked occurrences again failed');
+  }
   log.info({ concurrency: options.concurrency }, 'delivery worker started');
   return {
     active: () => inHand,

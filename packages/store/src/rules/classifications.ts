@@ -189,63 +189,103 @@ export class ClassificationRepository {
     occurrence: Occurrence,
     choice: ManualDecision,
   ): Promise<ClassificationRecord> {
-    const eventId = cleanEventId(occurrence.eventId);
-    cleanTimes(occurrence);
+    const [record] = await this.setManualMany(tenantId, [occurrence], choice);
+    return record as ClassificationRecord;
+  }
+
+  /**
+   * Files occurrences by hand, all alike (every occurrence of a series in a range), in one
+   * transaction: either all are filed or, on any error, none. An occurrence may appear once.
+   */
+  async setManualMany(
+    tenantId: string,
+    occurrences: readonly Occurrence[],
+    choice: ManualDecision,
+  ): Promise<ClassificationRecord[]> {
+    const items = occurrences.map((occurrence) => {
+      const eventId = cleanEventId(occurrence.eventId);
+      cleanTimes(occurrence);
+      return { ...occurrence, eventId };
+    });
     const projectId = 'projectId' in choice ? choice.projectId : null;
     if (projectId === null && !('skip' in choice && choice.skip === true)) {
       throw new CalgateError('invalid_argument', 'A manual classification names a project or is skip.');
     }
-    const { rows: found } = await this.#pool.query<{
-      calendar: boolean;
-      project: string | null;
-      archived: boolean;
-    }>(
-      `SELECT EXISTS (SELECT 1 FROM calendars WHERE tenant_id = $1 AND id = $2) AS calendar,
-              (SELECT name FROM projects WHERE tenant_id = $1 AND id = $3) AS project,
-              coalesce((SELECT archived_at IS NOT NULL FROM projects WHERE tenant_id = $1 AND id = $3), false) AS archived`,
-      [tenantId, occurrence.calendarId, projectId],
+    const sorted = [...items].sort(byOccurrence);
+    for (let i = 1; i < sorted.length; i += 1) {
+      const [a, b] = [sorted[i - 1], sorted[i]];
+      if (a !== undefined && b !== undefined && byOccurrence(a, b) === 0) {
+        throw new CalgateError(
+          'invalid_argument',
+          `Event ${b.eventId} of calendar ${b.calendarId} appears twice in one batch.`,
+        );
+      }
+    }
+    if (sorted.length === 0) {
+      return [];
+    }
+    const batch = JSON.stringify(
+      sorted.map((item) => ({
+        calendar_id: item.calendarId,
+        event_id: item.eventId,
+        start_at: item.start.toISOString(),
+        end_at: item.end.toISOString(),
+      })),
     );
-    const facts = found[0];
-    if (facts === undefined || !facts.calendar) {
-      throw calendarNotFound(occurrence.calendarId);
-    }
-    if (projectId !== null && facts.project === null) {
-      throw projectNotFound(projectId);
-    }
-    if (projectId !== null && facts.archived) {
-      throw new CalgateError(
-        'precondition_failed',
-        `Project ${quoted(facts.project ?? projectId)} (${projectId}) is archived; unarchive it before filing time into it.`,
-      );
-    }
+    const client = await this.#pool.connect();
     try {
-      const { rows } = await this.#pool.query<ClassificationRow>(
+      await client.query('BEGIN');
+      await checkOwned(
+        client,
+        tenantId,
+        'calendars',
+        unique(sorted.map((item) => item.calendarId)),
+        calendarNotFound,
+      );
+      if (projectId !== null) {
+        const { rows: found } = await client.query<{ name: string; archived: boolean }>(
+          'SELECT name, archived_at IS NOT NULL AS archived FROM projects WHERE tenant_id = $1 AND id = $2',
+          [tenantId, projectId],
+        );
+        const project = found[0];
+        if (project === undefined) {
+          throw projectNotFound(projectId);
+        }
+        if (project.archived) {
+          throw new CalgateError(
+            'precondition_failed',
+            `Project ${quoted(project.name)} (${projectId}) is archived; unarchive it before filing time into it.`,
+          );
+        }
+      }
+      const { rows } = await client.query<ClassificationRow>(
         `INSERT INTO classifications AS c
               (tenant_id, calendar_id, event_id, project_id, skip, source, confidence, needs_review, start_at, end_at, rule_ids)
-         VALUES ($1, $2, $3, $4, $5, 'manual', 1, false, $6, $7, '{}')
+         SELECT $1, x.calendar_id, x.event_id, $3::text, $4::boolean, 'manual', 1, false, x.start_at, x.end_at, '{}'
+           FROM jsonb_to_recordset($2::jsonb) AS x(calendar_id text, event_id text, start_at timestamptz, end_at timestamptz)
          ON CONFLICT (tenant_id, calendar_id, event_id) DO UPDATE SET
               project_id = EXCLUDED.project_id, skip = EXCLUDED.skip, source = 'manual', confidence = 1,
               needs_review = false, start_at = EXCLUDED.start_at, end_at = EXCLUDED.end_at, rule_ids = '{}',
               updated_at = now()
          RETURNING ${CLASSIFICATION_COLUMNS}`,
-        [
-          tenantId,
-          occurrence.calendarId,
-          eventId,
-          projectId,
-          projectId === null,
-          occurrence.start,
-          occurrence.end,
-        ],
+        [tenantId, batch, projectId, projectId === null],
       );
-      return classification(rows[0] as ClassificationRow);
+      await client.query('COMMIT');
+      const filed = new Map(
+        rows.map((row) => [`${row.calendar_id}\u0000${row.event_id}`, classification(row)]),
+      );
+      return items.flatMap((item) => filed.get(`${item.calendarId}\u0000${item.eventId}`) ?? []);
     } catch (error) {
+      await client.query('ROLLBACK');
       if (pgCode(error).code === FOREIGN_KEY_VIOLATION) {
+        const first = sorted[0] as (typeof sorted)[number];
         throw pgCode(error).constraint === 'classifications_calendar_id_tenant_id_fkey' || projectId === null
-          ? calendarNotFound(occurrence.calendarId)
+          ? calendarNotFound(first.calendarId)
           : projectNotFound(projectId);
       }
       throw error;
+    } finally {
+      client.release();
     }
   }
 

@@ -11,7 +11,14 @@ import {
 } from './model.ts';
 import { scheduleNotFound } from './schedules.ts';
 
-const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed', 'missed', 'retrying'];
+const STATUSES: readonly DeliveryStatus[] = [
+  'pending',
+  'delivered',
+  'failed',
+  'missed',
+  'retrying',
+  'blocked',
+];
 
 interface DeliveryRow {
   id: string;

@@ -10,7 +10,11 @@ export const DELIVERY_ERROR_MAX = 2000;
 
 export type TargetKind = 'webhook' | 'letta';
 export type ScheduleStatus = 'active' | 'paused' | 'cancelled' | 'finished';
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying';
+/**
+ * `blocked`: a worker's URL policy (OUTBOUND_ALLOW_PRIVATE) refused the target; the occurrence
+ * waits, and is queued again when a worker starts (`ScheduleRuns.requeueBlocked`).
+ */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'missed' | 'retrying' | 'blocked';
 
 /** A target as callers see it: never its secret. */
 export interface TargetRecord {
@@ -89,8 +93,11 @@ export interface NewSchedule {
   agentId?: string | null;
   prompt: string;
   spec: StoredSpec;
-  /** The first run, computed from the spec by the caller. */
-  nextRunAt: Date;
+  /**
+   * The first run, computed from the spec by the caller; null for a schedule relative to calendar
+   * events while no matching event is planned (it stays active).
+   */
+  nextRunAt: Date | null;
 }
 
 /** With `keyId`, only that key's schedules exist for the call. */

@@ -18,6 +18,17 @@ export interface OccurrenceRef {
   replay?: boolean | undefined;
 }
 
+/** An occurrence blocked by a worker's URL policy, queued again as its next attempt. */
+export interface BlockedOccurrence {
+  tenantId: string;
+  scheduleId: string;
+  occurrenceId: string;
+  occurrenceAt: Date;
+  /** The attempt to queue (one more than the attempt that was blocked). */
+  attempt: number;
+  event: { calendarId: string; eventId: string; start: number } | null;
+}
+
 /** What the worker decided for a first attempt, given the schedule as it stands (locked). */
 export interface ClaimPlan {
   /** Deliver this occurrence, or record it as missed (older than the misfire grace). */
@@ -309,13 +320,14 @@ export class ScheduleRuns {
 
   /**
    * Records how an attempt ended: `delivered` and `failed` are final; `retrying` says the next
-   * attempt is queued. An older attempt never overwrites a newer one, and nothing overwrites a
-   * final status.
+   * attempt is queued; `blocked` that the worker's URL policy refused the target and the
+   * occurrence waits for `requeueBlocked`. An older attempt never overwrites a newer one, and
+   * nothing overwrites a final status.
    */
   async settle(
     ref: OccurrenceRef,
     outcome: {
-      status: 'delivered' | 'failed' | 'retrying';
+      status: 'delivered' | 'failed' | 'retrying' | 'blocked';
       statusCode?: number | null;
       error?: string | null;
     },
@@ -325,13 +337,77 @@ export class ScheduleRuns {
     await this.#settle(client ?? this.#pool, ref.tenantId, id, ref.attempt, outcome);
   }
 
-  /** Opens a settled occurrence again for a replay; a delivered one stays delivered. */
+  /** Opens a settled (or blocked) occurrence again for a replay; a delivered one stays delivered. */
   async reopen(tenantId: string, occurrence: string, client?: pg.PoolClient): Promise<void> {
     await (client ?? this.#pool).query(
       `UPDATE deliveries SET status = 'retrying', error = NULL, status_code = NULL
-        WHERE tenant_id = $1 AND occurrence_id = $2 AND status IN ('failed', 'missed')`,
+        WHERE tenant_id = $1 AND occurrence_id = $2 AND status IN ('failed', 'missed', 'blocked')`,
       [tenantId, occurrence],
     );
+  }
+
+  /**
+   * Queues again the occurrences a worker's URL policy blocked, as their next attempt, once each
+   * (a worker starting, perhaps with another policy, calls it). Those due before `since` waited
+   * longer than the retry window and fail instead, with why. `queue` sends each one's job on the
+   * same connection, so the new status and its job commit together. Returns how many were
+   * queued and how many failed.
+   */
+  async requeueBlocked(
+    since: Date,
+    queue: (client: pg.PoolClient, blocked: BlockedOccurrence[]) => Promise<void>,
+    limit = 500,
+  ): Promise<{ queued: number; failed: number }> {
+    let queued = 0;
+    let failed = 0;
+    for (;;) {
+      const done = await this.transaction(async (client) => {
+        const expired = await client.query(
+          `UPDATE deliveries SET status = 'failed',
+                  error = left('Blocked by the URL policy for longer than the retry window: ' || coalesce(error, ''), $2)
+            WHERE status = 'blocked' AND occurrence_at < to_timestamp($1::float8 / 1000)`,
+          [since.getTime(), DELIVERY_ERROR_MAX],
+        );
+        const { rows } = await client.query<{
+          tenant_id: string;
+          schedule_id: string;
+          occurrence_id: string;
+          occurrence_at: number;
+          attempt: number;
+          event_id: string | null;
+          event_calendar_id: string | null;
+          event_start: number | null;
+        }>(
+          `UPDATE deliveries d SET status = 'retrying', attempt = d.attempt + 1
+             FROM (SELECT id FROM deliveries WHERE status = 'blocked' ORDER BY occurrence_at LIMIT $1
+                   FOR UPDATE SKIP LOCKED) b
+            WHERE d.id = b.id
+        RETURNING d.tenant_id, d.schedule_id, d.occurrence_id, ${ms('d.occurrence_at', 'occurrence_at')},
+                  d.attempt, d.event_id, d.event_calendar_id, ${ms('d.event_start', 'event_start')}`,
+          [limit],
+        );
+        await queue(
+          client,
+          rows.map((row) => ({
+            tenantId: row.tenant_id,
+            scheduleId: row.schedule_id,
+            occurrenceId: row.occurrence_id,
+            occurrenceAt: new Date(row.occurrence_at),
+            attempt: row.attempt,
+            event:
+              row.event_id === null || row.event_calendar_id === null || row.event_start === null
+                ? null
+                : { calendarId: row.event_calendar_id, eventId: row.event_id, start: row.event_start },
+          })),
+        );
+        failed += expired.rowCount ?? 0;
+        queued += rows.length;
+        return rows.length < limit;
+      });
+      if (done) {
+        return { queued, failed };
+      }
+    }
   }
 
   async #settle(

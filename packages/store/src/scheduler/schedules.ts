@@ -75,7 +75,7 @@ export class ScheduleRepository {
   ): Promise<ScheduleRecord> {
     const prompt = cleanPrompt(input.prompt);
     const spec = cleanSpec(input.spec);
-    const nextRunAt = cleanInstant(input.nextRunAt, 'The first run');
+    const nextRunAt = input.nextRunAt === null ? null : cleanInstant(input.nextRunAt, 'The first run');
     const agentId = input.agentId == null ? null : cleanText(input.agentId, 'Agent id', AGENT_ID_MAX);
     const targetId = input.targetId ?? null;
     if (targetId !== null) {
@@ -110,7 +110,7 @@ export class ScheduleRepository {
           agentId,
           prompt,
           JSON.stringify(spec),
-          nextRunAt.getTime(),
+          nextRunAt?.getTime() ?? null,
         ],
       );
       const created = schedule(rows[0] as ScheduleRow);
@@ -207,13 +207,14 @@ export class ScheduleRepository {
 
   /**
    * Records a run: the next run and the repetitions done so far; a null next run finishes the
-   * schedule. A cancelled or finished schedule stays as it is (a cancellation racing a due
+   * schedule unless `finished: false` (an event-relative schedule with no event planned yet stays
+   * active). A cancelled or finished schedule stays as it is (a cancellation racing a due
    * occurrence wins) and is returned unchanged.
    */
   async setNextRun(
     tenantId: string,
     scheduleId: string,
-    next: { nextRunAt: Date | null; repetitionsDone?: number },
+    next: { nextRunAt: Date | null; repetitionsDone?: number; finished?: boolean },
   ): Promise<ScheduleRecord> {
     const nextRunAt = next.nextRunAt === null ? null : cleanInstant(next.nextRunAt, 'The next run');
     const done = next.repetitionsDone;
@@ -226,10 +227,10 @@ export class ScheduleRepository {
     await this.#pool.query(
       `UPDATE schedules SET
           next_run_at = to_timestamp($3::float8 / 1000),
-          status = CASE WHEN $3::float8 IS NULL THEN 'finished' ELSE status END,
+          status = CASE WHEN $5 THEN 'finished' ELSE status END,
           repetitions_done = coalesce($4, repetitions_done)
         WHERE tenant_id = $1 AND id = $2 AND status IN ('active', 'paused')`,
-      [tenantId, scheduleId, nextRunAt?.getTime() ?? null, done ?? null],
+      [tenantId, scheduleId, nextRunAt?.getTime() ?? null, done ?? null, next.finished ?? nextRunAt === null],
     );
     const found = await this.get(tenantId, scheduleId);
     if (found === null) {

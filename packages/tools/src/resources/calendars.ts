@@ -63,7 +63,7 @@ export function calendarResources(access: CalendarAccess): {
         uriTemplate: CALENDAR_URI_TEMPLATE,
         name: 'calendar',
         title: 'Calendar',
-        description: `A readable calendar's metadata and its events of the next ${CALENDAR_RESOURCE_DAYS} days, as JSON. calendarId as list_calendars gives it.`,
+        description: `A readable calendar's metadata and its events of the next ${CALENDAR_RESOURCE_DAYS} days, as JSON. calendarId: an id from list_calendars, \`primary\` or the calendar's name.`,
         mimeType: 'application/json',
       },
     ],
@@ -77,7 +77,11 @@ function notFound(uri: string): Error {
 
 const when = (time: EventDateTime): string => time.dateTime ?? time.date ?? '';
 
-/** The calendar the URI names, when the key may open it; a calendar it cannot read is unknown. */
+/**
+ * The calendar the URI names, resolved as tools resolve `calendarId` (an id, `primary`, an
+ * upstream id or the calendar's name) and refused in the same words; a calendar the key cannot
+ * read is unknown.
+ */
 function calendarOf(uri: string, access: CalendarAccess): KeyCalendar {
   let calendarId: string;
   try {
@@ -85,11 +89,14 @@ function calendarOf(uri: string, access: CalendarAccess): KeyCalendar {
   } catch {
     throw notFound(uri);
   }
-  const calendar = resourceCalendars(access).find((candidate) => candidate.id === calendarId);
-  if (calendar === undefined) {
+  if (calendarId === '' || !hasCalendarToolset(access)) {
     throw notFound(uri);
   }
-  return calendar;
+  try {
+    return access.readable(calendarId).calendar;
+  } catch (error) {
+    throw error instanceof CalgateError ? asRpcError(error) : error;
+  }
 }
 
 /** A calendar's account problem (reconnect, disabled) or an upstream failure as a JSON-RPC error. */

@@ -12,8 +12,7 @@ export const setTimeZone = defineTool({
   name: 'set_time_zone',
   toolset: 'calendar',
   title: 'Set time zone',
-  description:
-    "Sets this key's time zone when the person says where they live: later answers and local times use it unless a call names another.",
+  description: "Sets this key's time zone to where the person lives: later answers use it.",
   access: 'none',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
@@ -21,7 +20,7 @@ export const setTimeZone = defineTool({
   }),
   output: z.object({
     timeZone: z.string(),
-    previousTimeZone: z.string().nullable(),
+    previousTimeZone: z.string().optional(),
     dateTime: z.string(),
     utcOffset: z.string(),
   }),
@@ -42,7 +41,7 @@ export const setTimeZone = defineTool({
     const instant = Math.floor(now().getTime() / 1000) * 1000;
     return {
       timeZone: zone,
-      previousTimeZone: previous,
+      ...(previous === null ? {} : { previousTimeZone: previous }),
       dateTime: formatInstant(instant, zone),
       utcOffset: formatOffset(utcOffsetMinutes(instant, zone)),
     };

@@ -9,6 +9,7 @@ import {
 } from '../../auth/passwords.ts';
 import { type ApiDeps, parse } from './deps.ts';
 import { clientOf } from './sessions.ts';
+import { canonicalTimeZone } from './workspace.ts';
 
 const Email = z
   .string()
@@ -25,6 +26,8 @@ const SignUpBody = z.strictObject({
   email: Email,
   password: Password,
   tenantName: z.string().trim().min(1).max(100).optional(),
+  /** The workspace's zone (the first-run form sends the browser's); the first-run calendar takes it. */
+  timeZone: z.string().trim().min(1).max(64).optional(),
 });
 
 const SignInBody = z.strictObject({
@@ -59,6 +62,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
   app.post('/api/v1/auth/signup', async (request, reply) => {
     guard.checkOrigin(request);
     const body = parse(SignUpBody, request.body);
+    const timeZone = body.timeZone === undefined ? undefined : canonicalTimeZone('timeZone', body.timeZone);
     // Closed installs answer before any hashing, so sign-up attempts cost no argon2 work.
     if (await deps.users.hasUsers()) {
       throw signUpClosed();
@@ -68,14 +72,20 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
       email: body.email,
       passwordHash,
       ...(body.tenantName === undefined ? {} : { tenantName: body.tenantName }),
+      ...(timeZone === undefined ? {} : { timeZone }),
     });
     if (!outcome.ok) {
       throw signUpClosed();
     }
+    // The first-run key now answers in the workspace's zone, on its next call.
+    deps.invalidateKeys();
     const csrfToken = await signIn(request, reply, outcome.user.id, outcome.tenant.id);
     reply.status(201);
     return { user: { id: outcome.user.id, email: outcome.user.email }, tenant: outcome.tenant, csrfToken };
   });
+
+  // Whether this install has no one yet: the dashboard then opens on the create-owner form.
+  app.get('/api/v1/auth/first-run', async () => ({ firstRun: !(await deps.users.hasUsers()) }));
 
   app.post('/api/v1/auth/signin', async (request, reply) => {
     guard.checkOrigin(request);
@@ -129,7 +139,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
     }
     return {
       user: { id: user.id, email: user.email, role: request.dashboardUser?.role },
-      tenant: { id: tenant.id, name: tenant.name },
+      tenant: { id: tenant.id, name: tenant.name, timeZone: tenant.timeZone },
     };
   });
 

@@ -10,6 +10,7 @@ import { registerPeopleRoutes } from './people.ts';
 import { registerRulesRoutes } from './rules.ts';
 import { registerSessionRoutes } from './sessions.ts';
 import { registerTotpRoutes } from './totp.ts';
+import { registerWorkspaceRoutes } from './workspace.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { DashboardGuard } from './guard.ts';
@@ -26,4 +27,5 @@ export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerAuditRoutes(app, deps);
   registerRulesRoutes(app, deps);
   registerPeopleRoutes(app, deps);
+  registerWorkspaceRoutes(app, deps);
 }

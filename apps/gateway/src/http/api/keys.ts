@@ -21,6 +21,8 @@ const CreateKeyBody = z.strictObject({
     .refine((value) => Date.parse(value) > Date.now(), { message: 'must be in the future' })
     .optional(),
   toolsets: Toolsets.optional(),
+  /** The key's own zone (checked by the store); absent: the workspace's. */
+  timeZone: z.string().trim().min(1, { message: 'give an IANA zone, or leave it out' }).max(64).optional(),
   /** The calendars the key gets at once, checked like the matrix; all or nothing. */
   grants: z
     .array(
@@ -120,6 +122,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
       expiresAt: body.expiresAt === undefined ? null : new Date(body.expiresAt),
       toolsets: body.toolsets,
       grants: body.grants,
+      timeZone: body.timeZone,
     });
     await people.setKeyCreator(tenantId, key.id, { userId });
     deps.invalidateKeys();

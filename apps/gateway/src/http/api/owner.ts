@@ -33,9 +33,10 @@ export function ownerView(calendar: CalendarRecord, account: ConnectionRecord): 
  * whatever any key's grants are. Disabled calendars and accounts stay out, as they do for keys.
  */
 export async function ownerAccess(deps: ApiDeps, session: SignedIn): Promise<CalendarAccess> {
-  const [calendars, connections] = await Promise.all([
+  const [calendars, connections, tenant] = await Promise.all([
     deps.tenancy.listCalendars(session.tenantId),
     deps.connections.list(session.tenantId),
+    deps.tenancy.getTenant(session.tenantId),
   ]);
   const accounts = new Map(connections.map((connection) => [connection.id, connection]));
   const readable: KeyCalendar[] = calendars.flatMap((calendar) => {
@@ -52,7 +53,12 @@ export async function ownerAccess(deps: ApiDeps, session: SignedIn): Promise<Cal
     );
   }
   return new CalendarAccess(
-    { tenantId: session.tenantId, keyId: session.userId, calendars: readable },
+    {
+      tenantId: session.tenantId,
+      keyId: session.userId,
+      calendars: readable,
+      workspaceTimeZone: tenant?.timeZone ?? null,
+    },
     deps.providers,
   );
 }

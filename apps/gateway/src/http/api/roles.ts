@@ -23,6 +23,7 @@ const WORKERS: readonly Role[] = ['owner', 'admin', 'member'];
 /** Routes that need no session at all (sign-in, sign-up and the links sent by e-mail). */
 export const PUBLIC_ROUTES: readonly string[] = [
   'POST /api/v1/auth/signup',
+  'GET /api/v1/auth/first-run',
   'POST /api/v1/auth/signin',
   'POST /api/v1/auth/signin/totp',
   'GET /api/v1/invitations/lookup',
@@ -58,6 +59,7 @@ const POLICY: Record<string, RoutePolicy> = {
   'DELETE /api/v1/members/:id': { roles: MANAGERS, what: 'remove people' },
   'PUT /api/v1/grants': { roles: MANAGERS, what: 'change grants' },
   'POST /api/v1/grants/bulk': { roles: MANAGERS, what: 'change grants' },
+  'PATCH /api/v1/workspace': { roles: MANAGERS, what: 'change the workspace settings' },
 };
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

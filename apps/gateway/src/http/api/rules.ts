@@ -1,6 +1,6 @@
 import { CalgateError } from '@calgate/core';
 import type { ProjectRecord, RuleRecord } from '@calgate/store';
-import { applyRulesFor, checkRuleQuery, previewRuleFor } from '@calgate/tools';
+import { applyRulesFor, checkRuleQuery, previewRuleFor, unknownProject } from '@calgate/tools';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
@@ -100,6 +100,17 @@ async function projectMap(deps: ApiDeps, tenantId: string): Promise<Map<string, 
   return new Map(projects.map((project) => [project.id, project]));
 }
 
+/** A projectId that is no project's id is refused with the id of the project meant, if any. */
+async function checkProjectId(deps: ApiDeps, tenantId: string, projectId: string | undefined): Promise<void> {
+  if (projectId === undefined) {
+    return;
+  }
+  const projects = await projectMap(deps, tenantId);
+  if (!projects.has(projectId)) {
+    throw unknownProject(projectId, [...projects.values()]);
+  }
+}
+
 /** Projects, classification rules, the live preview and filing for the Projects & rules page. */
 export function registerRulesRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { projects, rules } = deps.rulesRepository;
@@ -152,6 +163,7 @@ export function registerRulesRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const { tenantId, userId } = await deps.guard.session(request);
     const body = parse(NewRule, request.body);
     checkRuleQuery(body.query);
+    await checkProjectId(deps, tenantId, body.projectId);
     const rule = await rules.create(tenantId, {
       projectId: body.projectId,
       query: body.query,
@@ -170,6 +182,7 @@ export function registerRulesRoutes(app: FastifyInstance, deps: ApiDeps): void {
     if (body.query !== undefined) {
       checkRuleQuery(body.query);
     }
+    await checkProjectId(deps, tenantId, body.projectId);
     const rule = await rules.update(
       tenantId,
       id,

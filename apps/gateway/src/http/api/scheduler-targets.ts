@@ -54,17 +54,18 @@ export function targetView(target: TargetRecord, liveSchedules = 0) {
 }
 
 /**
- * The SSRF policy deliveries apply, checked before a target is stored so that one that could
- * never receive is refused now. Where the URL points is checked before its scheme, so that
- * `http://localhost:…` hears about TARGETS_ALLOW_PRIVATE rather than only about https.
+ * The SSRF policy deliveries apply (this process's OUTBOUND_ALLOW_PRIVATE), checked before a
+ * target is stored or enabled so that one that could never receive is refused now. Where the URL
+ * points is checked before its scheme, so that `http://localhost:…` hears about the setting
+ * rather than only about https.
  */
-async function refuseUnsafeUrl(url: string, allowPrivate: boolean): Promise<void> {
+async function refuseUnsafeUrl(url: string, allowPrivate: boolean, action = 'add'): Promise<void> {
   const reachable = await checkTargetUrl(url, { allowPrivate, requireHttps: false });
   const checked = reachable.ok ? parseTargetUrl(url, { allowPrivate }) : reachable;
   if (!checked.ok) {
     // A host that does not resolve is a typo far more often than a passing DNS failure.
     const code = checked.error.code === 'unavailable' ? 'invalid_argument' : checked.error.code;
-    throw new CalgateError(code, `Cannot add this target: ${checked.error.message}.`);
+    throw new CalgateError(code, `Cannot ${action} this target: ${checked.error.message}.`);
   }
 }
 
@@ -126,6 +127,10 @@ export function registerTargetRoutes(app: FastifyInstance, deps: SchedulerApiDep
   app.post('/api/v1/targets/:id/enable', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     const { id } = parse(IdParams, request.params);
+    const target = await targets.get(tenantId, id);
+    if (target !== null && target.disabledAt !== null) {
+      await refuseUnsafeUrl(target.url, deps.allowPrivateTargets, 'enable');
+    }
     return { target: await view(tenantId, await targets.enable(tenantId, id)) };
   });
 

@@ -24,7 +24,7 @@ export interface SchedulerApiDeps {
   scheduling: Scheduling;
   /** Workers alive, the queue's depth and lag, and this tenant's outcomes (see {@link tenantSchedulerStatus}). */
   schedulerStatus(tenantId: string): Promise<TenantSchedulerStatus>;
-  /** `TARGETS_ALLOW_PRIVATE`: targets may resolve to loopback and private addresses. */
+  /** `OUTBOUND_ALLOW_PRIVATE` (alias `TARGETS_ALLOW_PRIVATE`): targets may resolve to loopback and private addresses. */
   allowPrivateTargets: boolean;
 }
 
@@ -44,7 +44,7 @@ export async function tenantSchedulerStatus(
 
 /** Deliveries shown with each schedule; the Delivery log pages through the rest. */
 const RECENT_DELIVERIES = 10;
-const STATUSES = ['pending', 'delivered', 'failed', 'missed', 'retrying'] as const;
+const STATUSES = ['pending', 'delivered', 'failed', 'missed', 'retrying', 'blocked'] as const;
 
 const IdParams = z.strictObject({ id: z.string().min(1).max(64) });
 const OccurrenceParams = z.strictObject({ occurrenceId: z.string().min(1).max(200) });

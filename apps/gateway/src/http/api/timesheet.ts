@@ -53,7 +53,9 @@ async function timesheetOf(deps: ApiDeps, request: FastifyRequest, reply: Fastif
       ? { timeMin: query.timeMin ?? '', timeMax: query.timeMax ?? '' }
       : weekRange(query.week);
   const context = await ownerContext(deps, reply, session);
-  const result = await timesheetFor({ ...range, timeZone: query.timeZone, groupBy: 'day' }, context);
+  // Days split in the zone asked for, else the workspace's (else the calendars' shared zone).
+  const timeZone = query.timeZone ?? context.access.principal.workspaceTimeZone ?? undefined;
+  const result = await timesheetFor({ ...range, timeZone, groupBy: 'day' }, context);
   return { ...result, week: query.week, tenantId: session.tenantId };
 }
 

@@ -6,7 +6,7 @@ import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
 import { instantAt, instantIn, noticeWarnings, timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { instantOut, rangeOut } from '../../range.ts';
-import { attendeesIn, sanitizedOut, warningsOut, writeCalendarId } from '../../write-schemas.ts';
+import { attendeesIn, sanitizedOut, writeCalendarId } from '../../write-schemas.ts';
 import { attendeesFrom, uniqueEmails } from '../write/common.ts';
 import {
   blockingEvents,
@@ -34,7 +34,8 @@ const output = z.object({
     .boolean()
     .describe('True when idempotencyKey matched an earlier booking: nothing new was booked.'),
   sanitized: sanitizedOut,
-  warnings: warningsOut,
+  /** Notes as the write tools give them; only a repeated local time (DST) here. */
+  warnings: z.array(z.object({ kind: z.literal('note'), message: z.string() })).optional(),
 });
 type Output = z.output<typeof output>;
 

@@ -1,9 +1,9 @@
-import { mergeIntervals } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { rangeOut } from '../../range.ts';
 import { calendarIds } from '../read/common.ts';
 import { busyOrThrow } from './busy.ts';
+import { nameAllBusy } from './named-busy.ts';
 import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
 
 export const checkAvailability = defineTool({
@@ -19,9 +19,16 @@ export const checkAvailability = defineTool({
     available: z.boolean(),
     timeZone: z.string(),
     conflicts: z
-      .array(range.extend({ calendarId: z.string(), kind: z.enum(['event', 'hold']) }))
+      .array(
+        range.extend({
+          calendarId: z.string(),
+          kind: z.enum(['event', 'busy', 'hold']),
+          eventId: z.string().optional(),
+          summary: z.string().optional(),
+        }),
+      )
       .optional()
-      .describe('hold = booking in progress.'),
+      .describe('busy: details hidden; hold: booking in progress.'),
   }),
   example: {
     calendarIds: ['primary'],
@@ -34,13 +41,9 @@ export const checkAvailability = defineTool({
     const zone = callZone(context.access, args.timeZone, handles);
     const window = availabilityWindow(args, zone, context.now());
     const answers = await busyOrThrow(handles, unavailable, window, context);
-    const conflicts = answers
-      .flatMap(({ calendarId, events, holds }) => [
-        ...mergeIntervals(events).map((s) => ({ calendarId, kind: 'event' as const, ...s })),
-        ...mergeIntervals(holds).map((s) => ({ calendarId, kind: 'hold' as const, ...s })),
-      ])
-      .sort((a, b) => a.start - b.start || a.end - b.end)
-      .map(({ start, end, ...rest }) => ({ ...rangeOut({ start, end }, zone), ...rest }));
+    const conflicts = (await nameAllBusy(handles, answers, window, context.signal)).map(
+      ({ start, end, ...rest }) => ({ ...rangeOut({ start, end }, zone), ...rest }),
+    );
     return conflicts.length === 0
       ? { available: true, timeZone: zone }
       : { available: false, timeZone: zone, conflicts };

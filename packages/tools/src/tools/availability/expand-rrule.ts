@@ -13,7 +13,7 @@ export const expandRrule = defineTool({
   toolset: 'calendar',
   title: 'Expand recurrence rule',
   description:
-    'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first. DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
+    'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first, even off the rule (then warnings). DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
   access: 'none',
   cpuBound: true,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -30,6 +30,7 @@ export const expandRrule = defineTool({
     timeZone: timeZoneOut,
     instances: z.array(range),
     truncated: z.boolean().describe('More follow; raise count.'),
+    warnings: z.array(z.string()).optional(),
   }),
   example: {
     rrule: 'FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1',

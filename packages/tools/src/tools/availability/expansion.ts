@@ -7,8 +7,11 @@ import {
   expandRule,
   fromLocal,
   type LocalDateTime,
+  naiveMs,
   parseDateTimeFields,
   parseRRule,
+  type RRule,
+  weekdayOf,
 } from '@calgate/core';
 import { rangeOut } from '../../range.ts';
 
@@ -30,6 +33,39 @@ export interface ExpansionRequest {
 export interface Expansion {
   instances: { start: string; end: string }[];
   truncated: boolean;
+  warnings?: string[];
+}
+
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+
+/** `YYYY-MM-DDTHH:MM:SS` of a wall-clock reading in naive ms. */
+function localText(naive: number): string {
+  return new Date(naive).toISOString().slice(0, 19);
+}
+
+/**
+ * Why dtstart is an instance the rule itself would not make, when it is: RFC 5545 counts DTSTART
+ * as the first instance anyway, which surprises whoever meant "Mondays from this date".
+ */
+function offRuleWarning(
+  request: ExpansionRequest,
+  rule: RRule,
+  start: LocalDateTime,
+  excluded: boolean,
+): string | undefined {
+  const bare = expandRule(rule, start, request.timeZone, { includeStart: false, limit: 1, maxInstances: 1 });
+  const first = bare.ok ? bare.value[0]?.local : undefined;
+  if (first === naiveMs(start)) {
+    return undefined;
+  }
+  const day = WEEKDAYS[weekdayOf(start)] ?? '';
+  const head = `dtstart ${request.dtstart} (a ${day}) does not match the rule ${request.rrule}. RFC 5545 counts dtstart as the first instance all the same`;
+  if (excluded) {
+    return `${head}, but exdates leave it out, so it is not included.`;
+  }
+  const from =
+    first === undefined ? '' : `; to leave it out, start from the rule's first date, ${localText(first)}`;
+  return `${head}, so it is included as the first instance (and counts towards COUNT)${from}.`;
 }
 
 /** A local date-time `YYYY-MM-DDTHH:MM:SS`, checked (a real date, no offset). */
@@ -69,11 +105,13 @@ export function expandInstances(request: ExpansionRequest): Expansion {
     );
     if (starts.length > request.count || expanded.value.length < limit || limit >= 4 * MAX_EXPANDED) {
       const duration = request.durationMinutes * MINUTE;
+      const warning = offRuleWarning(request, rule.value, start, excluded.has(fromLocal(start, zone)));
       return {
         instances: starts.slice(0, request.count).map((instant) => ({
           ...rangeOut({ start: instant, end: instant + duration }, zone),
         })),
         truncated: starts.length > request.count,
+        ...(warning === undefined ? {} : { warnings: [warning] }),
       };
     }
     limit *= 2;

@@ -5,6 +5,7 @@ import { rangeOut } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { calendarIds, errorsOut } from '../read/common.ts';
 import { readBusy } from './busy.ts';
+import { nameAllBusy } from './named-busy.ts';
 import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
 
 const MINUTE = 60_000;
@@ -14,7 +15,7 @@ export const getAvailability = defineTool({
   toolset: 'booking',
   title: 'Get availability',
   description:
-    'Busy blocks and free slots merged across calendars (default all readable), ≤ 92 days. sourceCount: calendars busy in the block (full), always 0 (opaque). If a calendar is unavailable, free is empty: unknown is never free.',
+    'Busy blocks and free slots merged across calendars, ≤ 92 days. full: sourceCount = calendars busy in the block, events = what, named as in check_availability; opaque: 0, no events. If a calendar is unavailable, free is empty: unknown is never free.',
   access: 'read',
   annotations: READ_ONLY,
   input: z.strictObject({
@@ -25,7 +26,21 @@ export const getAvailability = defineTool({
   }),
   output: z.object({
     timeZone: z.string(),
-    busy: z.array(range.extend({ sourceCount: z.number() })),
+    busy: z.array(
+      range.extend({
+        sourceCount: z.number(),
+        events: z
+          .array(
+            z.object({
+              calendarId: z.string(),
+              kind: z.enum(['event', 'busy', 'hold']),
+              eventId: z.string().optional(),
+              summary: z.string().optional(),
+            }),
+          )
+          .optional(),
+      }),
+    ),
     free: z.array(range.extend({ durationMinutes: z.number() })),
     calendarsMerged: z.number(),
     privacy: z.enum(['opaque', 'full']),
@@ -51,14 +66,22 @@ export const getAvailability = defineTool({
     const answers = await readBusy(handles, window, context);
     const failures = [...unavailable];
     const known: Interval[][] = [];
+    const answered: { calendarId: string; events: Interval[]; holds: Interval[] }[] = [];
     for (const answer of answers) {
       if (answer.ok) {
+        answered.push(answer);
         known.push(mergeIntervals([...answer.events, ...answer.holds]));
       } else {
         failures.push({ calendarId: answer.calendarId, error: answer.error });
       }
     }
     const busy = mergeAvailability(known, args.privacy);
+    // Opaque hides which calendars are busy, so only full names what is busy.
+    const named = args.privacy === 'full' ? await nameAllBusy(handles, answered, window, context.signal) : [];
+    const eventsIn = (block: Interval) =>
+      named
+        .filter((item) => item.start < block.end && item.end > block.start)
+        .map(({ start: _start, end: _end, ...item }) => item);
     // A calendar that did not answer may be busy anywhere: only time free on all of them is free.
     const free =
       failures.length > 0
@@ -71,7 +94,11 @@ export const getAvailability = defineTool({
             }));
     return {
       timeZone: zone,
-      busy: busy.map((block) => ({ ...rangeOut(block, zone), sourceCount: block.sourceCount })),
+      busy: busy.map((block) => ({
+        ...rangeOut(block, zone),
+        sourceCount: block.sourceCount,
+        ...(args.privacy === 'full' ? { events: eventsIn(block) } : {}),
+      })),
       free,
       calendarsMerged: known.length,
       privacy: args.privacy,

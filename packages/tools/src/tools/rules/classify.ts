@@ -1,4 +1,4 @@
-import { CalgateError } from '@calgate/core';
+import { CalgateError, type ErrorCode } from '@calgate/core';
 import { classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import type { RulesVerdict, ToolContext } from '../../catalogue.ts';
@@ -13,6 +13,8 @@ import {
   filedAs,
   MAX_RULES_DAYS,
   occurrenceOf,
+  projectIdOf,
+  type ReadOccurrence,
   readOccurrences,
   rulesCalendars,
   rulesOf,
@@ -22,19 +24,75 @@ import {
 /** Changes listed in one answer; the counts cover them all. */
 const MAX_CHANGES = 100;
 
+/** The occurrences classify_event files: the one event, or a series' occurrences in the window. */
+async function occurrencesToFile(
+  args: {
+    calendarId: string;
+    eventId: string;
+    timeMin?: string | undefined;
+    timeMax?: string | undefined;
+    timeZone?: string | undefined;
+  },
+  context: Pick<ToolContext, 'access' | 'now' | 'signal'>,
+): Promise<{ occurrences: ReadOccurrence[]; window?: { timeMin: string; timeMax: string } }> {
+  const handle = context.access.readable(args.calendarId);
+  const event = await handle.provider.getEvent(handle.ref, args.eventId, context.signal);
+  const occurrence = event.status === 'cancelled' ? undefined : occurrenceOf(handle.calendar, event);
+  if (occurrence === undefined) {
+    throw new CalgateError(
+      'not_found',
+      `Event '${args.eventId}' has no time to file (cancelled or without a start).`,
+    );
+  }
+  const isSeries = (event.recurrence?.length ?? 0) > 0 && event.recurringEventId === undefined;
+  if (!isSeries) {
+    return { occurrences: [occurrence] };
+  }
+  const named = event.summary === undefined ? '' : ` (${event.summary})`;
+  if (args.timeMin === undefined || args.timeMax === undefined) {
+    throw new CalgateError(
+      'invalid_argument',
+      `Event '${args.eventId}'${named} is a recurring series: give timeMin and timeMax to file each of its occurrences in that range (at most ${MAX_RULES_DAYS} days), or one occurrence's id (list_events gives them) to file just that one.`,
+    );
+  }
+  const zone = callZone(context.access, args.timeZone, [handle]);
+  const window = windowIn(args, zone, { now: context.now(), maxDays: MAX_RULES_DAYS });
+  const span = { timeMin: instantOut(window.start, zone), timeMax: instantOut(window.end, zone) };
+  const read = await readOccurrences([handle], window, context.signal);
+  const failed = read.errors[0];
+  if (failed !== undefined) {
+    throw new CalgateError(failed.code as ErrorCode, failed.message);
+  }
+  const occurrences = read.occurrences.filter(({ event: one }) => one.recurringEventId === event.id);
+  if (occurrences.length === 0) {
+    throw new CalgateError(
+      'not_found',
+      `Series '${args.eventId}'${named} has no occurrence from ${span.timeMin} to ${span.timeMax}; nothing was filed.`,
+    );
+  }
+  return { occurrences, window: span };
+}
+
 export const classifyEvent = defineTool({
   name: 'classify_event',
   toolset: 'rules',
   title: 'Classify an event',
   description:
-    'Files one event occurrence into a project by hand, or skip: it is not time worked. Rules never change it. Needs Read on its calendar.',
+    'Files an event occurrence into a project by hand, or skip: it is not time worked. Rules never change it. A series id files each of its occurrences from timeMin to timeMax (required then); filed says how many. Needs Read on its calendar.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
     calendarId,
-    eventId: z.string().min(1).max(1024).describe('An instance id for one occurrence of a series.'),
+    eventId: z
+      .string()
+      .min(1)
+      .max(1024)
+      .describe("One occurrence's id, or a series id with timeMin and timeMax."),
     projectId: z.string().min(1).max(64).optional(),
     skip: z.literal(true).optional(),
+    timeMin: rangeBound.optional().describe('For a series.'),
+    timeMax: rangeBound.optional().describe('For a series.'),
+    timeZone: z.string().min(1).max(64).optional(),
   }),
   output: z.object({
     calendarId: z.string(),
@@ -42,38 +100,37 @@ export const classifyEvent = defineTool({
     projectId: z.string().nullable(),
     skip: z.boolean(),
     source: z.literal('manual'),
+    filed: z.number().describe('Occurrences filed.'),
+    timeMin: z.string().optional(),
+    timeMax: z.string().optional(),
   }),
   example: { calendarId: 'primary', eventId: 'event1', skip: true },
-  exampleResult: { eventId: 'event1', skip: true, source: 'manual' },
+  exampleResult: { eventId: 'event1', skip: true, source: 'manual', filed: 1 },
   async run(args, context) {
     if ((args.projectId === undefined) === (args.skip === undefined)) {
       throw new CalgateError('invalid_argument', 'Give either projectId or skip: true.');
     }
     const rules = rulesOf(context);
-    const { calendar, ref, provider } = context.access.readable(args.calendarId);
-    const event = await provider.getEvent(ref, args.eventId, context.signal);
-    const occurrence = occurrenceOf(calendar, event);
-    if (occurrence === undefined || event.status === 'cancelled') {
-      throw new CalgateError(
-        'not_found',
-        `Event '${args.eventId}' has no time to file (cancelled or without a start).`,
-      );
-    }
-    const filing = await rules.fileManually(
-      {
-        calendarId: calendar.id,
-        eventId: event.id,
+    const projectId = args.projectId === undefined ? undefined : await projectIdOf(rules, args.projectId);
+    const { occurrences, window } = await occurrencesToFile(args, context);
+    const filings = await rules.fileManually(
+      occurrences.map((occurrence) => ({
+        calendarId: occurrence.calendar.id,
+        eventId: occurrence.event.id,
         start: new Date(occurrence.start),
         end: new Date(occurrence.end),
-      },
-      args.projectId === undefined ? { skip: true } : { projectId: args.projectId },
+      })),
+      projectId === undefined ? { skip: true } : { projectId },
     );
+    const [filing] = filings;
     return {
-      calendarId: calendar.id,
-      eventId: event.id,
-      projectId: filing.projectId,
-      skip: filing.skip,
+      calendarId: (occurrences[0] as ReadOccurrence).calendar.id,
+      eventId: window === undefined ? (occurrences[0] as ReadOccurrence).event.id : args.eventId,
+      projectId: filing?.projectId ?? null,
+      skip: filing?.skip ?? projectId === undefined,
       source: 'manual' as const,
+      filed: filings.length,
+      ...window,
     };
   },
 });

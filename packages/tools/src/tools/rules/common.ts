@@ -1,8 +1,20 @@
 import { CalgateError, fromLocal, parseDate, parseDateTime } from '@calgate/core';
 import type { CalendarEvent } from '@calgate/providers';
-import { type CompiledQuery, compileQuery, type EventOccurrence, type ScoringRule } from '@calgate/rules';
+import {
+  type CompiledQuery,
+  closest,
+  compileQuery,
+  type EventOccurrence,
+  type ScoringRule,
+} from '@calgate/rules';
 import type { CalendarAccess, CalendarHandle, KeyCalendar } from '../../access.ts';
-import type { OccurrenceFiling, RulesServices, StoredRule, ToolContext } from '../../catalogue.ts';
+import type {
+  OccurrenceFiling,
+  RulesProject,
+  RulesServices,
+  StoredRule,
+  ToolContext,
+} from '../../catalogue.ts';
 import { mergeEvents } from '../../merge.ts';
 import { instantOut, type Window } from '../../range.ts';
 import { errorsOut, readableHandles } from '../read/common.ts';
@@ -24,6 +36,8 @@ export const READS = {
 export const CALENDAR_READS = { ...READS, openWorldHint: true } as const;
 
 export const SYNTAX_POINTER = 'Syntax: resource calgate://docs/rules-syntax.';
+/** How a query combines conditions, said where a tool takes one. */
+export const OPERATORS = "AND is implicit (may be written), OR in any case, '-' negates (not NOT).";
 
 /** The rules services, or 'unavailable' where the gateway has none. */
 export function rulesOf(context: Pick<ToolContext, 'rules'>): RulesServices {
@@ -206,6 +220,41 @@ export function timeOut(
   return time.dateTime === undefined && time.date !== undefined
     ? { date: time.date }
     : { dateTime: instantOut(ms, zone) };
+}
+
+/**
+ * `given` when it is the id of one of the tenant's projects (archived ones too: the store
+ * refuses filing into those with its own message). A project's name, or a near miss of one,
+ * where the id belongs is refused with the id to use.
+ */
+export async function projectIdOf(rules: RulesServices, given: string): Promise<string> {
+  const projects = await rules.listProjects(true);
+  if (projects.some((project) => project.id === given)) {
+    return given;
+  }
+  throw unknownProject(given, projects);
+}
+
+/** `not_found` for a projectId that is no project's id, with the id of the project meant. */
+export function unknownProject(
+  given: string,
+  projects: readonly Pick<RulesProject, 'id' | 'name'>[],
+): CalgateError {
+  const wanted = given.trim().toLowerCase();
+  const near = closest(
+    given,
+    projects.map((project) => project.name),
+  );
+  const meant =
+    projects.find(
+      (project) => project.name.toLowerCase() === wanted || project.id.toLowerCase() === wanted,
+    ) ?? projects.find((project) => project.name === near);
+  return new CalgateError(
+    'not_found',
+    meant === undefined
+      ? `No project ${given} in this tenant; see list_projects.`
+      : `No project ${given} in this tenant. Did you mean '${meant.id}' (${meant.name})? projectId takes a project's id, as list_projects gives it.`,
+  );
 }
 
 /** A rule as answers show it, with its project's name. */

@@ -20,7 +20,7 @@ export const RULES_TOOLS = [
 ];
 
 export { type ApplyRequest, applyRulesFor } from './classify.ts';
-export { compiled as checkRuleQuery } from './common.ts';
+export { compiled as checkRuleQuery, unknownProject } from './common.ts';
 export { type PreviewRequest, previewRuleFor } from './preview-rule.ts';
 export { type TimesheetRequest, timesheetFor } from './time-summary.ts';
 export { localDays, timesheetCsv } from './timesheet.ts';

@@ -1,21 +1,22 @@
 import { CalgateError } from '@calgate/core';
-import { classify, prepareOccurrence } from '@calgate/rules';
+import { type CompiledQuery, classify, prepareOccurrence } from '@calgate/rules';
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../catalogue.ts';
 import { mapInSlices } from '../../cpu-turns.ts';
 import { timeZoneOut } from '../../local-time.ts';
-import { instantOut, rangeBound, windowIn } from '../../range.ts';
+import { DAY_MS, instantOut, rangeBound, type Window, windowIn } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
-import { calendarIds } from '../read/common.ts';
+import { calendarIds, readableHandles } from '../read/common.ts';
 import {
   CALENDAR_READS,
   compiled,
   filedAs,
   filingsOf,
   MAX_RULES_DAYS,
+  OPERATORS,
   occurrenceKey,
-  projectNames,
+  projectIdOf,
   readOccurrences,
   rulesCalendars,
   rulesOf,
@@ -23,6 +24,75 @@ import {
   scoringRules,
   timeOut,
 } from './common.ts';
+
+/** What answers about a rule warn of: it matched nothing, or it could not be tried on events. */
+export const ruleWarnings = z
+  .array(z.object({ kind: z.enum(['no_matches', 'not_previewed']), message: z.string() }))
+  .optional()
+  .describe('Present when the query matched no event in the window looked at, or was not tried.');
+
+export type RuleWarning = NonNullable<z.infer<typeof ruleWarnings>>[number];
+
+/** The warning for a query that matched no occurrence of `calendars` calendars in the window. */
+function noMatches(window: Window, zone: string, calendars: number): RuleWarning {
+  return {
+    kind: 'no_matches',
+    message: `The query matches no event from ${instantOut(window.start, zone)} to ${instantOut(window.end, zone)} on the ${calendars === 1 ? 'calendar' : `${calendars} calendars`} read, so a rule with it files nothing there. Check its words (every condition must hold unless joined by OR), or preview another range with preview_rule.`,
+  };
+}
+
+/** The answer's text: each warning as a sentence of its own, then the JSON. */
+export function warnedText(result: { warnings?: readonly RuleWarning[] | undefined }): string {
+  const json = JSON.stringify(result);
+  const warnings = result.warnings ?? [];
+  return warnings.length === 0 ? json : `${warnings.map((w) => `Warning: ${w.message}`).join('\n')}\n${json}`;
+}
+
+/** How many days either side of now create_rule and update_rule try a query on. */
+export const CHECK_DAYS = 30;
+
+export const rulePreview = z
+  .object({ matchCount: z.number(), timeMin: z.string(), timeMax: z.string() })
+  .optional()
+  .describe(`Matches ${CHECK_DAYS} days either side of now on readable calendars.`);
+
+/**
+ * What a query about to be saved matches from CHECK_DAYS days ago to CHECK_DAYS days ahead on
+ * every calendar the key can read, with a warning when that is nothing. Calendars that cannot be
+ * read make a warning, not a failure: the rule is saved all the same.
+ */
+export async function tryRule(
+  query: CompiledQuery,
+  context: Pick<ToolContext, 'access' | 'now' | 'signal'>,
+): Promise<{ preview?: z.infer<typeof rulePreview>; warnings?: RuleWarning[] }> {
+  const notPreviewed = (why: string) => ({
+    warnings: [{ kind: 'not_previewed' as const, message: `The query was not tried on any event: ${why}` }],
+  });
+  const { handles } = readableHandles(context.access, undefined);
+  if (handles.length === 0) {
+    return notPreviewed('this key can read no calendar right now.');
+  }
+  const zone = callZone(context.access, undefined, handles);
+  const now = context.now().getTime();
+  const window = { start: now - CHECK_DAYS * DAY_MS, end: now + CHECK_DAYS * DAY_MS };
+  let read: Awaited<ReturnType<typeof readOccurrences>>;
+  try {
+    read = await readOccurrences(handles, window, context.signal);
+  } catch (error) {
+    if (error instanceof CalgateError && !context.signal.aborted) {
+      return notPreviewed(error.message);
+    }
+    throw error;
+  }
+  const hits = await mapInSlices(read.occurrences, (occurrence) => query.matches(occurrence.rule));
+  const matchCount = hits.filter(Boolean).length;
+  const preview = {
+    matchCount,
+    timeMin: instantOut(window.start, zone),
+    timeMax: instantOut(window.end, zone),
+  };
+  return matchCount === 0 ? { preview, warnings: [noMatches(window, zone, handles.length)] } : { preview };
+}
 
 export interface PreviewRequest {
   query: string;
@@ -49,8 +119,8 @@ export async function previewRuleFor(
 ) {
   const query = compiled(args.query);
   const rules = rulesOf(context);
-  if (args.projectId !== undefined && !(await projectNames(rules)).has(args.projectId)) {
-    throw new CalgateError('not_found', `No project ${args.projectId} in this tenant; see list_projects.`);
+  if (args.projectId !== undefined) {
+    await projectIdOf(rules, args.projectId);
   }
   const { handles, unavailable } = rulesCalendars(context.access, args.calendarIds);
   const zone = callZone(context.access, args.timeZone, handles);
@@ -109,6 +179,7 @@ export async function previewRuleFor(
     timeMin: instantOut(window.start, zone),
     timeMax: instantOut(window.end, zone),
     ...(failed.length === 0 ? {} : { errors: failed }),
+    ...(matched.length === 0 ? { warnings: [noMatches(window, zone, handles.length)] } : {}),
   };
 }
 
@@ -118,7 +189,7 @@ export const previewRule = defineTool({
   name: 'preview_rule',
   toolset: 'rules',
   title: 'Preview a rule',
-  description: `Events a rule query matches (occurrences of readable calendars), before saving it, and the matches already filed into another project (conflicts). Default range: the last 30 days. ${SYNTAX_POINTER}`,
+  description: `Events a rule query matches (occurrences of readable calendars), before saving it, and the matches already filed into another project (conflicts). Default range: the last 30 days. ${OPERATORS} No match: warnings says so. ${SYNTAX_POINTER}`,
   access: 'read',
   annotations: CALENDAR_READS,
   input: z.strictObject({
@@ -165,6 +236,7 @@ export const previewRule = defineTool({
     timeMin: z.string(),
     timeMax: z.string(),
     errors: calendarErrors,
+    warnings: ruleWarnings,
   }),
   example: {
     query: 'title:"quarterly review" OR domain:example.com',
@@ -177,4 +249,5 @@ export const previewRule = defineTool({
     truncated: false,
   },
   run: (args, context) => previewRuleFor(args, context),
+  text: warnedText,
 });

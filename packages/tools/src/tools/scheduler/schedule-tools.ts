@@ -28,13 +28,12 @@ export const schedulePromptAt = defineTool({
   name: 'schedule_prompt_at',
   toolset: 'scheduler',
   title: 'Schedule a prompt once',
-  description:
-    'Schedules a prompt delivered to you once, at an RFC 3339 time or a local date-time read in timeZone.',
+  description: 'Schedules a prompt delivered to you once.',
   access: 'none',
   annotations: CREATES,
   input: z.strictObject({
     prompt: promptIn,
-    at: instantIn.describe('e.g. 2026-12-01T09:00:00+01:00, or 2026-12-01T09:00:00 in timeZone'),
+    at: instantIn.describe('e.g. 2026-12-01T09:00:00+01:00; no offset: in timeZone'),
     timeZone: timeZoneArg,
     targetId: targetIdIn,
     agentId: agentIdIn,

@@ -113,6 +113,7 @@ export const schedulerStatus = defineTool({
       failed: z.number(),
       missed: z.number(),
       retrying: z.number(),
+      blocked: z.number(),
     }),
     recentFailures: z.array(
       z.object({ scheduleId: z.string(), occurrence: z.string(), error: z.string().nullable() }),
@@ -137,6 +138,7 @@ export const schedulerStatus = defineTool({
         failed: status.last24h.failed,
         missed: status.last24h.missed,
         retrying: status.last24h.retrying,
+        blocked: status.last24h.blocked,
       },
       recentFailures: status.recentFailures.map((failure) => ({
         scheduleId: failure.scheduleId,

@@ -4,7 +4,6 @@ import { defineTool } from '../../catalogue.ts';
 import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { eventIdIn, sendUpdatesIn, writeCalendarId, writtenEvent } from '../../write-schemas.ts';
 import { callZone } from '../availability/window.ts';
-import { DEFAULT_CALENDAR } from './common.ts';
 import { runUpdate, updateFields } from './update-event.ts';
 
 export const MAX_BATCH = 50;
@@ -15,6 +14,7 @@ const itemOut = z.object({
   index: z.number(),
   eventId: z.string(),
   ok: z.boolean(),
+  calendarId: z.string().optional().describe('The calendar holding the event updated.'),
   changed: z.boolean().optional(),
   event: writtenEvent.optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
@@ -26,13 +26,25 @@ export const batchUpdateEvents = defineTool({
   name: 'batch_update_events',
   toolset: 'calendar',
   title: 'Update several events',
-  description: `Apply up to ${MAX_BATCH} update_event patches concurrently. Each item succeeds or fails on its own; the result lists every item. Sends progress notifications when the request has a progressToken.`,
+  description: `Apply up to ${MAX_BATCH} update_event patches concurrently; each item finds its event as update_event does (calendarId, else every calendar the key can write). Each item succeeds or fails on its own; the result lists every item. Sends progress notifications when the request has a progressToken.`,
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.default(DEFAULT_CALENDAR).describe('Default calendar for items without one.'),
+    calendarId: writeCalendarId
+      .optional()
+      .describe(
+        'Calendar for items without one. Default: each event is found by its eventId, as update_event finds it.',
+      ),
     updates: z
-      .array(z.strictObject({ eventId: eventIdIn, calendarId: writeCalendarId.optional(), ...updateFields }))
+      .array(
+        z.strictObject({
+          eventId: eventIdIn,
+          calendarId: writeCalendarId
+            .optional()
+            .describe('Default: the batch calendarId, else found by eventId.'),
+          ...updateFields,
+        }),
+      )
       .min(1)
       .max(MAX_BATCH),
     sendUpdates: sendUpdatesIn,
@@ -80,6 +92,7 @@ export const batchUpdateEvents = defineTool({
             index,
             eventId: update.eventId,
             ok: true,
+            calendarId: out.calendarId,
             changed: out.changed,
             event: out.event,
           };

@@ -1,6 +1,6 @@
 /** Helpers shared by the write tools: times, attendees, ids and the text firewall on inputs. */
 import { createHash } from 'node:crypto';
-import { CalgateError, isCalgateError, parseDateTime } from '@calgate/core';
+import { CalgateError, formatInstant, isCalgateError, parseDateTime } from '@calgate/core';
 import type { CalendarEvent, EventAttendee, EventDateTime, EventPatch } from '@calgate/providers';
 import type { TextScreen } from '../../firewall.ts';
 
@@ -62,6 +62,44 @@ export function checkedRange(
     );
   }
   return range;
+}
+
+/**
+ * The patch for `base` with a new start alone moving the event and keeping its length (days for
+ * all-day events); a new end alone must still come after the start, checked as create_event
+ * checks it. `base` is what the patch applies to: one event, one occurrence, a series' master
+ * (its first occurrence) or the first occurrence of a series split off.
+ */
+export function keepDuration(patch: EventPatch, base: CalendarEvent, timeZone: string): EventPatch {
+  if (patch.start === undefined && patch.end === undefined) {
+    return patch;
+  }
+  if (patch.start !== undefined && patch.end === undefined) {
+    const allDay = patch.start.date !== undefined;
+    if (allDay !== (base.start.date !== undefined)) {
+      throw new CalgateError(
+        'invalid_argument',
+        'The new start switches between timed and all-day: pass end as well.',
+      );
+    }
+    if (allDay) {
+      const days = Date.parse(`${base.end.date}T00:00:00Z`) - Date.parse(`${base.start.date}T00:00:00Z`);
+      const end = new Date(Date.parse(`${patch.start.date}T00:00:00Z`) + days).toISOString().slice(0, 10);
+      return { ...patch, end: { date: end } };
+    }
+    const length = instantOf(base.end, timeZone) - instantOf(base.start, timeZone);
+    const zone = patch.start.timeZone ?? base.end.timeZone;
+    const end = instantOf(patch.start, timeZone) + length;
+    return {
+      ...patch,
+      end: {
+        dateTime: formatInstant(end, zone ?? timeZone),
+        ...(zone === undefined ? {} : { timeZone: zone }),
+      },
+    };
+  }
+  checkedRange(patch.start ?? base.start, patch.end ?? base.end, timeZone);
+  return patch;
 }
 
 /** Lowercased, trimmed: attendee emails compare case-insensitively. */

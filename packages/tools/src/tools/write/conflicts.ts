@@ -34,7 +34,8 @@ export function similarTitles(a: string, b: string): boolean {
   return shared / union >= 0.75 || (shorter.length >= 2 && shared === shorter.length);
 }
 
-function isBusy(event: CalendarEvent, accountEmail: string): boolean {
+/** Whether an event makes its calendar busy: not cancelled, opaque, not declined by the calendar itself. */
+export function isBusy(event: CalendarEvent, accountEmail: string): boolean {
   if (event.status === 'cancelled' || event.transparency === 'transparent') {
     return false;
   }

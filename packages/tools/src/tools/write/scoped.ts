@@ -6,7 +6,15 @@
 import { CalgateError, formatLocalDateTime, localFromNaiveMs, MS_PER_DAY, offsetMsAt } from '@calgate/core';
 import type { CalendarEvent, EventDateTime, EventInput, EventPatch, WriteOptions } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
-import { derivedEventId, instantOf, isAlreadyDeleted, isCode, withSeriesZone } from './common.ts';
+import {
+  checkedRange,
+  derivedEventId,
+  instantOf,
+  isAlreadyDeleted,
+  isCode,
+  keepDuration,
+  withSeriesZone,
+} from './common.ts';
 import { guardedPatch } from './guarded.ts';
 import { occurrenceTimes, splitRecurrence } from './split.ts';
 
@@ -116,6 +124,9 @@ export function seriesPatch(
     start: shifted(master.start, startDelta, zone, allDay),
     end: shifted(master.end, endDelta, master.end.timeZone ?? zone, allDay),
   };
+  if (patch.end !== undefined) {
+    checkedRange(out.start as EventDateTime, out.end as EventDateTime, zone);
+  }
   const before = allDay ? 0 : wallClock(instantOf(occurrence.start, zone), zone);
   const movesDay = allDay
     ? startDelta !== 0
@@ -143,7 +154,10 @@ const SERIES_FIELDS = [
   'colorId',
 ] as const;
 
-/** Applies a change to the event `eventId` with the given scope. */
+/**
+ * Applies a change to the event `eventId` with the given scope. A new start alone keeps the
+ * length of every occurrence it moves: one event or occurrence, the series, or a split.
+ */
 export async function applyScoped(
   handle: CalendarHandle,
   eventId: string,
@@ -167,10 +181,9 @@ export async function applyScoped(
   const notes: string[] = [];
   if (addressed.scope === undefined || addressed.scope === 'thisEvent' || masterId === undefined) {
     const zone = target.start.timeZone ?? ref.timeZone;
+    const kept = (b: CalendarEvent) => keepDuration(build(b), b, ref.timeZone);
     const own =
-      (target.recurrence?.length ?? 0) > 0
-        ? (b: CalendarEvent) => withSeriesZone(build(b), zone, true)
-        : build;
+      (target.recurrence?.length ?? 0) > 0 ? (b: CalendarEvent) => withSeriesZone(kept(b), zone, true) : kept;
     const result = await guardedPatch(handle, eventId, own, { ...guardOptions, current: target });
     return { ...result, ...(addressed.scope ? { scope: addressed.scope } : {}), notes };
   }
@@ -210,7 +223,7 @@ async function splitSeries(
     }
   }
   const zone = master.start.timeZone ?? ref.timeZone;
-  const patch = withSeriesZone(build(base), zone, true);
+  const patch = withSeriesZone(keepDuration(build(base), base, ref.timeZone), zone, true);
   const input: EventInput = {
     ...(base as unknown as EventInput),
     ...patch,

@@ -1,5 +1,3 @@
-import { CalgateError, formatInstant } from '@calgate/core';
-import type { CalendarEvent, EventPatch } from '@calgate/providers';
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import { type BookingServices, defineTool } from '../../catalogue.ts';
@@ -19,7 +17,7 @@ import {
 import { callZone } from '../availability/window.ts';
 import { followBookings } from '../bookings/follow.ts';
 import { onEventCalendar } from '../read/locate.ts';
-import { attendeesFrom, checkedRange, type EventFieldsArgs, instantOf, patchFromArgs } from './common.ts';
+import { attendeesFrom, checkedRange, type EventFieldsArgs, patchFromArgs } from './common.ts';
 import { applyScoped, type Scope } from './scoped.ts';
 
 /** The fields one update may change; shared with batch_update_events. */
@@ -43,7 +41,8 @@ export const updateOut = z.object({
 });
 
 export interface UpdateArgs extends EventFieldsArgs {
-  calendarId: string;
+  /** Left out: the calendar among those the key can write that holds `eventId`. */
+  calendarId?: string | undefined;
   eventId: string;
   scope?: Scope | undefined;
   sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
@@ -52,46 +51,25 @@ export interface UpdateArgs extends EventFieldsArgs {
 }
 
 /**
- * A new start alone moves the event and keeps its length; a new end alone must still come after
- * the start, checked as create_event checks it. A series master's patch is left to seriesPatch,
- * which moves start and end together already.
+ * One guarded, scoped update of the event, on the calendar named or else the one found by
+ * `eventId`; a not-found names where it looked. Used by update_event and each item of
+ * batch_update_events, so both find events alike.
  */
-export function keepDuration(patch: EventPatch, base: CalendarEvent, timeZone: string): EventPatch {
-  if ((base.recurrence?.length ?? 0) > 0 || (patch.start === undefined && patch.end === undefined)) {
-    return patch;
-  }
-  if (patch.start !== undefined && patch.end === undefined) {
-    const allDay = patch.start.date !== undefined;
-    if (allDay !== (base.start.date !== undefined)) {
-      throw new CalgateError(
-        'invalid_argument',
-        'The new start switches between timed and all-day: pass end as well.',
-      );
-    }
-    if (allDay) {
-      const days = Date.parse(`${base.end.date}T00:00:00Z`) - Date.parse(`${base.start.date}T00:00:00Z`);
-      const end = new Date(Date.parse(`${patch.start.date}T00:00:00Z`) + days).toISOString().slice(0, 10);
-      return { ...patch, end: { date: end } };
-    }
-    const length = instantOf(base.end, timeZone) - instantOf(base.start, timeZone);
-    const zone = patch.start.timeZone ?? base.end.timeZone;
-    const end = instantOf(patch.start, timeZone) + length;
-    return {
-      ...patch,
-      end: {
-        dateTime: formatInstant(end, zone ?? timeZone),
-        ...(zone === undefined ? {} : { timeZone: zone }),
-      },
-    };
-  }
-  checkedRange(patch.start ?? base.start, patch.end ?? base.end, timeZone);
-  return patch;
+export function runUpdate(
+  access: CalendarAccess,
+  args: UpdateArgs,
+  signal: AbortSignal,
+  prefix = '',
+  booking?: BookingServices,
+): Promise<z.output<typeof updateOut>> {
+  return onEventCalendar(access, args.calendarId, args.eventId, signal, (calendarId) =>
+    updateOn(access, { ...args, calendarId }, signal, prefix, booking),
+  );
 }
 
-/** One guarded, scoped update: used by update_event and each item of batch_update_events. */
-export async function runUpdate(
+async function updateOn(
   access: CalendarAccess,
-  given: UpdateArgs,
+  given: UpdateArgs & { calendarId: string },
   signal: AbortSignal,
   prefix = '',
   booking?: BookingServices,
@@ -110,12 +88,10 @@ export async function runUpdate(
     handle,
     args.eventId,
     args.scope,
-    (base) => {
-      const timed = keepDuration(fields, base, handle.ref.timeZone);
-      return args.attendees === undefined
-        ? timed
-        : { ...timed, attendees: attendeesFrom(args.attendees, base.attendees) };
-    },
+    (base) =>
+      args.attendees === undefined
+        ? fields
+        : { ...fields, attendees: attendeesFrom(args.attendees, base.attendees) },
     { sendUpdates: args.sendUpdates, signal },
   );
   const warnings = [
@@ -170,8 +146,6 @@ export const updateEvent = defineTool({
   },
   exampleResult: { changed: true, event: { transparency: 'transparent', reminders: { useDefault: false } } },
   run(args, { access, booking, signal }) {
-    return onEventCalendar(access, args.calendarId, args.eventId, signal, (calendarId) =>
-      runUpdate(access, { ...args, calendarId }, signal, '', booking),
-    );
+    return runUpdate(access, args, signal, '', booking);
   },
 });

@@ -192,6 +192,34 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     expect(asked).toMatchObject({ timeZone: 'Asia/Kathmandu', utcOffset: '+05:45' });
   });
 
+  it('the workspace zone is the person’s too: it comes before a calendar’s, and the key’s own before it', async () => {
+    const person = await caller('Workspace in Berlin');
+    const office = await calendar(person, 'New York office', 'America/New_York');
+    await ok(person, 'book_slot', {
+      calendarId: office,
+      start: '2026-12-08T10:00:00',
+      end: '2026-12-08T10:30:00',
+      summary: 'Read in New York',
+    });
+    await gw.runtime.tenancy.updateTenant(person.tenantId, { timeZone: 'Europe/Berlin' });
+    gw.runtime.deps.authenticator.invalidate();
+    expect(await ok(person, 'list_bookings', {})).toMatchObject({
+      timeZone: 'Europe/Berlin',
+      bookings: [{ start: '2026-12-08T16:00:00+01:00' }],
+    });
+    expect(
+      await ok(person, 'list_events', { calendarId: office, timeMin: '2026-12-08', timeMax: '2026-12-08' }),
+    ).toMatchObject({
+      timeZone: 'Europe/Berlin',
+      events: [{ start: { dateTime: '2026-12-08T16:00:00+01:00', timeZone: 'America/New_York' } }],
+    });
+    await ok(person, 'set_time_zone', { timeZone: 'Asia/Tokyo' });
+    expect(await ok(person, 'list_bookings', {})).toMatchObject({
+      timeZone: 'Asia/Tokyo',
+      bookings: [{ start: '2026-12-09T00:00:00+09:00' }],
+    });
+  });
+
   it('a key may set only its own zone; set_time_zone is in the calendar toolset and needs no grant', async () => {
     const first = await caller('Two keys');
     const { key, secret } = await gw.runtime.keys.create(first.tenantId, {

@@ -11,9 +11,11 @@ import { keyCalendar } from './key-calendar.ts';
  * What tools/list costs a key with the default toolsets, in o200k_base tokens (the range
  * vocabulary is explained once, in the server's instructions; output schemas carry names and
  * types, not `required` lists). 9,100 since the availability answers name what is busy (an
- * event's id and summary, in check_availability's conflicts and get_availability's blocks).
+ * event's id and summary, in check_availability's conflicts and get_availability's blocks); about
+ * 420 more for the person's time zone everywhere (`timeZone` in and out of every tool that answers
+ * instants, undescribed, and set_time_zone).
  */
-const BUDGET = 9100;
+const BUDGET = 9450;
 /** What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap. */
 const PER_TOOL_BUDGET = 350;
 /** What tools/list costs a key with the scheduler toolset alone (opt-in, like rules). */

@@ -20,6 +20,7 @@ import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
 import { originPolicy, registerCors } from './http/origins.ts';
 import { DEFAULT_DASHBOARD_DIR, registerDashboardStatic } from './http/static.ts';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
+import { keySettings } from './key-settings.ts';
 import type { LogLevelStore } from './log-levels.ts';
 import { requestLoggerFactory } from './logger.ts';
 import { type MirrorPushDeps, registerMirrorPush } from './mirror/push.ts';
@@ -131,7 +132,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   if (deps.metrics !== undefined) {
     registerMetricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
   }
-  registerMcpRoutes(app, { ...deps, mcpUrl });
+  registerMcpRoutes(app, {
+    ...deps,
+    mcpUrl,
+    keySettings: keySettings(deps.dashboard.keys, () => deps.authenticator.invalidate()),
+  });
   if (deps.mirrorPush !== undefined) {
     registerMirrorPush(app, deps.mirrorPush);
   }

@@ -260,7 +260,7 @@ export function schedulerServices(deps: SchedulerDeps): SchedulerFactory {
       // The target's default is looked up at delivery, so changing it later takes effect.
       const agentId = agent === undefined || agent.source === 'target' ? null : agent.agentId;
       const access = accessOf(key, deps.providers);
-      // The key's zone as every other tool reads it: its own, else its default calendar's, else UTC.
+      // The key's zone as every other tool reads it: its own, else the workspace's, else its default calendar's, else UTC.
       const zone = access.timeZone();
       const at = now();
       const request = input.schedule;

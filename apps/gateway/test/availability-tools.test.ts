@@ -286,6 +286,7 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     });
     expect(decode(overlap.text)).toEqual(overlap.out);
     expect(overlap.out).toEqual({
+      timeZone: 'Europe/Berlin',
       instances: [
         { start: '2026-10-25T02:30:00+02:00', end: '2026-10-25T02:30:00+01:00' },
         { start: '2027-10-31T02:30:00+02:00', end: '2027-10-31T02:30:00+01:00' },
@@ -320,6 +321,7 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     });
     expect(offRule.result.isError).toBeFalsy();
     expect(offRule.out).toEqual({
+      timeZone: 'Europe/Berlin',
       instances: [
         { start: `${TUESDAY}T09:00:00+01:00`, end: `${TUESDAY}T09:30:00+01:00` },
         { start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T09:30:00+01:00' },
@@ -340,6 +342,7 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
       exdates: [`${TUESDAY}T09:00:00`],
     });
     expect(excluded.out).toEqual({
+      timeZone: 'Europe/Berlin',
       instances: [{ start: '2026-11-02T09:00:00+01:00', end: '2026-11-02T10:00:00+01:00' }],
       truncated: true,
       warnings: [

@@ -128,10 +128,10 @@ describe('bad input gets a specific isError result and never hurts the process',
         calendarId,
         summary: 'x',
         start: {},
-        end: { dateTime: '2026-05-01T10:00:00' },
+        end: { dateTime: 'Friday 10am' },
       }),
     ).toBe(
-      "Invalid arguments for create_event: 'start': give exactly one of dateTime (timed) or date (all-day, YYYY-MM-DD). 'end.dateTime': '2026-05-01T10:00:00' has no UTC offset: add one (e.g. 2026-04-20T09:00:00-07:00) or give timeZone.",
+      "Invalid arguments for create_event: 'start': give exactly one of dateTime (timed) or date (all-day, YYYY-MM-DD). 'end.dateTime': 'Friday 10am' is not an RFC 3339 date-time such as 2026-04-20T09:00:00-07:00 or a local date-time such as 2026-04-20T09:00:00.",
     );
   });
 

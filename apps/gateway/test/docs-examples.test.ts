@@ -36,7 +36,7 @@ function contains(actual: unknown, expected: unknown): boolean {
 /**
  * The order the examples run in: the availability examples first, on empty calendars; then the
  * writes; the rules examples on the events the writes use; delete_event last, as it removes the
- * event the others use.
+ * event the others use. set_time_zone comes after everything, as it changes the key's zone.
  */
 const ORDER = [
   'list_calendars',
@@ -85,6 +85,7 @@ const ORDER = [
   'list_scheduled_prompts',
   'cancel_scheduled_prompt',
   'scheduler_status',
+  'set_time_zone',
 ];
 
 describe('every example in /api/docs runs as documented and returns what it says', () => {

@@ -116,6 +116,7 @@ describe('grants and tenant isolation', () => {
         'expand_rrule',
         'get_current_time',
         'list_calendars',
+        'set_time_zone',
       ]);
       const calendars = await bare.callTool({ name: 'list_calendars', arguments: {} });
       expect((calendars.structuredContent as { calendars: unknown[] }).calendars).toEqual([]);

@@ -233,6 +233,8 @@ const MATRIX: Record<string, ToolRow> = {
       probe('booking event, calendar found', (t) => ({ eventId: t.bookingEventId })),
     ],
   },
+  // Sets the calling key's own zone: it names nothing of anyone else's to probe with.
+  set_time_zone: { probes: [] },
   create_calendar: {
     probes: [
       probe('onAccountOf', (t) => ({ summary: 'Intruder', onAccountOf: t.calendarId })),

@@ -130,6 +130,7 @@ describe('read tools on Google calendars (emulator), over HTTP with the MCP SDK 
       calendar: ANN,
       start: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00/),
       end: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00/),
+      timeZone: 'Europe/Berlin',
       location: 'Room 1',
     });
     const lines = String(doc.text).split('\n');

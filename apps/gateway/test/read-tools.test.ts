@@ -329,7 +329,7 @@ describe('read tools on local calendars, over HTTP with the MCP SDK client', () 
       });
       expect(result.isError).toBe(true);
       expect(textOf(result)).toBe(
-        "Unknown time zone 'Asia/Katmandoo': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.",
+        "Unknown time zone 'Asia/Katmandoo'. Did you mean 'Asia/Katmandu'? Time zones are IANA names such as 'Europe/Berlin' or 'UTC'.",
       );
     });
   });
@@ -419,7 +419,13 @@ describe('read tools on local calendars, over HTTP with the MCP SDK client', () 
       ]);
       // Stored without passing the write firewall; read-side screening withholds it.
       expect(lines[8]).toBe('Description: withheld: this description addresses an AI assistant');
-      expect(Object.keys(doc.metadata as object)).toEqual(['calendar', 'start', 'end', 'location']);
+      expect(Object.keys(doc.metadata as object)).toEqual([
+        'calendar',
+        'start',
+        'end',
+        'timeZone',
+        'location',
+      ]);
       const metadata = doc.metadata as Record<string, string>;
       expect(metadata).toMatchObject({ calendar: 'Work', location: 'Room 4.12' });
       expect(Date.parse(metadata.start ?? '')).toBe(Date.parse(at(0, 9)));

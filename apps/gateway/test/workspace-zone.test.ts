@@ -50,7 +50,7 @@ describe('the workspace time zone: first-run sign-up, settings, and what keys an
     });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toBe(
-      "timeZone: Unknown time zone 'Europe/Berlinn': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.",
+      "timeZone: Unknown time zone 'Europe/Berlinn'. Did you mean 'Europe/Berlin'? Time zones are IANA names such as 'Europe/Berlin' or 'UTC'.",
     );
     // Nothing changed: still no owner, the calendar and the key still in UTC.
     expect((await call(gw, 'GET', '/api/v1/auth/first-run')).body).toEqual({ firstRun: true });

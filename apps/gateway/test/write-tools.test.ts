@@ -134,14 +134,16 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
     expect(out.sanitized).toBeUndefined();
   });
 
-  it('explains bad times: missing offset, end before start, all-day end not exclusive', async () => {
-    const noOffset = await call(client, 'create_event', {
+  it('explains bad times: not a date-time, end before start, all-day end not exclusive', async () => {
+    const notATime = await call(client, 'create_event', {
       calendarId: work,
       summary: 'X',
-      start: { dateTime: '2027-01-04T09:00:00' },
+      start: { dateTime: 'Monday 9am' },
       end: { dateTime: '2027-01-04T10:00:00Z' },
     });
-    expect(noOffset.text).toMatch(/has no UTC offset/);
+    expect(notATime.text).toMatch(
+      /'Monday 9am' is not an RFC 3339 date-time such as .* or a local date-time such as 2026-04-20T09:00:00/,
+    );
     const backwards = await call(client, 'create_event', {
       calendarId: work,
       summary: 'X',

@@ -82,6 +82,8 @@ export class CalendarAccess {
   readonly #principal: Principal;
   readonly #providers: ProviderResolver;
   readonly touched = new Set<string>();
+  /** The key's zone as set during this request (set_time_zone), ahead of the loaded one. */
+  #timeZoneSet: string | undefined;
 
   constructor(principal: Principal, providers: ProviderResolver) {
     this.#principal = principal;
@@ -113,21 +115,34 @@ export class CalendarAccess {
 
   /** The key's time zone: its own, else the workspace's, else its default calendar's, else UTC. */
   timeZone(): string {
-    return (
-      this.#principal.timeZone ??
-      this.#principal.workspaceTimeZone ??
-      this.defaultCalendar()?.timeZone ??
-      'UTC'
-    );
+    return this.personZone() ?? this.defaultCalendar()?.timeZone ?? 'UTC';
   }
 
   /**
-   * The zone answers are written in: the request's `timeZone`, else the one calendar the request
-   * is about, else the key's (also for lists merged from calendars in several zones).
+   * The person's zone, when known: the key's own (as set during this request by set_time_zone,
+   * else as loaded), else the workspace's.
+   */
+  personZone(): string | undefined {
+    return this.#timeZoneSet ?? this.#principal.timeZone ?? this.#principal.workspaceTimeZone ?? undefined;
+  }
+
+  /** The key's own zone changed during this request: its later calls (in a batch) read it. */
+  timeZoneChanged(zone: string): void {
+    this.#timeZoneSet = zone;
+  }
+
+  /**
+   * The zone a call reads local times in and writes its answer in: the request's `timeZone`, else
+   * the person's (the key's own, e.g. set by set_time_zone, else the workspace's), else the zone
+   * the calendars the request is about share, else the key's default calendar's.
    */
   zoneFor(requestTimeZone: string | undefined, calendars: readonly KeyCalendar[] = []): string {
     if (requestTimeZone !== undefined) {
       return requestTimeZone;
+    }
+    const person = this.personZone();
+    if (person !== undefined) {
+      return person;
     }
     const [only, ...rest] = calendars;
     if (only !== undefined && rest.every((calendar) => calendar.timeZone === only.timeZone)) {

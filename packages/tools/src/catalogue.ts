@@ -181,6 +181,15 @@ export interface RulesServices {
   ): Promise<OccurrenceFiling[]>;
 }
 
+/**
+ * The calling key's own settings, as the gateway supplies them: a key may change its own
+ * default time zone (the one `calgate key set --time-zone` sets), nothing else.
+ */
+export interface KeySettings {
+  /** Sets the key's time zone (an IANA name, already checked); later requests see it. Returns the zone it had. */
+  setTimeZone(timeZone: string): Promise<{ previous: string | null }>;
+}
+
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
   access: CalendarAccess;
@@ -206,6 +215,10 @@ export interface ToolContext {
   cpu?: CpuPool | undefined;
   /** Sends the client a log message at or above the level its key set; a no-op when none is set. */
   log?: ToolLog | undefined;
+  /** The calling key's own settings; absent where the gateway has none (the tool answers 'unavailable'). */
+  keySettings?: KeySettings | undefined;
+  /** Adds a setting the call changed (`timeZone=Europe/Berlin`) to its audit row; never secrets or free text. */
+  audit?: ((change: string) => void) | undefined;
 }
 
 /** Which grant a key needs for a tool to be offered at all. */

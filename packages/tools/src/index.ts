@@ -9,6 +9,7 @@ import { listEvents } from './tools/list-events.ts';
 import { READ_TOOLS } from './tools/read/index.ts';
 import { RULES_TOOLS } from './tools/rules/index.ts';
 import { SCHEDULER_TOOLS } from './tools/scheduler/index.ts';
+import { setTimeZone } from './tools/set-time-zone.ts';
 import { WRITE_TOOLS } from './tools/write/index.ts';
 
 export {
@@ -28,6 +29,7 @@ export {
   catalogueDocs,
   compileCatalogue,
   defineTool,
+  type KeySettings,
   type LedgerBooking,
   type LedgerFilter,
   type OccurrenceFiling,
@@ -93,6 +95,7 @@ export const TOOL_DEFINITIONS = [
   listEvents,
   ...READ_TOOLS,
   ...WRITE_TOOLS,
+  setTimeZone,
   ...AVAILABILITY_TOOLS,
   ...RULES_TOOLS,
   ...SCHEDULER_TOOLS,

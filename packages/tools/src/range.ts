@@ -1,10 +1,11 @@
 /**
  * The one way tools take a time range and write instants back. `timeMin` / `timeMax` accept an
  * RFC 3339 date-time with an offset, a local date-time without one, or a plain date; the last two
- * are read in the zone that applies to the call (the request's `timeZone`, else the calendar's,
- * else the key's). A plain date as `timeMin` is the start of that day; as `timeMax`, its end (so
- * `timeMin: 2026-11-26, timeMax: 2026-11-26` is that whole day). Every instant in an answer is
- * wall-clock time with that zone's offset, to the second.
+ * are read in the zone that applies to the call (the request's `timeZone`, else the key's own,
+ * else the calendar's; see CalendarAccess.zoneFor); a local time that does not exist there is
+ * refused, a repeated one is its first reading. A plain date as `timeMin` is the start of that
+ * day; as `timeMax`, its end (so `timeMin: 2026-11-26, timeMax: 2026-11-26` is that whole day).
+ * Every instant in an answer is wall-clock time with that zone's offset, to the second.
  */
 import {
   addDays,
@@ -14,6 +15,7 @@ import {
   naiveMs,
   parseDate,
   parseDateTimeFields,
+  readLocal,
 } from '@calgate/core';
 import { z } from 'zod';
 
@@ -50,7 +52,9 @@ function readBound(text: string, zone: string, edge: Edge): number | CalgateErro
     );
   }
   if (offsetMinutes === undefined) {
-    return fromLocal(local, zone);
+    // A time that does not exist in the zone is refused as everywhere; a repeated one is its first.
+    const read = readLocal(local, zone);
+    return read.ok ? read.value.instant : read.error;
   }
   return naiveMs(local) - offsetMinutes * 60_000;
 }

@@ -3,8 +3,9 @@
  * reminders, recurrence, and the compact result shapes. Descriptions stay short: every word
  * here is sent to every agent in tools/list.
  */
-import { formatInstant, isValidTimeZone, parseDate, parseDateTime } from '@calgate/core';
+import { formatInstant, isValidTimeZone, parseDate, parseDateTime, suggestTimeZone } from '@calgate/core';
 import { z } from 'zod';
+import { instantProblem } from './local-time.ts';
 import { parseRfc3339 } from './schemas.ts';
 
 const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?$/;
@@ -16,8 +17,17 @@ export function isEmail(value: string): boolean {
 }
 
 // Formats are checked by refinements, which tools/list does not spell out: fewer tokens per call.
-export const timeZoneIn = z.string().refine((value) => value.length <= 64 && isValidTimeZone(value), {
-  message: 'must be an IANA time zone such as Europe/Berlin',
+export const timeZoneIn = z.string().superRefine((value, context) => {
+  if (value.length > 64 || !isValidTimeZone(value)) {
+    const suggestion = suggestTimeZone(value);
+    context.addIssue({
+      code: 'custom',
+      message:
+        suggestion === undefined
+          ? 'must be an IANA time zone such as Europe/Berlin'
+          : `must be an IANA time zone such as Europe/Berlin: did you mean '${suggestion}'?`,
+    });
+  }
 });
 
 /** A calendar id, described briefly: write tools repeat it in every schema. */
@@ -52,15 +62,13 @@ export const eventTimeIn = z
     if (disagreement !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['dateTime'], message: disagreement });
     }
+    // A local date-time (no offset) is read in timeZone, else the call's zone (see local-time.ts).
     if (dateTime !== undefined && (dateTime.length > 64 || parseRfc3339(dateTime) === undefined)) {
-      const local = LOCAL_DATE_TIME.test(dateTime);
-      if (!local || value.timeZone === undefined) {
+      if (!LOCAL_DATE_TIME.test(dateTime) || instantProblem(dateTime) !== undefined) {
         ctx.addIssue({
           code: 'custom',
           path: ['dateTime'],
-          message: local
-            ? `'${dateTime}' has no UTC offset: add one (e.g. 2026-04-20T09:00:00-07:00) or give timeZone`
-            : `'${dateTime}' is not an RFC 3339 date-time such as 2026-04-20T09:00:00-07:00`,
+          message: `'${dateTime}' is not an RFC 3339 date-time such as 2026-04-20T09:00:00-07:00 or a local date-time such as 2026-04-20T09:00:00`,
         });
       }
     }

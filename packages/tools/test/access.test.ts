@@ -84,15 +84,25 @@ describe('CalendarAccess: default calendar, key zone and calendar names', () => 
     expect(access.timeZone()).toBe('America/New_York');
   });
 
-  it("uses the key's own zone first, and the request's zone over everything", () => {
+  it("answers in the request's zone, else the key's own (the person's), else the calendars'", () => {
     const access = new CalendarAccess(
       { tenantId: 'tnt_1', keyId: 'key_1', calendars: [home, team], timeZone: 'Asia/Tokyo' },
       () => provider,
     );
     expect(access.timeZone()).toBe('Asia/Tokyo');
-    expect(access.zoneFor(undefined, [team])).toBe('Europe/Berlin');
+    expect(access.zoneFor(undefined, [team])).toBe('Asia/Tokyo');
     expect(access.zoneFor(undefined, [home, team])).toBe('Asia/Tokyo');
     expect(access.zoneFor('America/Denver', [team])).toBe('America/Denver');
+    // Set during the request (set_time_zone): later calls of the same request read it.
+    access.timeZoneChanged('Europe/Lisbon');
+    expect(access.timeZone()).toBe('Europe/Lisbon');
+    expect(access.zoneFor(undefined, [team])).toBe('Europe/Lisbon');
+    const unset = new CalendarAccess(
+      { tenantId: 'tnt_1', keyId: 'key_1', calendars: [home, team] },
+      () => provider,
+    );
+    expect(unset.zoneFor(undefined, [team])).toBe('Europe/Berlin');
+    expect(unset.zoneFor(undefined, [home, team])).toBe(unset.timeZone());
   });
 
   it('accepts an exact calendar name (any case, accents ignored) and suggests close names otherwise', () => {

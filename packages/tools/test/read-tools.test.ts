@@ -122,9 +122,11 @@ describe('fetch', () => {
       () => a.provider,
     );
     const found = await call(access, 'fetch', { id: 'cal_a1:e1' });
+    // Written in the calendar's zone, as every answer with instants, and saying so.
     expect(JSON.parse(text(found))).toMatchObject({
       id: 'cal_a1:e1',
-      title: 'Event e1 (2026-12-01T09:00:00Z)',
+      title: 'Event e1 (2026-12-01T14:45:00+05:45)',
+      metadata: { start: '2026-12-01T14:45:00+05:45', timeZone: 'Asia/Kathmandu' },
     });
     const answers = await Promise.all(
       ['cal_no:e1', 'cal_a1:e2', 'cal_zz:e1', 'garbage'].map(async (id) => {

@@ -216,7 +216,7 @@ describe('scheduler tools against an in-memory scheduler', () => {
     }
   });
 
-  it('answers nextRun and upcoming in RFC 3339, in the schedule zone (cron, rrule) else UTC', async () => {
+  it("answers nextRun and upcoming in RFC 3339, in the schedule zone (cron, rrule) else the key's", async () => {
     const { call } = await connect({ scheduler: new MemoryScheduler(NOW, [WEBHOOK]) });
     const cron = await call('schedule_prompt_cron', {
       prompt: 'Plan the day.',
@@ -248,10 +248,15 @@ describe('scheduler tools against an in-memory scheduler', () => {
       every: '1h30m',
       startAt: '2026-11-23T14:00:00+01:00',
     });
-    expect(every.out).toMatchObject({ kind: 'interval', timeZone: null, nextRun: '2026-11-23T13:00:00Z' });
+    // No zone of its own: written in the key's (its default calendar's, Europe/Berlin), and says so.
+    expect(every.out).toMatchObject({
+      kind: 'interval',
+      timeZone: 'Europe/Berlin',
+      nextRun: '2026-11-23T14:00:00+01:00',
+    });
     expect((every.out.upcoming as string[]).slice(0, 2)).toEqual([
-      '2026-11-23T13:00:00Z',
-      '2026-11-23T14:30:00Z',
+      '2026-11-23T14:00:00+01:00',
+      '2026-11-23T15:30:00+01:00',
     ]);
   });
 
@@ -287,7 +292,11 @@ describe('scheduler tools against an in-memory scheduler', () => {
     const scheduler = new MemoryScheduler(NOW, [WEBHOOK]);
     const { call } = await connect({ scheduler });
     const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['schedule_prompt_at', { prompt: 'x', at: 'tomorrow 9am' }, /'at': must be an RFC 3339 date-time/],
+      [
+        'schedule_prompt_at',
+        { prompt: 'x', at: 'tomorrow 9am' },
+        /'at': 'tomorrow 9am' is not a date-time: use RFC 3339 with an offset .* or a local date-time/,
+      ],
       ['schedule_prompt_at', { prompt: 'x', time: '2026-12-01T09:00:00Z' }, /Unknown property 'time'/],
       ['schedule_prompt_at', { at: '2026-12-01T09:00:00Z' }, /'prompt' is required/],
       [
@@ -421,14 +430,23 @@ describe('scheduler tools against an in-memory scheduler', () => {
       { agentId: undefined, includeCancelled: true },
       { agentId: 'agent-b', includeCancelled: false },
     ]);
+    // A list is written in one zone, the key's unless asked; each schedule keeps its own zone.
+    expect(all.out.timeZone).toBe('Europe/Berlin');
     const listed = (all.out.schedules as Record<string, unknown>[])[1];
     expect(listed).toMatchObject({
       description: 'cron 0 10 * * * in UTC',
-      nextRun: '2026-11-24T10:00:00Z',
-      createdAt: '2026-11-23T12:00:00Z',
+      timeZone: 'UTC',
+      nextRun: '2026-11-24T11:00:00+01:00',
+      createdAt: '2026-11-23T13:00:00+01:00',
       repetitionsDone: 0,
       lastDelivery: null,
       agentId: 'agent-b',
+    });
+    const inUtc = await call('list_scheduled_prompts', { timeZone: 'UTC' });
+    expect(inUtc.out.timeZone).toBe('UTC');
+    expect((inUtc.out.schedules as Record<string, unknown>[])[0]).toMatchObject({
+      nextRun: '2026-11-24T10:00:00Z',
+      createdAt: '2026-11-23T12:00:00Z',
     });
   });
 
@@ -453,7 +471,7 @@ describe('scheduler tools against an in-memory scheduler', () => {
     expect(unknown.text).toBe("Scheduled prompt 'sch_missing' was not found.");
   });
 
-  it('targets, agents, tests and status: only the documented fields, instants in UTC', async () => {
+  it("targets, agents, tests and status: only the documented fields, instants in the key's zone", async () => {
     // A service that knows more of a target than the tools may show.
     const leaky = { ...WEBHOOK, url: 'https://hooks.example.com/h/secret-token', secret: 'whsec_x' };
     const scheduler = new MemoryScheduler(NOW, [leaky, LETTA]);
@@ -476,7 +494,8 @@ describe('scheduler tools against an in-memory scheduler', () => {
     ]);
     const status = await call('scheduler_status', {});
     expect(status.out).toEqual({
-      workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: '2026-11-23T11:59:30Z' }],
+      timeZone: 'Europe/Berlin',
+      workers: [{ name: 'worker-1', host: 'calgate-1', lastSeen: '2026-11-23T12:59:30+01:00' }],
       queueDepth: 0,
       lagSeconds: 0,
       last24h: { delivered: 12, failed: 0, missed: 0, retrying: 0, blocked: 0 },

@@ -11,13 +11,18 @@ import { keyCalendar } from './key-calendar.ts';
  * What tools/list costs a key with the default toolsets, in o200k_base tokens (the range
  * vocabulary is explained once, in the server's instructions; output schemas carry names and
  * types, not `required` lists). 9,100 since the availability answers name what is busy (an
- * event's id and summary, in check_availability's conflicts and get_availability's blocks);
- * 9,150 since events say which text screening withheld and whether the organizer is outside
- * (`flagged`, `organizerOutside`) and get_event can show withheld text (`includeFlagged`).
+ * event's id and summary, in check_availability's conflicts and get_availability's blocks); about
+ * 420 more for the person's time zone everywhere (`timeZone` in and out of every tool that answers
+ * instants, undescribed, and set_time_zone); about 60 more since events say which text screening
+ * withheld and whether the organizer is outside (`flagged`, `organizerOutside`) and get_event can
+ * show withheld text (`includeFlagged`).
  */
-const BUDGET = 9150;
-/** What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap. */
-const PER_TOOL_BUDGET = 350;
+const BUDGET = 9520;
+/**
+ * What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap (352
+ * since events name their flagged fields and outside organizers in every tool that returns them).
+ */
+const PER_TOOL_BUDGET = 352;
 /** What tools/list costs a key with the scheduler toolset alone (opt-in, like rules). */
 const SCHEDULER_BUDGET = 3300;
 /** A new key's toolsets (DEFAULT_TOOLSETS in @calgate/store). */

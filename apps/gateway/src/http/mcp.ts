@@ -24,6 +24,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { DirectoryFactory } from '../directory.ts';
+import type { KeySettingsFactory } from '../key-settings.ts';
 import { type LogLevelStore, MemoryLogLevelStore } from '../log-levels.ts';
 import { resourceMetadataUrl } from '../oauth/metadata.ts';
 import { SCOPES } from '../oauth/tokens.ts';
@@ -65,6 +66,8 @@ export interface McpRouteDeps {
   rules?: RulesFactory | undefined;
   /** Scheduled prompts for the scheduler tools; they answer 'unavailable' without it. */
   scheduler?: SchedulerFactory | undefined;
+  /** The calling key's own settings for set_time_zone; it answers 'unavailable' without them. */
+  keySettings?: KeySettingsFactory | undefined;
   /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
   mcpStreams?: Partial<ToolStreamOptions> | undefined;
   /** What one request may cost and how many calls a key runs at once; defaults when absent. */
@@ -253,6 +256,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       ...(deps.scheduler === undefined
         ? {}
         : { scheduler: deps.scheduler({ tenantId: key.tenantId, keyId: key.keyId }) }),
+      ...(deps.keySettings === undefined
+        ? {}
+        : { keySettings: deps.keySettings({ tenantId: key.tenantId, keyId: key.keyId }) }),
       ...(direct === undefined
         ? {}
         : {

@@ -7,6 +7,7 @@ import { err, ok, type Result } from '../result.ts';
 import {
   daysInMonth,
   formatDate,
+  formatLocalDateTime,
   formatNaiveMs,
   InstantTexts,
   type LocalDate,
@@ -14,7 +15,7 @@ import {
   localFromNaiveMs,
   naiveMs,
 } from './civil.ts';
-import { fromLocal, offsetMsAt, validateTimeZone } from './zone.ts';
+import { fromLocal, offsetMsAt, readingsOf, validateTimeZone } from './zone.ts';
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})?$/;
@@ -170,4 +171,57 @@ export function formatInstant(instant: number, timeZone?: string): string {
 /** `YYYY-MM-DD` of an instant's wall-clock date in `timeZone`. */
 export function dateInZone(instant: number, timeZone: string): string {
   return formatDate(localFromNaiveMs(instant + offsetMsAt(instant, timeZone)));
+}
+
+/** `HH:MM` of a naive reading (`HH:MM:SS` when the seconds are not zero). */
+function clockOf(naive: number): string {
+  const text = formatNaiveMs(naive).slice(11, 19);
+  return text.endsWith(':00') ? text.slice(0, 5) : text;
+}
+
+/** A signed offset as RFC 3339 writes it, `+00:00` for UTC too (names, not instants). */
+function offsetName(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  const abs = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** A local date-time read in a zone: its instant, and a notice when the reading was ambiguous. */
+export interface LocalInstant {
+  instant: number;
+  /** Set when the time happens twice (clocks go back): names both readings and the one taken. */
+  notice?: string;
+}
+
+/**
+ * A wall-clock reading in `zone`, refused when it does not exist there (in a gap, clocks go
+ * forward over it); a repeated reading (clocks go back) takes the first and says so. This is the
+ * one place local date-times become instants for what an agent writes.
+ */
+export function readLocal(local: LocalDateTime, zone: string): Result<LocalInstant, CalgateError> {
+  const checked = validateTimeZone(zone);
+  if (!checked.ok) {
+    return checked;
+  }
+  const naive = naiveMs(local);
+  const reading = readingsOf(naive, zone);
+  const day = formatDate(local);
+  const clock = clockOf(naive);
+  if (reading.kind === 'gap') {
+    const from = clockOf(reading.from);
+    const to = clockOf(reading.to);
+    return invalid(
+      `${clock} does not exist on ${day} in ${zone} (clocks go from ${from} to ${to}); give a time before ${from} or from ${to}.`,
+      formatLocalDateTime(local),
+    );
+  }
+  if (reading.kind === 'repeated') {
+    const first = offsetName(reading.offsetFirst);
+    const second = offsetName(reading.offsetSecond);
+    return ok({
+      instant: reading.first,
+      notice: `${clock} on ${day} happens twice in ${zone} (${first} and ${second}); the first (${first}) was taken. Give the offset (${formatLocalDateTime(local).slice(0, 19)}${second}) for the second.`,
+    });
+  }
+  return ok({ instant: reading.instant });
 }

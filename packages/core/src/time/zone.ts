@@ -53,13 +53,79 @@ export function validateTimeZone(zone: string): Result<string, CalgateError> {
   if (isValidTimeZone(zone)) {
     return ok(zone);
   }
+  const suggestion = typeof zone === 'string' ? suggestTimeZone(zone) : undefined;
   return err(
     new CalgateError(
       'invalid_argument',
-      `Unknown time zone '${String(zone)}': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.`,
-      { context: { timeZone: zone } },
+      suggestion === undefined
+        ? `Unknown time zone '${String(zone)}': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.`
+        : `Unknown time zone '${String(zone)}'. Did you mean '${suggestion}'? Time zones are IANA names such as 'Europe/Berlin' or 'UTC'.`,
+      { context: { timeZone: zone, ...(suggestion === undefined ? {} : { suggestion }) } },
     ),
   );
+}
+
+let zoneNames: readonly string[] | undefined;
+
+/** Current IANA names the runtime's list still spells the old way (Calcutta, Kiev): offered first. */
+const RENAMED = [
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Europe/Kyiv',
+  'Asia/Ho_Chi_Minh',
+  'Asia/Yangon',
+  'America/Argentina/Buenos_Aires',
+  'America/Nuuk',
+  'Pacific/Kanton',
+  'Atlantic/Faroe',
+];
+
+/** Edit distance, capped: anything beyond `cap` is `cap + 1`. */
+function editDistance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) > cap) {
+    return cap + 1;
+  }
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row.push(
+        Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + cost),
+      );
+    }
+    previous = row;
+  }
+  return Math.min(previous[b.length] as number, cap + 1);
+}
+
+/**
+ * The IANA zone a near-miss most likely means: the same name in other case, a city alone
+ * ('Berlin', 'new york' → 'America/New_York'), or a name within a few typos ('Europe/Berln').
+ */
+export function suggestTimeZone(text: string): string | undefined {
+  const wanted = text.trim().replace(/\s+/g, '_').toLowerCase();
+  if (wanted.length < 2 || wanted.length > 64) {
+    return undefined;
+  }
+  zoneNames ??= [...RENAMED.filter(isValidTimeZone), ...Intl.supportedValuesOf('timeZone'), 'UTC'];
+  const city = (name: string) => name.slice(name.lastIndexOf('/') + 1).toLowerCase();
+  const exact = zoneNames.find((name) => name.toLowerCase() === wanted || city(name) === wanted);
+  if (exact !== undefined) {
+    return exact;
+  }
+  const cap = Math.max(1, Math.min(3, Math.floor(wanted.length / 4)));
+  let best: string | undefined;
+  let bestScore = cap + 1;
+  for (const name of zoneNames) {
+    const target = wanted.includes('/') ? name.toLowerCase() : city(name);
+    const score = editDistance(wanted, target, cap);
+    if (score < bestScore) {
+      best = name;
+      bestScore = score;
+    }
+  }
+  return best;
 }
 
 function requireFormatter(zone: string): Intl.DateTimeFormat {
@@ -256,4 +322,57 @@ export function fromNaiveMs(naive: number, zone: string): number {
     }
   }
   return naive - offsetMsAt(naive, zone);
+}
+
+/**
+ * What a wall-clock reading means in a zone: one instant; none, when it falls in a gap (clocks
+ * go forward over it; `from`/`to` are the wall-clock milliseconds (naive) where the gap starts
+ * and ends); or two, when the hour is repeated (clocks go back), earlier first.
+ */
+export type LocalReading =
+  | { kind: 'single'; instant: number }
+  | { kind: 'gap'; from: number; to: number; offsetBefore: number; offsetAfter: number }
+  | { kind: 'repeated'; first: number; second: number; offsetFirst: number; offsetSecond: number };
+
+/** Every reading of a naive wall-clock time (see `naiveMs`) in `zone`; throws on an unknown zone. */
+export function readingsOf(naive: number, zone: string): LocalReading {
+  if (isUtc(zone)) {
+    return { kind: 'single', instant: naive };
+  }
+  const { starts, ends, offsets } = intervals(zone, naive - SEARCH_MS, naive + SEARCH_MS);
+  const found: { instant: number; offset: number }[] = [];
+  for (let i = 0; i < offsets.length; i++) {
+    const t = naive - (offsets[i] as number);
+    if (t >= (starts[i] as number) && t < (ends[i] as number)) {
+      found.push({ instant: t, offset: offsets[i] as number });
+    }
+  }
+  const [first, second] = found;
+  if (first !== undefined && second !== undefined) {
+    return {
+      kind: 'repeated',
+      first: first.instant,
+      second: second.instant,
+      offsetFirst: first.offset,
+      offsetSecond: second.offset,
+    };
+  }
+  if (first !== undefined) {
+    return { kind: 'single', instant: first.instant };
+  }
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const boundary = ends[i] as number;
+    const before = offsets[i] as number;
+    const after = offsets[i + 1] as number;
+    if (boundary + before <= naive && naive < boundary + after) {
+      return {
+        kind: 'gap',
+        from: boundary + before,
+        to: boundary + after,
+        offsetBefore: before,
+        offsetAfter: after,
+      };
+    }
+  }
+  return { kind: 'single', instant: naive - offsetMsAt(naive, zone) };
 }

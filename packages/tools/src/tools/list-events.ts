@@ -3,10 +3,12 @@ import { z } from 'zod';
 import type { CalendarHandle } from '../access.ts';
 import { defineTool } from '../catalogue.ts';
 import { format, formatText } from '../format.ts';
+import { timeZoneArg, timeZoneOut } from '../local-time.ts';
 import { mergeEvents } from '../merge.ts';
 import { boundOf, DAY_MS, rangeBound } from '../range.ts';
 import { calendarErrors, calendarId, eventOut } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
+import { callZone } from './availability/window.ts';
 import { hasWords, NO_WORDS } from './read/search-text.ts';
 
 /** The widest window one call may span: recurring series are expanded inside it. */
@@ -62,9 +64,11 @@ export const listEvents = defineTool({
       .optional()
       .describe('Default startTime; startTime needs singleEvents.'),
     pageToken: z.string().min(1).max(8192).optional(),
+    timeZone: timeZoneArg,
     format,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     events: z.array(eventOut),
     nextPageToken: z.string().optional(),
     syncedAt: z
@@ -91,10 +95,7 @@ export const listEvents = defineTool({
     } else {
       handles = [access.readable(args.calendarId)];
     }
-    const zone = access.zoneFor(
-      undefined,
-      handles.map((handle) => handle.calendar),
-    );
+    const zone = callZone(access, args.timeZone, handles);
     const bounds = rangeIn(args, zone);
     const merged = await mergeEvents(
       handles,
@@ -114,7 +115,8 @@ export const listEvents = defineTool({
       message: error.message,
     }));
     return {
-      events: merged.items.map(({ calendarId: id, event }) => toEventOut(id, event)),
+      timeZone: zone,
+      events: merged.items.map(({ calendarId: id, event }) => toEventOut(id, event, zone)),
       ...(merged.nextPageToken === undefined ? {} : { nextPageToken: merged.nextPageToken }),
       ...(merged.syncedAt === undefined ? {} : { syncedAt: merged.syncedAt }),
       ...(errors.length === 0 ? {} : { errors }),

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { BookingServices, LedgerBooking } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { instantAt, instantIn, noticeWarnings, timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { instantOut, rangeOut } from '../../range.ts';
-import { instant, parseRfc3339 } from '../../schemas.ts';
 import { attendeesIn, sanitizedOut, writeCalendarId } from '../../write-schemas.ts';
 import { attendeesFrom, uniqueEmails } from '../write/common.ts';
 import {
@@ -17,11 +17,13 @@ import {
   verifyFree,
 } from './book-slot-checks.ts';
 import { MAX_GENERATIONS, rollBack, writeBookingEvent } from './book-slot-write.ts';
+import { callZone } from './window.ts';
 
 /** Longer bookings are almost always a mistaken date; create_event takes them. */
 const MAX_BOOKING_MS = 24 * 3_600_000;
 
 const output = z.object({
+  timeZone: timeZoneOut,
   bookingId: z.string(),
   eventId: z.string(),
   calendarId: z.string(),
@@ -32,6 +34,8 @@ const output = z.object({
     .boolean()
     .describe('True when idempotencyKey matched an earlier booking: nothing new was booked.'),
   sanitized: sanitizedOut,
+  /** Notes as the write tools give them; only a repeated local time (DST) here. */
+  warnings: z.array(z.object({ kind: z.literal('note'), message: z.string() })).optional(),
 });
 type Output = z.output<typeof output>;
 
@@ -45,8 +49,9 @@ function services(booking: BookingServices | undefined): BookingServices {
   return booking;
 }
 
-function slotOf(start: string, end: string): Slot {
-  const slot = { start: parseRfc3339(start) ?? Number.NaN, end: parseRfc3339(end) ?? Number.NaN };
+/** [start, end) of the arguments, local date-times read in `zone` (see local-time.ts). */
+function slotOf(start: string, end: string, zone: string, notices: string[]): Slot {
+  const slot = { start: instantAt(start, zone, notices), end: instantAt(end, zone, notices) };
   if (!(slot.end > slot.start)) {
     throw new CalgateError('invalid_argument', 'end must be later than start.');
   }
@@ -77,6 +82,7 @@ function replay(earlier: LedgerBooking, hash: string, idempotencyKey: string, zo
   }
   return {
     ...(earlier.result as Omit<Output, 'bookingId' | 'replayed'>),
+    timeZone: zone,
     ...rangeOut({ start: earlier.start.getTime(), end: earlier.end.getTime() }, zone),
     bookingId: earlier.id,
     replayed: true,
@@ -93,12 +99,13 @@ export const bookSlot = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   input: z.strictObject({
     calendarId: writeCalendarId,
-    start: instant,
-    end: instant,
+    start: instantIn,
+    end: instantIn,
     summary: z.string().min(1).max(1024),
     description: z.string().max(8192).optional(),
     attendees: attendeesIn.optional(),
     idempotencyKey: z.string().min(1).max(200).optional().describe('Reuse when retrying.'),
+    timeZone: timeZoneArg,
   }),
   output,
   example: {
@@ -119,8 +126,9 @@ export const bookSlot = defineTool({
     const { lock, ledger, lockTtlMs } = services(booking);
     const handle = access.writable(args.calendarId);
     const calendarId = handle.calendar.id;
-    const zone = handle.calendar.timeZone;
-    const slot = slotOf(args.start, args.end);
+    const zone = callZone(access, args.timeZone, [handle]);
+    const notices: string[] = [];
+    const slot = slotOf(args.start, args.end, zone, notices);
     const screen = new TextScreen();
     const summary = screen.text('summary', args.summary);
     const description = screen.text('description', args.description);
@@ -165,8 +173,8 @@ export const bookSlot = defineTool({
       await verifyFree(handle, ledger, slot, signal, ownIds);
       const input: EventInput = {
         summary,
-        start: { dateTime: args.start, timeZone: handle.ref.timeZone },
-        end: { dateTime: args.end, timeZone: handle.ref.timeZone },
+        start: { dateTime: instantOut(slot.start, handle.ref.timeZone), timeZone: handle.ref.timeZone },
+        end: { dateTime: instantOut(slot.end, handle.ref.timeZone), timeZone: handle.ref.timeZone },
         ...(description === undefined ? {} : { description }),
         ...(attendees.length === 0 ? {} : { attendees: attendeesFrom(attendees) }),
       };
@@ -202,10 +210,12 @@ export const bookSlot = defineTool({
           ...(key === undefined ? {} : { idempotencyKey: key }),
         });
         return {
+          timeZone: zone,
           ...result,
           bookingId: record.id,
           replayed: false,
           ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+          ...(notices.length > 0 ? { warnings: noticeWarnings(notices) } : {}),
         };
       } catch (error) {
         if (key !== undefined && isCalgateError(error) && error.code === 'already_exists') {

@@ -2,6 +2,7 @@ import { CalgateError, validateTimeZone } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { timeZoneOut } from '../../local-time.ts';
 import { expandInstances, MAX_EXPANDED } from './expansion.ts';
 import { range } from './window.ts';
 
@@ -26,6 +27,7 @@ export const expandRrule = defineTool({
     format,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     instances: z.array(range),
     truncated: z.boolean().describe('More follow; raise count.'),
     warnings: z.array(z.string()).optional(),
@@ -65,7 +67,8 @@ export const expandRrule = defineTool({
       exdates: args.exdates ?? [],
     };
     // Off the event loop where the gateway runs a worker pool; in-process otherwise.
-    return cpu === undefined ? expandInstances(request) : await cpu.run('expandRrule', request);
+    const expanded = cpu === undefined ? expandInstances(request) : await cpu.run('expandRrule', request);
+    return { timeZone: zone.value, ...expanded };
   },
   text: (result, args) => formatText(result, args.format),
 });

@@ -18,7 +18,8 @@ export const range = z.object({ start: z.string(), end: z.string() });
 
 /**
  * The zone a call reads local times in and writes its answer in: the request's `timeZone`
- * (checked), else the zone the calendars share, else the key's.
+ * (checked), else the key's own, else the zone the calendars share, else the key's default
+ * calendar's (CalendarAccess.zoneFor).
  */
 export function callZone(
   access: CalendarAccess,

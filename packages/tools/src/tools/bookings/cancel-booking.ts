@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { timeZoneOut } from '../../local-time.ts';
+import { callZone } from '../availability/window.ts';
 import { deleteScoped } from '../write/scoped.ts';
-import { bookingOut, ledgerOf, requestZone, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
+import { bookingOut, ledgerOf, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
 
 export const cancelBooking = defineTool({
   name: 'cancel_booking',
@@ -16,16 +18,23 @@ export const cancelBooking = defineTool({
     idempotencyKey: z.string().min(1).max(200).optional(),
     timeZone: zoneIn,
   }),
-  output: bookingOut.extend({ alreadyCancelled: z.boolean(), eventDeleted: z.boolean() }),
+  output: bookingOut.extend({
+    timeZone: timeZoneOut,
+    alreadyCancelled: z.boolean(),
+    eventDeleted: z.boolean(),
+  }),
   example: { bookingId: 'bkg_4f2a9c81d3e0b7a6' },
   exampleResult: { status: 'cancelled', eventDeleted: true },
   async run(args, { access, booking, signal }) {
     const ledger = ledgerOf(booking);
-    const zone = requestZone(args.timeZone);
+    // Checked before anything changes: a bad zone cancels nothing.
+    callZone(access, args.timeZone, []);
     const found = await visibleBooking(access, ledger, args);
     const handle = access.writable(found.calendarId);
+    const written = callZone(access, args.timeZone, [handle]);
     const out = (alreadyCancelled: boolean, eventDeleted: boolean) => ({
-      ...toBookingOut({ ...found, status: 'cancelled' }, zone ?? handle.calendar.timeZone),
+      timeZone: written,
+      ...toBookingOut({ ...found, status: 'cancelled' }, written),
       alreadyCancelled,
       eventDeleted,
     });

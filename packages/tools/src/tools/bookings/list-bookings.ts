@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import type { BookingLedger, LedgerBooking, ToolContext } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
+import { timeZoneOut } from '../../local-time.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { boundOf, rangeBound } from '../../range.ts';
 import { readBusy } from '../availability/busy.ts';
@@ -65,6 +66,7 @@ export const listBookings = defineTool({
     maxResults: z.number().int().min(1).max(500).default(100),
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     bookings: z.array(bookingOut),
     truncated: z.boolean(),
   }),
@@ -99,6 +101,7 @@ export const listBookings = defineTool({
     }
     const rows = await ledger.list({ ...filter, status: args.status });
     return {
+      timeZone: zone,
       bookings: rows.slice(0, args.maxResults).map((row) => toBookingOut(row, zone)),
       truncated: rows.length > args.maxResults,
     };

@@ -1,5 +1,5 @@
 /** How the booking tools find a booking the key may see, and how they write one out. */
-import { CalgateError, formatInstant, validateTimeZone } from '@calgate/core';
+import { CalgateError, formatInstant } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import type { BookingLedger, BookingServices, LedgerBooking } from '../../catalogue.ts';
@@ -15,7 +15,7 @@ export const bookingOut = z.object({
   idempotencyKey: z.string().optional(),
 });
 
-/** The zone of returned times; each calendar's own when omitted. */
+/** The zone of returned times; the key's, else the calendar's, when omitted (see callZone). */
 export const zoneIn = z.string().min(1).max(64).optional();
 
 export type BookingOut = z.output<typeof bookingOut>;
@@ -27,19 +27,7 @@ export function ledgerOf(booking: BookingServices | undefined): BookingLedger {
   return booking.ledger;
 }
 
-/** The request's zone, checked; undefined means each calendar's own. */
-export function requestZone(timeZone: string | undefined): string | undefined {
-  if (timeZone === undefined) {
-    return undefined;
-  }
-  const checked = validateTimeZone(timeZone);
-  if (!checked.ok) {
-    throw checked.error;
-  }
-  return checked.value;
-}
-
-/** A booking as the tools return it, instants in `zone` (the request's, else the calendar's). */
+/** A booking as the tools return it, instants in `zone` (the call's, see callZone). */
 export function toBookingOut(booking: LedgerBooking, zone: string): BookingOut {
   const summary = (booking.result as { summary?: unknown } | null)?.summary;
   return {

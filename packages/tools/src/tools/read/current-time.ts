@@ -24,7 +24,7 @@ export const getCurrentTime = defineTool({
   toolset: 'calendar',
   title: 'Current time',
   description:
-    "Now in an IANA zone or a calendar's zone (default: the key's time zone, else its default calendar's, else UTC): date-time with offset, UTC offset, weekday.",
+    "Now in an IANA zone or a calendar's zone (default: the key's zone, else the workspace's, else its default calendar's, else UTC): date-time with offset, UTC offset, weekday.",
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({

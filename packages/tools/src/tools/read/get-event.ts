@@ -2,8 +2,10 @@ import type { CalendarEvent } from '@calgate/providers';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { calendarId, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
+import { callZone } from '../availability/window.ts';
 import { inCalendar, locateEvent } from './locate.ts';
 
 /** Every field of an event, defaults spelled out. */
@@ -16,9 +18,9 @@ const eventDetail = eventOut
 
 export type EventDetail = z.infer<typeof eventDetail>;
 
-export function toEventDetail(id: string, event: CalendarEvent): EventDetail {
+export function toEventDetail(id: string, event: CalendarEvent, zone?: string): EventDetail {
   return {
-    ...toEventOut(id, event),
+    ...toEventOut(id, event, zone),
     reminders: event.reminders ?? { useDefault: true },
     transparency: event.transparency ?? 'opaque',
     visibility: event.visibility ?? 'default',
@@ -41,21 +43,25 @@ export const getEvent = defineTool({
       .describe('From list_calendars; default: found in any readable calendar.'),
     eventId: z.string().min(1).max(1024),
     includeFlagged: z.boolean().optional().describe('Flagged text verbatim, fenced.'),
+    timeZone: timeZoneArg,
     format,
   }),
-  output: z.object({ event: eventDetail }),
+  output: z.object({ timeZone: timeZoneOut, event: eventDetail }),
   example: { calendarId: 'primary', eventId: 'abc123def456' },
   exampleResult: { event: { id: 'abc123def456', summary: 'Quarterly review' } },
   async run(args, { access, signal }) {
     if (args.calendarId === undefined) {
       const { handle, event } = await locateEvent(access, args.eventId, 'read', signal);
-      return { event: toEventDetail(handle.calendar.id, event) };
+      const zone = callZone(access, args.timeZone, [handle]);
+      return { timeZone: zone, event: toEventDetail(handle.calendar.id, event, zone) };
     }
-    const { calendar, ref, provider } = access.readable(args.calendarId);
+    const handle = access.readable(args.calendarId);
+    const { calendar, ref, provider } = handle;
+    const zone = callZone(access, args.timeZone, [handle]);
     const event = await provider.getEvent(ref, args.eventId, signal).catch((error: unknown) => {
       throw inCalendar(error, calendar.summary, calendar.id);
     });
-    return { event: toEventDetail(calendar.id, event) };
+    return { timeZone: zone, event: toEventDetail(calendar.id, event, zone) };
   },
   text: (result, args) => formatText(result, args.format),
 });

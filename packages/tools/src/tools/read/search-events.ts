@@ -2,10 +2,12 @@ import type { CalendarEvent } from '@calgate/providers';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { mergeEvents } from '../../merge.ts';
 import { instantOut, rangeBound } from '../../range.ts';
 import { calendarErrors, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
+import { callZone } from '../availability/window.ts';
 import { calendarIds, errorsOut, readableHandles, resolveWindow } from './common.ts';
 import { hasWords, NO_WORDS, QUERY_MEANING } from './search-text.ts';
 
@@ -18,8 +20,8 @@ const eventMatch = z.object({
   htmlLink: z.string().optional(),
 });
 
-function toMatch(calendarId: string, event: CalendarEvent): z.infer<typeof eventMatch> {
-  const out = toEventOut(calendarId, event);
+function toMatch(calendarId: string, event: CalendarEvent, zone: string): z.infer<typeof eventMatch> {
+  const out = toEventOut(calendarId, event, zone);
   return {
     id: out.id,
     calendarId: out.calendarId,
@@ -47,9 +49,11 @@ export const searchEvents = defineTool({
     timeMax: rangeBound.optional(),
     calendarIds,
     maxResults: z.number().int().min(1).max(250).default(25),
+    timeZone: timeZoneArg,
     format,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     events: z.array(eventMatch),
     timeMin: z.string(),
     timeMax: z.string(),
@@ -65,10 +69,7 @@ export const searchEvents = defineTool({
   exampleResult: { events: [{ summary: 'Dentist appointment' }] },
   async run(args, { access, signal, now }) {
     const { handles, unavailable } = readableHandles(access, args.calendarIds);
-    const zone = access.zoneFor(
-      undefined,
-      handles.map((handle) => handle.calendar),
-    );
+    const zone = callZone(access, args.timeZone, handles);
     const window = resolveWindow(args, zone, now(), { beforeDays: 30, afterDays: 365 }, 366 * 5);
     const merged = await mergeEvents(
       handles,
@@ -85,7 +86,8 @@ export const searchEvents = defineTool({
     );
     const errors = errorsOut([...unavailable, ...merged.errors]);
     return {
-      events: merged.items.map(({ calendarId, event }) => toMatch(calendarId, event)),
+      timeZone: zone,
+      events: merged.items.map(({ calendarId, event }) => toMatch(calendarId, event, zone)),
       timeMin: instantOut(window.min, zone),
       timeMax: instantOut(window.max, zone),
       ...(merged.syncedAt === undefined ? {} : { syncedAt: merged.syncedAt }),

@@ -12,6 +12,8 @@ import type { CalendarHandle, KeyCalendar } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { mergeEvents } from '../../merge.ts';
 import { decodeDocumentId, encodeDocumentId } from '../../search-ids.ts';
+import { timeIn } from '../../shape.ts';
+import { callZone } from '../availability/window.ts';
 import { DAY_MS } from './common.ts';
 import { documentText, documentTitle, seriesRepeat } from './documents.ts';
 import { hasWords, NO_WORDS, QUERY_MEANING_SHORT } from './search-text.ts';
@@ -64,6 +66,11 @@ export function documentUrl(publicUrl: string | undefined, calendarId: string, e
   );
 }
 
+/** The event with its times written in `zone` (titles and texts quote them). */
+function inZone(event: CalendarEvent, zone: string): CalendarEvent {
+  return { ...event, start: timeIn(event.start, zone), end: timeIn(event.end, zone) };
+}
+
 export const search = defineTool({
   name: 'search',
   toolset: 'search',
@@ -86,6 +93,8 @@ export const search = defineTool({
   async run(args, { access, signal, now, publicUrl }) {
     const at = now().getTime();
     const { handles } = access.allReadable();
+    // OpenAI's shapes are exact (no timeZone in or out): titles carry offsets, in the key's zone.
+    const zone = callZone(access, undefined, handles);
     const query = args.query.trim();
     const merged = await mergeEvents(
       handles,
@@ -112,7 +121,7 @@ export const search = defineTool({
     return {
       results: nearest.map(({ item: { calendarId, event } }, index) => ({
         id: encodeDocumentId({ calendarId, eventId: event.id }),
-        title: documentTitle(event, repeats[index]),
+        title: documentTitle(inZone(event, zone), repeats[index]),
         url: documentUrl(publicUrl, calendarId, event),
       })),
     };
@@ -137,7 +146,13 @@ export const fetchDocument = defineTool({
     title: z.string(),
     text: z.string(),
     url: z.string(),
-    metadata: z.object({ calendar: z.string(), start: z.string(), end: z.string(), location: z.string() }),
+    metadata: z.object({
+      calendar: z.string(),
+      start: z.string(),
+      end: z.string(),
+      timeZone: z.string(),
+      location: z.string(),
+    }),
   }),
   example: { id: 'cal_4Yt2mQ9pXw:5qk3b0c8e1g2h3i4j5k6l7m8n9_20260421T090000Z' },
   exampleResult: {
@@ -169,6 +184,8 @@ export const fetchDocument = defineTool({
     if (event.status === 'cancelled') {
       throw noSuchDocument(args.id);
     }
+    const zone = callZone(access, undefined, [handle]);
+    event = inZone(event, zone);
     return {
       id: args.id,
       title: documentTitle(event, await seriesRepeat(handle, event, signal)),
@@ -178,6 +195,7 @@ export const fetchDocument = defineTool({
         calendar: calendar.summary,
         start: event.start.dateTime ?? event.start.date ?? '',
         end: event.end.dateTime ?? event.end.date ?? '',
+        timeZone: zone,
         location: event.location ?? '',
       },
     };

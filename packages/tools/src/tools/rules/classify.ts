@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { RulesVerdict, ToolContext } from '../../catalogue.ts';
 import { defineTool } from '../../catalogue.ts';
 import { mapInSlices } from '../../cpu-turns.ts';
+import { timeZoneOut } from '../../local-time.ts';
 import { instantOut, rangeBound, windowIn } from '../../range.ts';
 import { calendarErrors, calendarId } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -201,6 +202,7 @@ export async function applyRulesFor(
       };
     }),
     changesTruncated: applied.changes.length > MAX_CHANGES,
+    timeZone: zone,
     timeMin: instantOut(window.start, zone),
     timeMax: instantOut(window.end, zone),
     ...(failed.length === 0 ? {} : { errors: failed }),
@@ -243,6 +245,7 @@ export const applyRules = defineTool({
       }),
     ),
     changesTruncated: z.boolean(),
+    timeZone: timeZoneOut,
     timeMin: z.string(),
     timeMax: z.string(),
     errors: calendarErrors,

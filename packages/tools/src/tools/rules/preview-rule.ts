@@ -3,6 +3,7 @@ import { type CompiledQuery, classify, prepareOccurrence } from '@calgate/rules'
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../catalogue.ts';
 import { mapInSlices } from '../../cpu-turns.ts';
+import { timeZoneOut } from '../../local-time.ts';
 import { DAY_MS, instantOut, rangeBound, type Window, windowIn } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -163,6 +164,7 @@ export async function previewRuleFor(
   });
   const failed = [...unavailable, ...errors];
   return {
+    timeZone: zone,
     matches: matched.slice(0, args.maxResults).map(({ occurrence: { calendar, event, start, end } }) => ({
       calendarId: calendar.id,
       eventId: event.id,
@@ -205,6 +207,7 @@ export const previewRule = defineTool({
     maxResults: z.number().int().min(1).max(2500).default(25),
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     matches: z.array(
       z.object({
         calendarId: z.string(),

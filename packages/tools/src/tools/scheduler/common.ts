@@ -1,13 +1,16 @@
 import { CalgateError, formatInstant } from '@calgate/core';
 import { z } from 'zod';
 import type { ToolContext } from '../../catalogue.ts';
+import { instantAt, instantIn } from '../../local-time.ts';
+import { instantOut } from '../../range.ts';
 import type {
   CreatedScheduledPrompt,
   NewScheduledPrompt,
   ScheduledPrompt,
   ScheduleInput,
 } from '../../scheduler-services.ts';
-import { instant } from '../../schemas.ts';
+import { parseRfc3339 } from '../../schemas.ts';
+import { callZone } from '../availability/window.ts';
 
 /** Reads of Calgate's own scheduler records. */
 export const READS = {
@@ -66,7 +69,7 @@ export const maxRepetitionsIn = z
   .max(1_000_000)
   .optional()
   .describe('Stop after this many runs.');
-export const endAtIn = instant.optional().describe('No run after it.');
+export const endAtIn = instantIn.optional().describe('No run after it.');
 export const timeZoneDescription = "IANA; default the key's.";
 
 /** What the created, listed and cancelled schedules have in common. */
@@ -102,8 +105,9 @@ export const listedOut = z.object({
     .nullable(),
 });
 
-function fieldsOut(schedule: ScheduledPrompt) {
-  const zone = schedule.timeZone;
+/** A schedule's fields, its instants written in `written` (else its own zone, else UTC). */
+function fieldsOut(schedule: ScheduledPrompt, written?: string) {
+  const zone = written ?? schedule.timeZone;
   return {
     scheduleId: schedule.scheduleId,
     kind: schedule.kind,
@@ -111,7 +115,7 @@ function fieldsOut(schedule: ScheduledPrompt) {
     status: schedule.status,
     nextRun: nullableTimeOut(schedule.nextRun, zone),
     nextRunReason: schedule.nextRunReason,
-    timeZone: zone,
+    timeZone: schedule.timeZone,
     targetId: schedule.targetId,
     agentId: schedule.agentId,
     maxRepetitions: schedule.maxRepetitions,
@@ -119,18 +123,27 @@ function fieldsOut(schedule: ScheduledPrompt) {
   };
 }
 
-export function createdScheduleOut(schedule: CreatedScheduledPrompt): z.output<typeof createdOut> {
+/**
+ * A created schedule as its answer says it: instants in `written` (a cron's or rrule's own zone,
+ * else the request's, else the key's), which is the answer's `timeZone`.
+ */
+export function createdScheduleOut(
+  schedule: CreatedScheduledPrompt,
+  written: string = schedule.timeZone ?? 'UTC',
+): z.output<typeof createdOut> {
   return {
-    ...fieldsOut(schedule),
-    upcoming: schedule.upcoming.map((run) => timeOut(run, schedule.timeZone)),
+    ...fieldsOut(schedule, written),
+    timeZone: written,
+    upcoming: schedule.upcoming.map((run) => timeOut(run, written)),
   };
 }
 
-export function listedScheduleOut(schedule: ScheduledPrompt): z.output<typeof listedOut> {
-  const zone = schedule.timeZone;
+/** A listed schedule: instants in `written` (the list's zone); `timeZone` stays the schedule's own. */
+export function listedScheduleOut(schedule: ScheduledPrompt, written?: string): z.output<typeof listedOut> {
+  const zone = written ?? schedule.timeZone;
   const last = schedule.lastDelivery;
   return {
-    ...fieldsOut(schedule),
+    ...fieldsOut(schedule, written),
     prompt: schedule.prompt,
     repetitionsDone: schedule.repetitionsDone,
     createdAt: timeOut(schedule.createdAt, zone),
@@ -156,11 +169,37 @@ export interface CommonArgs {
   endAt?: string | undefined;
 }
 
-/** Asks the service for the schedule, with the request's `_meta` for finding the agent. */
+/**
+ * The zone a schedule_* call reads local date-times in and answers in: the schedule's own
+ * `timeZone` (cron, rrule) or the request's, else the key's.
+ */
+export function scheduleZone(context: Pick<ToolContext, 'access'>, requested: string | undefined): string {
+  return callZone(context.access, requested, []);
+}
+
+/**
+ * An instant argument as the scheduler service takes it: RFC 3339 with an offset as given (its
+ * messages quote it), a local date-time (or one without seconds) read in `zone`.
+ */
+export function exactIn(text: string, zone: string): string;
+export function exactIn(text: string | undefined, zone: string): string | undefined;
+export function exactIn(text: string | undefined, zone: string): string | undefined {
+  if (text === undefined || parseRfc3339(text) !== undefined) {
+    return text;
+  }
+  return instantOut(instantAt(text, zone), zone);
+}
+
+/**
+ * Asks the service for the schedule, with the request's `_meta` for finding the agent; local
+ * date-times (endAt) are read in `zone`. The answer is written in the schedule's own zone (cron,
+ * rrule: the service's default is the key's, as `zone`), else in `zone`.
+ */
 export async function scheduleWith(
-  context: Pick<ToolContext, 'scheduler' | 'meta'>,
+  context: Pick<ToolContext, 'scheduler' | 'meta' | 'access'>,
   args: CommonArgs,
   schedule: ScheduleInput,
+  zone: string,
 ): Promise<z.output<typeof createdOut>> {
   const scheduler = schedulerOf(context);
   const input: NewScheduledPrompt = {
@@ -170,7 +209,8 @@ export async function scheduleWith(
     agentId: args.agentId,
     meta: context.meta,
     maxRepetitions: args.maxRepetitions,
-    endAt: args.endAt,
+    endAt: exactIn(args.endAt, zone),
   };
-  return createdScheduleOut(await scheduler.schedule(input));
+  const created = await scheduler.schedule(input);
+  return createdScheduleOut(created, created.timeZone ?? zone);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { listedOut, listedScheduleOut, READS, schedulerOf } from './common.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
+import { listedOut, listedScheduleOut, READS, schedulerOf, scheduleZone } from './common.ts';
 
 export const listScheduledPrompts = defineTool({
   name: 'list_scheduled_prompts',
@@ -12,18 +13,23 @@ export const listScheduledPrompts = defineTool({
   input: z.strictObject({
     agentId: z.string().min(1).max(200).optional().describe("Only this agent's."),
     includeCancelled: z.boolean().default(false),
+    timeZone: timeZoneArg,
   }),
-  output: z.object({ schedules: z.array(listedOut) }),
+  output: z.object({
+    timeZone: timeZoneOut,
+    schedules: z.array(listedOut),
+  }),
   example: {},
   exampleResult: {
     schedules: [{ kind: 'cron', description: 'cron 0 9 * * MON-FRI in Europe/Berlin', status: 'active' }],
   },
   async run(args, context) {
+    const zone = scheduleZone(context, args.timeZone);
     const schedules = await schedulerOf(context).list({
       agentId: args.agentId,
       includeCancelled: args.includeCancelled,
     });
-    return { schedules: schedules.map(listedScheduleOut) };
+    return { timeZone: zone, schedules: schedules.map((schedule) => listedScheduleOut(schedule, zone)) };
   },
 });
 

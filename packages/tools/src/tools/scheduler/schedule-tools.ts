@@ -4,16 +4,18 @@ import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { MAX_EVENT_OFFSET_MINUTES } from '../../event-schedule.ts';
-import { instant } from '../../schemas.ts';
+import { instantIn, timeZoneArg } from '../../local-time.ts';
 import { timeZoneIn } from '../../write-schemas.ts';
 import {
   agentIdIn,
   CREATES,
   createdOut,
   endAtIn,
+  exactIn,
   maxRepetitionsIn,
   promptIn,
   scheduleWith,
+  scheduleZone,
   targetIdIn,
   timeZoneDescription,
 } from './common.ts';
@@ -26,29 +28,33 @@ export const schedulePromptAt = defineTool({
   name: 'schedule_prompt_at',
   toolset: 'scheduler',
   title: 'Schedule a prompt once',
-  description: 'Schedules a prompt delivered to you once, at an RFC 3339 time.',
+  description: 'Schedules a prompt delivered to you once.',
   access: 'none',
   annotations: CREATES,
   input: z.strictObject({
     prompt: promptIn,
-    at: instant.describe('With offset, e.g. 2026-12-01T09:00:00+01:00'),
+    at: instantIn.describe('e.g. 2026-12-01T09:00:00+01:00; no offset: in timeZone'),
+    timeZone: timeZoneArg,
     targetId: targetIdIn,
     agentId: agentIdIn,
   }),
   output: createdOut,
   example: {
     prompt: 'Check whether Dana replied about the contract; if not, draft a reminder.',
-    at: '2030-01-07T09:00:00+01:00',
+    at: '2030-01-07T09:00:00',
+    timeZone: 'Europe/Berlin',
     targetId: EXAMPLE_TARGET,
   },
   exampleResult: {
     kind: 'once',
     status: 'active',
-    nextRun: '2030-01-07T08:00:00Z',
-    upcoming: ['2030-01-07T08:00:00Z'],
+    timeZone: 'Europe/Berlin',
+    nextRun: '2030-01-07T09:00:00+01:00',
+    upcoming: ['2030-01-07T09:00:00+01:00'],
   },
   async run(args, context) {
-    return scheduleWith(context, args, { kind: 'once', at: args.at });
+    const zone = scheduleZone(context, args.timeZone);
+    return scheduleWith(context, args, { kind: 'once', at: exactIn(args.at, zone) }, zone);
   },
 });
 
@@ -83,7 +89,8 @@ export const schedulePromptCron = defineTool({
     timeZone: 'Europe/Berlin',
   },
   async run(args, context) {
-    return scheduleWith(context, args, { kind: 'cron', cron: args.cron, timeZone: args.timeZone });
+    const zone = scheduleZone(context, args.timeZone);
+    return scheduleWith(context, args, { kind: 'cron', cron: args.cron, timeZone: args.timeZone }, zone);
   },
 });
 
@@ -97,7 +104,8 @@ export const schedulePromptEvery = defineTool({
   input: z.strictObject({
     prompt: promptIn,
     every: z.string().min(1).max(64).describe("e.g. '30m', '4h', '1h30m', '2d'"),
-    startAt: instant.optional(),
+    startAt: instantIn.optional(),
+    timeZone: timeZoneArg,
     maxRepetitions: maxRepetitionsIn,
     endAt: endAtIn,
     targetId: targetIdIn,
@@ -112,7 +120,13 @@ export const schedulePromptEvery = defineTool({
   },
   exampleResult: { kind: 'interval', status: 'active', maxRepetitions: 6 },
   async run(args, context) {
-    return scheduleWith(context, args, { kind: 'interval', every: args.every, startAt: args.startAt });
+    const zone = scheduleZone(context, args.timeZone);
+    return scheduleWith(
+      context,
+      args,
+      { kind: 'interval', every: args.every, startAt: exactIn(args.startAt, zone) },
+      zone,
+    );
   },
 });
 
@@ -154,12 +168,13 @@ export const schedulePromptRrule = defineTool({
     upcoming: ['2030-01-07T08:30:00+01:00', '2030-02-04T08:30:00+01:00'],
   },
   async run(args, context) {
-    return scheduleWith(context, args, {
-      kind: 'rrule',
-      rrule: args.rrule,
-      dtstart: args.dtstart,
-      timeZone: args.timeZone,
-    });
+    const zone = scheduleZone(context, args.timeZone);
+    return scheduleWith(
+      context,
+      args,
+      { kind: 'rrule', rrule: args.rrule, dtstart: args.dtstart, timeZone: args.timeZone },
+      zone,
+    );
   },
 });
 
@@ -186,6 +201,7 @@ export const schedulePromptAroundEvents = defineTool({
       .max(50)
       .optional()
       .describe('Default: all readable.'),
+    timeZone: timeZoneArg,
     targetId: targetIdIn,
     agentId: agentIdIn,
     maxRepetitions: maxRepetitionsIn,
@@ -204,12 +220,18 @@ export const schedulePromptAroundEvents = defineTool({
     if (!query.ok) {
       throw query.error;
     }
-    return scheduleWith(context, args, {
-      kind: 'around_events',
-      query: args.query,
-      offsetMinutes: args.offsetMinutes,
-      calendarIds: calendarIdsOf(context.access, args.calendarIds),
-    });
+    const zone = scheduleZone(context, args.timeZone);
+    return scheduleWith(
+      context,
+      args,
+      {
+        kind: 'around_events',
+        query: args.query,
+        offsetMinutes: args.offsetMinutes,
+        calendarIds: calendarIdsOf(context.access, args.calendarIds),
+      },
+      zone,
+    );
   },
 });
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { READS, schedulerOf, timeOut } from './common.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
+import { READS, schedulerOf, scheduleZone, timeOut } from './common.ts';
 
 const EXAMPLE_TARGET = 'tgt_01JQ9A2H7PXN3MB5VW8KQRTCZD';
 const targetIdIn = z.string().min(1).max(64);
@@ -99,8 +100,11 @@ export const schedulerStatus = defineTool({
   description: "Whether scheduled prompts are being delivered: workers, backlog, this tenant's last 24 h.",
   access: 'none',
   annotations: READS,
-  input: z.strictObject({}),
+  input: z.strictObject({
+    timeZone: timeZoneArg,
+  }),
   output: z.object({
+    timeZone: timeZoneOut,
     workers: z.array(z.object({ name: z.string(), host: z.string(), lastSeen: z.string() })),
     queueDepth: z.number(),
     lagSeconds: z.number(),
@@ -117,13 +121,15 @@ export const schedulerStatus = defineTool({
   }),
   example: {},
   exampleResult: { last24h: { failed: 0, missed: 0 } },
-  async run(_args, context) {
+  async run(args, context) {
+    const zone = scheduleZone(context, args.timeZone);
     const status = await schedulerOf(context).status();
     return {
+      timeZone: zone,
       workers: status.workers.map((worker) => ({
         name: worker.name,
         host: worker.host,
-        lastSeen: timeOut(worker.lastSeen, null),
+        lastSeen: timeOut(worker.lastSeen, zone),
       })),
       queueDepth: status.queueDepth,
       lagSeconds: status.lagSeconds,
@@ -136,7 +142,7 @@ export const schedulerStatus = defineTool({
       },
       recentFailures: status.recentFailures.map((failure) => ({
         scheduleId: failure.scheduleId,
-        occurrence: timeOut(failure.occurrence, null),
+        occurrence: timeOut(failure.occurrence, zone),
         error: failure.error,
       })),
     };

@@ -1,7 +1,9 @@
 import { isCalgateError } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { eventIdIn, sendUpdatesIn, writeCalendarId, writtenEvent } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { runUpdate, updateFields } from './update-event.ts';
 
 export const MAX_BATCH = 50;
@@ -46,8 +48,10 @@ export const batchUpdateEvents = defineTool({
       .min(1)
       .max(MAX_BATCH),
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     succeeded: z.number(),
     failed: z.number(),
     results: z.array(itemOut),
@@ -60,6 +64,8 @@ export const batchUpdateEvents = defineTool({
   },
   exampleResult: { succeeded: 2, failed: 0 },
   async run(args, { access, booking, signal, progress, requestId }) {
+    // A batch spans calendars: one zone for all its items, the request's or else the key's.
+    const zone = callZone(access, args.timeZone, []);
     const results: ItemOut[] = new Array(args.updates.length);
     let next = 0;
     let done = 0;
@@ -76,6 +82,7 @@ export const batchUpdateEvents = defineTool({
               ...update,
               calendarId: update.calendarId ?? args.calendarId,
               sendUpdates: args.sendUpdates,
+              timeZone: zone,
             },
             signal,
             `updates.${index}.`,
@@ -107,7 +114,7 @@ export const batchUpdateEvents = defineTool({
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, args.updates.length) }, worker));
     const failed = results.filter((item) => !item.ok).length;
-    return { succeeded: results.length - failed, failed, results };
+    return { timeZone: zone, succeeded: results.length - failed, failed, results };
   },
   text(result) {
     const lines = [`${result.succeeded} succeeded, ${result.failed} failed.`];

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { noticeWarnings, timeZoneArg, timeZoneOut, withExactTimes } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   eventFieldsIn,
@@ -15,6 +16,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import {
   checkedRange,
   DEFAULT_CALENDAR,
@@ -115,8 +117,10 @@ export const createEvent = defineTool({
       .describe('Idempotency key chosen by you; reuse it when retrying.'),
     allowDuplicates: z.boolean().default(false),
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     eventId: z.string(),
     calendarId: z.string(),
     created: z.boolean().describe('False when requestId matched an earlier event.'),
@@ -131,17 +135,22 @@ export const createEvent = defineTool({
     attendees: ['alice@example.com', 'bob@example.com'],
     reminders: { useDefault: false, overrides: [{ method: 'popup', minutes: 10 }] },
     requestId: 'standup-2026-04-20',
+    timeZone: 'America/Denver',
   },
   exampleResult: {
+    timeZone: 'America/Denver',
     created: true,
     event: {
       summary: 'Team Standup',
       start: { dateTime: '2026-04-20T09:00:00-06:00', timeZone: 'America/Denver' },
     },
   },
-  async run(args, { access, signal }) {
-    const handle = access.writable(args.calendarId);
+  async run(given, { access, signal }) {
+    const handle = access.writable(given.calendarId);
     const { ref, provider } = handle;
+    const zone = callZone(access, given.timeZone, [handle]);
+    const notices: string[] = [];
+    const args = withExactTimes(given, zone, notices);
     const screen = new TextScreen();
     const input = withSeriesZone(patchFromArgs(args, screen) as EventInput, ref.timeZone);
     const range = checkedRange(args.start, args.end, ref.timeZone);
@@ -149,14 +158,18 @@ export const createEvent = defineTool({
       args.requestId === undefined
         ? undefined
         : derivedEventId('create', access.principal.keyId, handle.calendar.id, args.requestId);
-    const result = (event: CalendarEvent, created: boolean, warnings: Warning[]) => ({
-      eventId: event.id,
-      calendarId: handle.calendar.id,
-      created,
-      event: toEventOut(handle.calendar.id, event),
-      ...(warnings.length > 0 ? { warnings } : {}),
-      ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
-    });
+    const result = (event: CalendarEvent, created: boolean, warned: Warning[]) => {
+      const warnings = [...noticeWarnings(notices), ...warned];
+      return {
+        timeZone: zone,
+        eventId: event.id,
+        calendarId: handle.calendar.id,
+        created,
+        event: toEventOut(handle.calendar.id, event, zone),
+        ...(warnings.length > 0 ? { warnings } : {}),
+        ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
+      };
+    };
     if (id !== undefined && args.requestId !== undefined) {
       const earlier = await findExisting(handle, id, signal);
       if (earlier !== undefined) {

@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import type { EventAttendee } from '@calgate/providers';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   attendeesIn,
@@ -11,6 +12,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { onEventCalendar } from '../read/locate.ts';
 import { emailKey, uniqueEmails } from './common.ts';
 import { applyScoped } from './scoped.ts';
@@ -60,8 +62,10 @@ export const manageAttendees = defineTool({
     removeAttendees: attendeesIn.optional(),
     scope: scopeIn,
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     eventId: z.string(),
     calendarId: z.string(),
     added: z.array(z.string()),
@@ -88,6 +92,8 @@ export const manageAttendees = defineTool({
     }
     return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
       const handle = access.writable(calendarId);
+      // Checked before anything is written: a bad zone changes nothing.
+      const zone = callZone(access, args.timeZone, [handle]);
       let change: AttendeeChange = { attendees: [], added: [], removed: [], unchanged: [] };
       const result = await applyScoped(
         handle,
@@ -100,13 +106,14 @@ export const manageAttendees = defineTool({
         { sendUpdates: args.sendUpdates, signal, rebase: true },
       );
       return {
+        timeZone: zone,
         eventId: result.event.id,
         calendarId: handle.calendar.id,
         added: change.added,
         removed: change.removed,
         unchanged: change.unchanged,
         attendees: (result.event.attendees ?? []).map((attendee) => attendee.email),
-        event: toEventOut(handle.calendar.id, result.event),
+        event: toEventOut(handle.calendar.id, result.event, zone),
       };
     });
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   sanitizedOut,
@@ -9,6 +10,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { DEFAULT_CALENDAR, instantOf } from './common.ts';
 import { conflictWarnings, inspectNeighbourhood } from './conflicts.ts';
 
@@ -24,8 +26,10 @@ export const quickAddEvent = defineTool({
     calendarId: writeCalendarId.default(DEFAULT_CALENDAR),
     text: z.string().min(1).max(1024),
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     eventId: z.string(),
     calendarId: z.string(),
     event: writtenEvent,
@@ -36,6 +40,8 @@ export const quickAddEvent = defineTool({
   exampleResult: { event: { summary: 'Dentist appointment' } },
   async run(args, { access, signal }) {
     const handle = access.writable(args.calendarId);
+    // Checked before anything is written: a bad zone changes nothing.
+    const zone = callZone(access, args.timeZone, [handle]);
     const screen = new TextScreen();
     const text = screen.text('text', args.text);
     const event = await handle.provider.quickAdd(
@@ -60,9 +66,10 @@ export const quickAddEvent = defineTool({
         })),
     ];
     return {
+      timeZone: zone,
       eventId: event.id,
       calendarId: handle.calendar.id,
-      event: toEventOut(handle.calendar.id, event),
+      event: toEventOut(handle.calendar.id, event, zone),
       ...(warnings.length > 0 ? { warnings } : {}),
       ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
     };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { KeyCalendar } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   eventIdIn,
@@ -13,6 +14,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { onEventCalendar } from '../read/locate.ts';
 import { emailKey } from './common.ts';
 import { applyScoped } from './scoped.ts';
@@ -44,8 +46,10 @@ export const respondToEvent = defineTool({
     comment: z.string().max(1024).optional(),
     scope: scopeIn,
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: z.object({
+    timeZone: timeZoneOut,
     eventId: z.string(),
     calendarId: z.string(),
     attendee: z.string().describe('The email that responded.'),
@@ -60,6 +64,8 @@ export const respondToEvent = defineTool({
     const comment = screen.text('comment', args.comment);
     return onEventCalendar(access, args.calendarId, args.eventId, signal, async (calendarId) => {
       const handle = access.writable(calendarId);
+      // Checked before anything is written: a bad zone changes nothing.
+      const zone = callZone(access, args.timeZone, [handle]);
       let email = '';
       const respond = (base: CalendarEvent) => {
         const attendees = base.attendees ?? [];
@@ -89,11 +95,12 @@ export const respondToEvent = defineTool({
         rebase: true,
       });
       return {
+        timeZone: zone,
         eventId: result.event.id,
         calendarId: handle.calendar.id,
         attendee: email,
         response: args.response,
-        event: toEventOut(handle.calendar.id, result.event),
+        event: toEventOut(handle.calendar.id, result.event, zone),
         ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
       };
     });

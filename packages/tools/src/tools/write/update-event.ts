@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import { type BookingServices, defineTool } from '../../catalogue.ts';
 import { TextScreen } from '../../firewall.ts';
+import { noticeWarnings, timeZoneArg, timeZoneOut, withExactTimes } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   eventFieldsIn,
@@ -13,6 +14,7 @@ import {
   writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
+import { callZone } from '../availability/window.ts';
 import { followBookings } from '../bookings/follow.ts';
 import { onEventCalendar } from '../read/locate.ts';
 import { attendeesFrom, checkedRange, type EventFieldsArgs, patchFromArgs } from './common.ts';
@@ -26,6 +28,7 @@ export const updateFields = {
 };
 
 export const updateOut = z.object({
+  timeZone: timeZoneOut,
   eventId: z
     .string()
     .describe('The event written: the series for scope all, the new series for thisAndFollowing.'),
@@ -43,6 +46,8 @@ export interface UpdateArgs extends EventFieldsArgs {
   eventId: string;
   scope?: Scope | undefined;
   sendUpdates?: 'all' | 'externalOnly' | 'none' | undefined;
+  /** Reads local start/end and writes the answer; default the calendar's zone. */
+  timeZone?: string | undefined;
 }
 
 /**
@@ -64,12 +69,15 @@ export function runUpdate(
 
 async function updateOn(
   access: CalendarAccess,
-  args: UpdateArgs & { calendarId: string },
+  given: UpdateArgs & { calendarId: string },
   signal: AbortSignal,
   prefix = '',
   booking?: BookingServices,
 ): Promise<z.output<typeof updateOut>> {
-  const handle = access.writable(args.calendarId);
+  const handle = access.writable(given.calendarId);
+  const zone = callZone(access, given.timeZone, [handle]);
+  const notices: string[] = [];
+  const args = withExactTimes(given, zone, notices);
   const screen = new TextScreen();
   // Screen before any read: a refused text must leave the calendar untouched.
   const fields = patchFromArgs(args, screen, prefix);
@@ -87,6 +95,7 @@ async function updateOn(
     { sendUpdates: args.sendUpdates, signal },
   );
   const warnings = [
+    ...noticeWarnings(notices),
     ...(result.retried
       ? [
           {
@@ -103,11 +112,12 @@ async function updateOn(
     })),
   ];
   return {
+    timeZone: zone,
     eventId: result.event.id,
     calendarId: handle.calendar.id,
     ...(result.scope ? { scope: result.scope } : {}),
     changed: result.written,
-    event: toEventOut(handle.calendar.id, result.event),
+    event: toEventOut(handle.calendar.id, result.event, zone),
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(screen.sanitized.length > 0 ? { sanitized: screen.sanitized } : {}),
   };
@@ -126,6 +136,7 @@ export const updateEvent = defineTool({
     eventId: eventIdIn,
     ...updateFields,
     sendUpdates: sendUpdatesIn,
+    timeZone: timeZoneArg,
   }),
   output: updateOut,
   example: {

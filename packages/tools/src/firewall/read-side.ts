@@ -13,7 +13,11 @@ import { detectorScreener, type Screener } from './screener.ts';
 /** The detector behind one cache shared by every request of the process. */
 export const defaultScreener: Screener = new CachedScreener(detectorScreener);
 
-const insidersOf = new WeakMap<Principal, Insiders | undefined>();
+// Keyed by the key's cached address list (a principal is made per request from the cached key).
+const insidersOf = new WeakMap<
+  readonly string[],
+  { calendars: Principal['calendars']; insiders: Insiders }
+>();
 
 /**
  * The tenant's people: its accounts' and users' addresses, and the calendars the key reaches
@@ -21,17 +25,19 @@ const insidersOf = new WeakMap<Principal, Insiders | undefined>();
  * in-process servers): nothing is marked as organised outside.
  */
 function insiders(principal: Principal): Insiders | undefined {
-  if (insidersOf.has(principal)) {
-    return insidersOf.get(principal);
+  const { tenantAddresses, calendars } = principal;
+  if (tenantAddresses === undefined) {
+    return undefined;
   }
-  const found =
-    principal.tenantAddresses === undefined
-      ? undefined
-      : new Insiders([
-          ...principal.tenantAddresses,
-          ...principal.calendars.flatMap((calendar) => [calendar.accountEmail, calendar.externalId]),
-        ]);
-  insidersOf.set(principal, found);
+  const known = insidersOf.get(tenantAddresses);
+  if (known !== undefined && known.calendars === calendars) {
+    return known.insiders;
+  }
+  const found = new Insiders([
+    ...tenantAddresses,
+    ...calendars.flatMap((calendar) => [calendar.accountEmail, calendar.externalId]),
+  ]);
+  insidersOf.set(tenantAddresses, { calendars, insiders: found });
   return found;
 }
 

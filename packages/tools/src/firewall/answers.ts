@@ -37,7 +37,9 @@ export interface AnswerScreen {
 type Json = Record<string, unknown>;
 
 /** Free-text fields of an event, and how a placeholder names each. */
-const EVENT_TEXT: readonly [field: string, label: string][] = [
+type TextField = readonly [field: string, label: string];
+
+const EVENT_TEXT: readonly TextField[] = [
   ['summary', 'summary'],
   ['description', 'description'],
   ['location', 'location'],
@@ -45,6 +47,14 @@ const EVENT_TEXT: readonly [field: string, label: string][] = [
   // Warnings that quote an event ("Overlaps busy event 'Standup' (…)") carry its summary.
   ['message', 'message'],
 ];
+
+const ATTENDEE_TEXT: readonly TextField[] = [
+  ['displayName', 'attendee name'],
+  ['comment', 'attendee comment'],
+];
+const ORGANIZER_TEXT: readonly TextField[] = [['displayName', 'organizer name']];
+const DOCUMENT_TEXT: readonly TextField[] = [['title', 'title']];
+const METADATA_TEXT: readonly TextField[] = [['location', 'location']];
 
 const MAX_DEPTH = 8;
 
@@ -135,9 +145,13 @@ class Walk {
     return out ?? value;
   }
 
+  /** Flags of the object being screened; undefined until one is found (most objects have none). */
+  #flags: Flag[] | undefined;
+
   /** The replacement of a flagged text, recorded as a flag and an exposure. */
-  #flag(flags: Flag[], target: Json, field: string, label: string, text: string, reason: string): string {
-    flags.push({ field, reason });
+  #flag(target: Json, field: string, label: string, text: string, reason: string): string {
+    this.#flags ??= [];
+    this.#flags.push({ field, reason });
     this.exposures.push({
       kind: 'flagged',
       calendarId: String(target.calendarId ?? ''),
@@ -147,16 +161,19 @@ class Walk {
     return this.#options.reveal ? fenced(field, text, reason) : placeholder(label, reason);
   }
 
-  /** The object with its flagged text fields replaced, or undefined when none is flagged. */
+  /**
+   * The object with its flagged text fields replaced, or undefined when none is flagged. `prefix`
+   * names the object inside its event ('organizer.'), a number an attendee; made only when needed.
+   */
   #fields(
     source: Json,
-    fields: readonly (readonly [field: string, label: string])[],
-    prefix: string,
-    flags: Flag[],
+    fields: readonly TextField[],
+    prefix: string | number,
     target: Json,
   ): Json | undefined {
     let out: Json | undefined;
-    for (const [field, label] of fields) {
+    for (let i = 0; i < fields.length; i++) {
+      const [field, label] = fields[i] as TextField;
       const text = source[field];
       if (typeof text !== 'string' || text === '') {
         continue;
@@ -164,51 +181,40 @@ class Walk {
       const reason = this.#options.screener.screen(text);
       if (reason !== undefined) {
         out ??= { ...source };
-        out[field] = this.#flag(flags, target, `${prefix}${field}`, label, text, reason);
+        const path = typeof prefix === 'number' ? `attendees[${prefix}].${field}` : `${prefix}${field}`;
+        out[field] = this.#flag(target, path, label, text, reason);
       }
     }
     return out;
   }
 
   event(event: Json): Json {
-    const flags: Flag[] = [];
-    const patch: Json = this.#fields(event, EVENT_TEXT, '', flags, event) ?? {};
+    this.#flags = undefined;
+    let patch = this.#fields(event, EVENT_TEXT, '', event);
     const { attendees, organizer } = event;
     if (Array.isArray(attendees)) {
       let list: unknown[] | undefined;
-      attendees.forEach((attendee, index) => {
+      for (let index = 0; index < attendees.length; index++) {
+        const attendee: unknown = attendees[index];
         if (!isObject(attendee)) {
-          return;
+          continue;
         }
-        const screened = this.#fields(
-          attendee,
-          [
-            ['displayName', 'attendee name'],
-            ['comment', 'attendee comment'],
-          ],
-          `attendees[${index}].`,
-          flags,
-          event,
-        );
+        const screened = this.#fields(attendee, ATTENDEE_TEXT, index, event);
         if (screened !== undefined) {
           list ??= attendees.slice();
           list[index] = screened;
         }
-      });
+      }
       if (list !== undefined) {
+        patch ??= {};
         patch.attendees = list;
       }
     }
     let outside: string | undefined;
     if (isObject(organizer)) {
-      const screened = this.#fields(
-        organizer,
-        [['displayName', 'organizer name']],
-        'organizer.',
-        flags,
-        event,
-      );
+      const screened = this.#fields(organizer, ORGANIZER_TEXT, 'organizer.', event);
       if (screened !== undefined) {
+        patch ??= {};
         patch.organizer = screened;
       }
       const { insiders } = this.#options;
@@ -228,13 +234,14 @@ class Walk {
         });
       }
     }
-    if (flags.length === 0 && outside === undefined) {
+    const flags = this.#flags;
+    if (flags === undefined && outside === undefined) {
       return event;
     }
     return {
       ...event,
       ...patch,
-      ...(flags.length === 0 ? {} : { flagged: flags }),
+      ...(flags === undefined ? {} : { flagged: flags }),
       ...(outside === undefined ? {} : { organizerOutside: true }),
     };
   }
@@ -243,22 +250,22 @@ class Walk {
   document(doc: Json): Json {
     const ref = decodeDocumentId(String(doc.id));
     const target = { calendarId: ref?.calendarId ?? '', id: ref?.eventId ?? '' };
-    const flags: Flag[] = [];
-    const patch: Json = this.#fields(doc, [['title', 'title']], '', flags, target) ?? {};
+    this.#flags = undefined;
+    const patch: Json = this.#fields(doc, DOCUMENT_TEXT, '', target) ?? {};
     if (typeof doc.text === 'string') {
-      const text = this.#documentText(doc.text, flags, target);
+      const text = this.#documentText(doc.text, target);
       if (text !== doc.text) {
         patch.text = text;
       }
     }
     if (isObject(doc.metadata)) {
-      const metadata = this.#fields(doc.metadata, [['location', 'location']], 'metadata.', flags, target);
+      const metadata = this.#fields(doc.metadata, METADATA_TEXT, 'metadata.', target);
       if (metadata !== undefined) {
         patch.metadata = metadata;
       }
     }
     // The connector shape ({id, title, text, url, metadata}) is fixed: the placeholders say it all.
-    return flags.length === 0 ? doc : { ...doc, ...patch };
+    return this.#flags === undefined ? doc : { ...doc, ...patch };
   }
 
   /**
@@ -266,7 +273,7 @@ class Walk {
    * end): only the flagged parts are replaced; when only the whole reads as addressed to an AI,
    * the whole is.
    */
-  #documentText(text: string, flags: Flag[], target: Json): string {
+  #documentText(text: string, target: Json): string {
     const whole = this.#options.screener.screen(text);
     if (whole === undefined) {
       return text;
@@ -285,9 +292,7 @@ class Walk {
       }
       found = true;
       const name = label.toLowerCase();
-      parts.push(
-        line.slice(0, start) + this.#flag(flags, target, `text.${name}`, name, line.slice(start), reason),
-      );
+      parts.push(line.slice(0, start) + this.#flag(target, `text.${name}`, name, line.slice(start), reason));
     }
     if (cut >= 0) {
       const description = text.slice(cut + '\nDescription: '.length);
@@ -295,13 +300,13 @@ class Walk {
       if (reason !== undefined) {
         found = true;
         parts.push(
-          `Description: ${this.#flag(flags, target, 'text.description', 'description', description, reason)}`,
+          `Description: ${this.#flag(target, 'text.description', 'description', description, reason)}`,
         );
       } else {
         parts.push(`Description: ${description}`);
       }
     }
-    return found ? parts.join('\n') : this.#flag(flags, target, 'text', 'text', text, whole);
+    return found ? parts.join('\n') : this.#flag(target, 'text', 'text', text, whole);
   }
 }
 

@@ -1,10 +1,14 @@
-// Screens every text of the firewall corpus (bench/firewall/*.jsonl, made by generate.ts) as a
-// write would: the share of injection payloads refused (target ≥ 95 %), how many benign meeting
-// texts were refused (target 0) and the median time to screen one text. Prints the result and
-// appends it to bench/results/firewall.md (BENCH_RECORD=0 to skip).
+// Screens every text of the firewall's corpora as a write would and prints, for each, the share of
+// injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
+// refused (target ≤ 0.5 %) and the time to screen one text. The frozen test set comes first: it
+// was written and frozen before tuning (bench/firewall/frozen/test/README.md), so it is the figure
+// users get; only its totals by kind and language are printed, never its texts, so that nobody
+// tunes on it. Then the development set (frozen/dev, the one to tune on) and the corpus written
+// with the rules (bench/firewall/*.jsonl, made by generate.ts), with their misses. Appends the
+// result to bench/results/firewall.md (BENCH_RECORD=0 to skip).
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-// The bench screens exactly what the write tools screen; the package entry point does not export it.
+// The bench screens exactly what the write tools screen.
 import { screenText } from '@calgate/tools';
 import { machineSummary, today } from '../lib/machine.ts';
 
@@ -19,8 +23,22 @@ interface Entry {
   text: string;
 }
 
-async function load(name: string): Promise<Entry[]> {
-  const text = await readFile(`${root}bench/firewall/${name}`, 'utf8');
+interface Corpus {
+  title: string;
+  /** Folder under bench/firewall holding injections.jsonl and benign.jsonl. */
+  dir: string;
+  /** Whether its misses may be printed (not for the frozen test set). */
+  showMisses: boolean;
+}
+
+const CORPORA: readonly Corpus[] = [
+  { title: 'frozen test set (never tuned on)', dir: 'frozen/test/', showMisses: false },
+  { title: 'development set (tuned on)', dir: 'frozen/dev/', showMisses: true },
+  { title: 'corpus written with the rules', dir: '', showMisses: true },
+];
+
+async function load(path: string): Promise<Entry[]> {
+  const text = await readFile(`${root}bench/firewall/${path}`, 'utf8');
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
@@ -32,58 +50,99 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-const injections = await load('injections.jsonl');
-const benign = await load('benign.jsonl');
+const percent = (part: number, whole: number) => (whole === 0 ? 0 : (part / whole) * 100);
 const refused = (entry: Entry) => !screenText(entry.field, entry.text).ok;
 
-const missed = injections.filter((entry) => !refused(entry));
-const wronglyRefused = benign.filter(refused);
-
-// Warm up the regular expressions, then time each text as the median of RUNS screenings.
-for (const entry of [...injections, ...benign].slice(0, 200)) {
-  screenText(entry.field, entry.text);
-}
-const perText = [...injections, ...benign].map((entry) => {
-  const samples: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    screenText(entry.field, entry.text);
-    samples.push(performance.now() - started);
+/** Refused / total per group, as table rows. */
+function tally(entries: readonly Entry[], refusedIds: ReadonlySet<string>, groupOf: (e: Entry) => string) {
+  const groups = new Map<string, { total: number; refused: number }>();
+  for (const entry of entries) {
+    const row = groups.get(groupOf(entry)) ?? { total: 0, refused: 0 };
+    row.total++;
+    row.refused += refusedIds.has(entry.id) ? 1 : 0;
+    groups.set(groupOf(entry), row);
   }
-  return median(samples);
-});
-const sortedTimes = [...perText].sort((a, b) => a - b);
-const p95 = sortedTimes[Math.floor(sortedTimes.length * 0.95)] ?? 0;
-
-const byKind = new Map<string, { total: number; refused: number }>();
-for (const entry of injections) {
-  const kind = entry.kind.startsWith('disguised:') ? 'disguised' : entry.kind;
-  const row = byKind.get(kind) ?? { total: 0, refused: 0 };
-  row.total++;
-  row.refused += missed.includes(entry) ? 0 : 1;
-  byKind.set(kind, row);
+  return [...groups]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(
+      ([group, row]) =>
+        `| ${group} | ${row.refused} / ${row.total} (${percent(row.refused, row.total).toFixed(0)} %) |`,
+    )
+    .join('\n');
 }
 
-const rate = ((injections.length - missed.length) / injections.length) * 100;
-const lines = [
-  `| injection payloads refused | ${injections.length - missed.length} / ${injections.length} (${rate.toFixed(1)} %) | ≥ 95 % |`,
-  `| benign texts refused | ${wronglyRefused.length} / ${benign.length} | 0 |`,
-  `| median screening time per text | ${(median(perText) * 1000).toFixed(0)} µs (p95 ${(p95 * 1000).toFixed(0)} µs) | |`,
-];
-const kinds = [...byKind].map(([kind, row]) => `| ${kind} | ${row.refused} / ${row.total} |`).join('\n');
-const misses = [...missed, ...wronglyRefused]
-  .map((entry) => `- ${entry.id} (${entry.kind}): ${JSON.stringify(entry.text.slice(0, 100))}`)
-  .join('\n');
+function timePerText(entries: readonly Entry[]): { median: number; p95: number } {
+  for (const entry of entries.slice(0, 200)) {
+    screenText(entry.field, entry.text);
+  }
+  const perText = entries.map((entry) => {
+    const samples: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const started = performance.now();
+      screenText(entry.field, entry.text);
+      samples.push(performance.now() - started);
+    }
+    return median(samples);
+  });
+  const sorted = [...perText].sort((a, b) => a - b);
+  return { median: median(perText), p95: sorted[Math.floor(sorted.length * 0.95)] ?? 0 };
+}
 
-const report = `| measure | result | target |\n|---|---|---|\n${lines.join('\n')}\n\n| payload kind | refused |\n|---|---|\n${kinds}\n${misses === '' ? '' : `\nNot as targeted:\n\n${misses}\n`}`;
-console.log(`firewall corpus, ${machineSummary()}, medians of ${RUNS} runs per text\n\n${report}`);
+async function report(corpus: Corpus): Promise<{ text: string; rate: number; falseRate: number }> {
+  const injections = await load(`${corpus.dir}injections.jsonl`);
+  const benign = await load(`${corpus.dir}benign.jsonl`);
+  const caught = new Set(injections.filter(refused).map((entry) => entry.id));
+  const wrong = benign.filter(refused);
+  const time = timePerText([...injections, ...benign]);
+  const rate = percent(caught.size, injections.length);
+  const falseRate = percent(wrong.length, benign.length);
+  const baseKind = (entry: Entry) => (entry.kind.startsWith('disguised:') ? 'disguised' : entry.kind);
+  const misses = corpus.showMisses
+    ? [...injections.filter((entry) => !caught.has(entry.id)), ...wrong]
+        .map(
+          (entry) =>
+            `- ${entry.id} (${entry.kind}, ${entry.lang}): ${JSON.stringify(entry.text.slice(0, 100))}`,
+        )
+        .join('\n')
+    : '';
+  const text = [
+    `### ${corpus.title}: ${injections.length} injections, ${benign.length} benign texts`,
+    '',
+    '| measure | result | target |',
+    '|---|---|---|',
+    `| injection payloads refused | ${caught.size} / ${injections.length} (${rate.toFixed(1)} %) | ≥ 90 %, every language ≥ 80 % |`,
+    `| benign texts refused | ${wrong.length} / ${benign.length} (${falseRate.toFixed(2)} %) | ≤ 0.5 % |`,
+    `| screening time per text | median ${(time.median * 1000).toFixed(0)} µs, p95 ${(time.p95 * 1000).toFixed(0)} µs | p95 ≤ 5 ms |`,
+    '',
+    '| injection kind | refused |',
+    '|---|---|',
+    tally(injections, caught, baseKind),
+    '',
+    '| injection language | refused |',
+    '|---|---|',
+    tally(injections, caught, (entry) => entry.lang),
+    ...(misses === ''
+      ? []
+      : ['', '<details><summary>Not as targeted</summary>', '', misses, '', '</details>']),
+    '',
+  ].join('\n');
+  return { text, rate, falseRate };
+}
+
+const results = [];
+for (const corpus of CORPORA) {
+  results.push(await report(corpus));
+}
+const body = results.map((result) => result.text).join('\n');
+console.log(`firewall corpora, ${machineSummary()}, medians of ${RUNS} runs per text\n\n${body}`);
 if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nCorpus: ${injections.length} injection payloads, ${benign.length} benign meeting texts (bench/firewall). Time: median of ${RUNS} screenings per text.\n\n${report}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe frozen test set is the figure to quote; the other two were tuned on.\n\n${body}`,
   );
 }
-if (rate < 95 || wronglyRefused.length > 0) {
+const [test] = results;
+if (test === undefined || test.rate < 90 || test.falseRate > 0.5) {
   process.exitCode = 1;
 }

@@ -152,7 +152,7 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
       const refused = await call(gw, 'POST', `/api/v1/targets/${local}/test`, { as: ann });
       expect(refused.body.test).toMatchObject({ ok: false, status: null });
       expect(refused.body.test.error).toMatch(
-        /refused: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true/,
+        /refused: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)/,
       );
       expect(receiver.received).toHaveLength(1);
     });
@@ -395,7 +395,7 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
       for (const [url, message] of [
         [
           receiver.url,
-          /^Cannot add this target: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)\.$/,
+          /^Cannot add this target: target URL address 127\.0\.0\.1 is a loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)\.$/,
         ],
         [
           'http://localhost:9/hook',
@@ -403,7 +403,7 @@ describe('/api/v1 delivery targets, schedules and the delivery log', () => {
         ],
         [
           'https://10.1.2.3/hook',
-          /10\.1\.2\.3 is a private address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)/,
+          /10\.1\.2\.3 is a private address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)/,
         ],
         ['https://[::1]/hook', /::1 is a loopback address/],
         ['https://169.254.169.254/latest/meta-data', /cloud metadata address/],

@@ -277,7 +277,7 @@ describe('calgate target', () => {
       );
       expect(result.code, url).toBe(1);
       expect(result.err).toMatch(
-        /^Cannot add this target: target URL address (127\.0\.0\.1|::1) is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)\./,
+        /^Cannot add this target: target URL address (127\.0\.0\.1|::1) is a loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)\./,
       );
     }
     const lettaRefused = await cliWith(
@@ -338,7 +338,7 @@ describe('calgate target', () => {
     const tested = await cliWith(strict, 'target', 'test', '--target', created.id);
     expect(tested.code).toBe(1);
     expect(tested.err).toContain(
-      `webhook target ${created.id} refused: target URL address 127.0.0.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)`,
+      `webhook target ${created.id} refused: target URL address 127.0.0.1 is a loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)`,
     );
     expect(received).toEqual([]);
     await json('target', 'delete', '--target', created.id);

@@ -18,7 +18,7 @@ import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, te
 
 const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
 const SETTING =
-  'Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)';
+  'Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)';
 const LOOPBACK = `target URL address 127.0.0.1 is a loopback address; ${SETTING}`;
 const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -146,7 +146,7 @@ describe('delivery targets and the URL policy of each process', () => {
     });
     expect(http.status).toBe(400);
     expect(http.body.error.message).toMatch(
-      /^Cannot add this target: target URL must use https; Calgate accepts plain http only when OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)\.$/,
+      /^Cannot add this target: target URL must use https; Calgate accepts plain http only when TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)\.$/,
     );
 
     const created = await call(lan, 'POST', '/api/v1/targets', {

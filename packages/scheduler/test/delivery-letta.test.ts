@@ -330,7 +330,7 @@ describe('sendLettaMessage: SSRF policy', () => {
     }
     expect(outcome.error.code).toBe('permission_denied');
     expect(outcome.error.message).toMatch(
-      /loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true \(or TARGETS_ALLOW_PRIVATE=true\)/,
+      /loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true \(or OUTBOUND_ALLOW_PRIVATE=true\)/,
     );
     expectNoLeak(outcome);
     const https = await sendLettaMessage(delivery(), { allowPrivate: false, requireHttps: false });

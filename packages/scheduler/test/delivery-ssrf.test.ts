@@ -103,7 +103,7 @@ describe('checkTargetUrl: shape', () => {
     );
     const plain = await checkTargetUrl('http://8.8.8.8/', { allowPrivate: false });
     expect(plain.ok || plain.error.message).toBe(
-      'target URL must use https; Calgate accepts plain http only when OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
+      'target URL must use https; Calgate accepts plain http only when TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)',
     );
     expect(plain.ok || plain.error instanceof TargetPolicyError).toBe(true);
     const scheme = await checkTargetUrl('gopher://8.8.8.8/', { allowPrivate: true });
@@ -112,7 +112,7 @@ describe('checkTargetUrl: shape', () => {
     expect(refused.ok).toBe(false);
     if (!refused.ok) {
       expect(refused.error.message).toBe(
-        'target URL address 10.0.0.1 is a private address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
+        'target URL address 10.0.0.1 is a private address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)',
       );
       expect(refused.error).toBeInstanceOf(TargetPolicyError);
       expect(JSON.stringify(refused.error.context)).not.toContain('s3cr3t');

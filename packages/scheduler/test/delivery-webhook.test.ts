@@ -303,7 +303,7 @@ describe('sendWebhook: refusals before any request', () => {
     expect(outcome).toMatchObject({ kind: 'blocked', status: null });
     expect(outcome.kind === 'blocked' && outcome.error.code).toBe('permission_denied');
     expect(outcome.kind === 'blocked' && outcome.error.message).toBe(
-      'webhook target tgt_9xY refused: target URL address 127.0.0.1 is a loopback address; Calgate refuses private targets unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)',
+      'webhook target tgt_9xY refused: target URL address 127.0.0.1 is a loopback address; Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)',
     );
     const plain = await sendWebhook(delivery(hook.url), { allowPrivate: false });
     expect(plain.kind).toBe('blocked');

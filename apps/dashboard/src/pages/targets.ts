@@ -131,7 +131,7 @@ export async function renderTargets(root: HTMLElement): Promise<void> {
     const answer = await api<{ targets: Target[]; allowPrivateTargets: boolean }>('GET', '/targets');
     privateNote.textContent = answer.allowPrivateTargets
       ? 'This Calgate accepts targets on loopback and private networks (OUTBOUND_ALLOW_PRIVATE=true), over http or https. Its workers apply their own setting: an occurrence a worker refuses waits as blocked until a worker with the setting on starts.'
-      : 'Targets must be public https addresses; loopback and private networks are refused unless OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true).';
+      : 'Targets must be public https addresses; loopback and private networks are refused unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true).';
     list.replaceChildren(
       answer.targets.length === 0
         ? h('p', {}, 'No delivery targets yet: add a webhook or a Letta server above.')

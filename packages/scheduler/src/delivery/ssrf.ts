@@ -12,7 +12,7 @@ export interface ResolvedAddress {
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** The setting that lets targets on private networks (and plain http) through, as refusals name it. */
-export const PRIVATE_TARGETS_SETTING = 'OUTBOUND_ALLOW_PRIVATE=true (or TARGETS_ALLOW_PRIVATE=true)';
+export const PRIVATE_TARGETS_SETTING = 'TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)';
 
 /**
  * A URL refused by the URL policy alone: another process with OUTBOUND_ALLOW_PRIVATE on would

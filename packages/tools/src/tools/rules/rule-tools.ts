@@ -33,7 +33,7 @@ const rule = z.object({
 
 const projectId = z.string().min(1).max(64).describe('From list_projects.');
 /** What create_rule, create_classification_rule and update_rule say of the query saved. */
-const TRIED = `The answer's preview counts its matches ${CHECK_DAYS} days either side of now on readable calendars; warnings says when there are none.`;
+const TRIED = `The answer's preview counts matches ${CHECK_DAYS} days either side of now; warnings says when there are none.`;
 const weight = z
   .number()
   .int()
@@ -46,7 +46,7 @@ export const createRule = defineTool({
   name: 'create_rule',
   toolset: 'rules',
   title: 'Create a rule',
-  description: `Saves a rule filing matching events into a project (test it with preview_rule first). Gmail-style query, e.g. domain:acme.com; title:stand*; title:"team sync" -response:declined; (domain:a.com OR domain:b.com) day-of-week:mon,wed; time-of-day:>17:00 is-all-day:no; email:ceo@acme.com; attendees:pat; calendar:work recurring:yes; has-attendees:no -transparency:transparent; description:invoice; "board meeting"; -title:lunch text:acme. ${OPERATORS} ${TRIED} ${SYNTAX_POINTER}`,
+  description: `Saves a rule filing matching events into a project (test it with preview_rule first). Gmail-style query, e.g. domain:acme.com; title:stand*; title:"team sync" -response:declined; (domain:a.com OR domain:b.com) day-of-week:mon,wed; time-of-day:>17:00 is-all-day:no; attendees:pat; calendar:work recurring:yes; has-attendees:no -transparency:transparent; "board meeting"; -title:lunch. ${OPERATORS} ${TRIED} ${SYNTAX_POINTER}`,
   access: 'write',
   annotations: WRITES,
   input: z.strictObject({ query: z.string().min(1).max(100_000), projectId, weight }),

@@ -26,7 +26,7 @@ export const batchUpdateEvents = defineTool({
   name: 'batch_update_events',
   toolset: 'calendar',
   title: 'Update several events',
-  description: `Apply up to ${MAX_BATCH} update_event patches concurrently; each item finds its event as update_event does (calendarId, else every calendar the key can write). Each item succeeds or fails on its own; the result lists every item. Sends progress notifications when the request has a progressToken.`,
+  description: `Up to ${MAX_BATCH} update_event patches at once; each item finds its event as update_event does and succeeds or fails on its own. Sends progress when the request has a progressToken.`,
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({

@@ -181,6 +181,17 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
     expect(textOf(toon)).not.toContain('ignore');
   });
 
+  it('the full MCP server path (a call with a progress token) screens alike', async () => {
+    const direct = await listEvents();
+    const full = await client.callTool(
+      { name: 'list_events', arguments: { timeMin: at(-1, 0), timeMax: at(3, 0) } },
+      undefined,
+      { onprogress: () => {} },
+    );
+    expect(full.structuredContent).toEqual(direct.structuredContent);
+    expect(textOf(full)).toBe(textOf(direct));
+  });
+
   it('a second, cached read gives the same answer', async () => {
     const first = await listEvents();
     const second = await listEvents();

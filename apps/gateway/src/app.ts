@@ -1,5 +1,5 @@
 import { newId } from '@calgate/core';
-import type { RateLimiter } from '@calgate/locks';
+import type { ExposureLog, RateLimiter } from '@calgate/locks';
 import { type AuditLog, PeopleRepository } from '@calgate/store';
 import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -39,6 +39,8 @@ export interface AppDeps {
   rateLimiter: RateLimiter;
   /** Each key's MCP log level; levels last only as long as the process when absent. */
   logLevels?: LogLevelStore;
+  /** What each key's agent was shown that may carry instructions (read-side screening). */
+  exposures?: ExposureLog;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];

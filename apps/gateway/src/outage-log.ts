@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import type { RateLimiter, SlotLock } from '@calgate/locks';
+import type { ExposureLog, RateLimiter, SlotLock } from '@calgate/locks';
 import type { Logger } from 'pino';
 
 export interface OutageLogOptions {
@@ -100,6 +100,19 @@ export function failOpen(limiter: RateLimiter, outage: OutageLog): RateLimiter {
         () => true,
         () => limiter.take(key, cost),
       ).catch(() => ({ allowed: true, retryAfterMs: 0 })),
+  };
+}
+
+/**
+ * An exposure log that lets answers through while Redis is away (an unrecorded exposure costs a
+ * later question, an unanswered read would cost the call), noting the outage once.
+ */
+export function failOpenExposures(log: ExposureLog, outage: OutageLog): ExposureLog {
+  const run = <T>(op: () => Promise<T>) => watched(outage, () => true, op);
+  return {
+    record: (principal, exposures) => run(() => log.record(principal, exposures)).catch(() => {}),
+    recent: (principal) => run(() => log.recent(principal)).catch(() => []),
+    clear: (principal) => run(() => log.clear(principal)),
   };
 }
 

@@ -3,9 +3,12 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
   connectRedis,
+  type ExposureLog,
+  MemoryExposureLog,
   MemoryRateLimiter,
   MemorySlotLock,
   type RateLimiter,
+  RedisExposureLog,
   RedisRateLimiter,
   RedisSlotLock,
   redisReady,
@@ -71,7 +74,7 @@ import { mirrorReadDeps } from './mirror/reads.ts';
 import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
-import { failClosed, failOpen, OutageLog, watchedSlotLock } from './outage-log.ts';
+import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } from './outage-log.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';
@@ -383,6 +386,8 @@ export async function createRuntime(
     let logLevels: LogLevelStore = new MemoryLogLevelStore();
     // Without Redis, leases are exact only within this one process.
     let slotLock: SlotLock = new MemorySlotLock();
+    // What each key's agent was shown that may carry instructions, across gateways with Redis.
+    let exposures: ExposureLog = new MemoryExposureLog();
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -393,6 +398,7 @@ export async function createRuntime(
       rateLimiter = failOpen(new RedisRateLimiter(client, config.rateLimit), redisOutage);
       logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
+      exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
       closers.unshift(async () => {
         client.disconnect();
       });
@@ -501,6 +507,7 @@ export async function createRuntime(
       authenticator,
       rateLimiter,
       logLevels,
+      exposures,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

@@ -43,6 +43,8 @@ export interface KeyAccess {
   defaultAgentId: string | null;
   /** An API key, or an MCP client's connection approved through OAuth consent (a connected app). */
   kind: 'key' | 'oauth';
+  /** The tenant's own addresses, lower-cased: its connected accounts' and its users' emails. */
+  tenantAddresses: string[];
 }
 
 interface Row {
@@ -58,6 +60,7 @@ interface Row {
   kind: 'key' | 'oauth';
   default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
+  tenant_addresses: string[] | null;
 }
 
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup. EXPIRES is the
@@ -85,7 +88,9 @@ SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_
    FROM grants g
    JOIN calendars c ON c.id = g.calendar_id AND c.tenant_id = k.tenant_id
    JOIN connections n ON n.id = c.connection_id AND n.tenant_id = k.tenant_id
-   WHERE g.key_id = k.id AND (g.can_read OR g.can_write)) AS calendars
+   WHERE g.key_id = k.id AND (g.can_read OR g.can_write)) AS calendars,
+  ARRAY(SELECT lower(n.account_email) FROM connections n WHERE n.tenant_id = k.tenant_id AND n.account_email LIKE '%@%'
+    UNION SELECT lower(u.email) FROM users u WHERE u.tenant_id = k.tenant_id) AS tenant_addresses
 FROM api_keys k`;
 
 const BY_ID = query('k.expires_at');
@@ -139,5 +144,6 @@ async function keyAccessWhere(
     toolsets: row.toolsets,
     defaultAgentId: row.default_agent_id,
     kind: row.kind,
+    tenantAddresses: row.tenant_addresses ?? [],
   };
 }

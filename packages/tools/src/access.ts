@@ -35,6 +35,11 @@ export interface Principal {
   toolsets?: readonly string[] | undefined;
   /** A connected app (approved through OAuth consent) rather than an API key; absent, a key. */
   app?: boolean | undefined;
+  /**
+   * The tenant's own addresses (connected accounts, users): events organised by anyone else are
+   * marked `organizerOutside`. Absent, no event is marked.
+   */
+  tenantAddresses?: readonly string[] | undefined;
 }
 
 /** Finds the provider behind a calendar's connection (of the given tenant). */

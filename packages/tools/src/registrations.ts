@@ -5,6 +5,7 @@
 
 import { CalgateError } from '@calgate/core';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import {
   CompleteRequestSchema,
   ErrorCode,
@@ -16,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { CatalogueEntry } from './catalogue.ts';
 import { complete } from './completion.ts';
+import { readScreen, recordExposures } from './firewall/read-side.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import { calendarResources, readCalendarResource } from './resources/calendars.ts';
 import { readToolsDoc, toolsDocResources } from './resources/tools-doc.ts';
@@ -41,6 +43,35 @@ function readFailure(thrown: unknown, options: SessionOptions): unknown {
     ErrorCode.InternalError,
     `Calgate failed to read the resource (request ${options.requestId}).`,
   );
+}
+
+/**
+ * A calendar resource with its events' text screened as tool answers are (firewall/read-side.ts),
+ * what it showed recorded as tool answers' exposures are.
+ */
+async function screenedCalendar(
+  read: ReadResourceResult,
+  options: SessionOptions,
+): Promise<ReadResourceResult> {
+  const contents = [];
+  for (const content of read.contents) {
+    if (!('text' in content) || typeof content.text !== 'string') {
+      contents.push(content);
+      continue;
+    }
+    const body = JSON.parse(content.text) as { calendar?: { id?: string } };
+    const { answer, exposures } = readScreen(body, options, {});
+    if (exposures.length > 0) {
+      const calendarId = body.calendar?.id ?? '';
+      await recordExposures(
+        options,
+        'resources/read',
+        exposures.map((exposure) => ({ ...exposure, calendarId: exposure.calendarId || calendarId })),
+      );
+    }
+    contents.push(answer === body ? content : { ...content, text: JSON.stringify(answer) });
+  }
+  return { ...read, contents };
 }
 
 /** Resources: rules documents, the key's readable calendars, and the reference of its tools. */
@@ -71,7 +102,7 @@ export function registerResources(
         { signal: extra.signal },
       );
       if (calendar !== undefined) {
-        return calendar;
+        return await screenedCalendar(calendar, options);
       }
     } catch (thrown) {
       throw readFailure(thrown, options);

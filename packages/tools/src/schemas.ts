@@ -75,7 +75,8 @@ export const EVENT_EXTRA_FIELDS = [
 
 /**
  * An event as every read tool returns it, Google Calendar's shape. Text fields come from
- * calendars: untrusted data.
+ * calendars: untrusted data, screened by the tool wrapper (firewall/answers.ts), which adds
+ * `flagged` and `organizerOutside` (described, not typed, like the fields above).
  */
 export const eventOut = z
   .looseObject({
@@ -87,7 +88,7 @@ export const eventOut = z
     end: eventDateTimeOut,
   })
   .describe(
-    'Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated.',
+    'Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated, flagged[{field,reason}], organizerOutside.',
   );
 
 export type EventOut = z.infer<typeof eventOut>;

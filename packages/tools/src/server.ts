@@ -1,4 +1,5 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
+import type { ExposureLog } from '@calgate/locks';
 import { whileListeningForRetries } from '@calgate/providers';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -23,6 +24,8 @@ import type {
   RulesServices,
 } from './catalogue.ts';
 import type { CpuTurns } from './cpu-turns.ts';
+import { readScreen, recordExposures } from './firewall/read-side.ts';
+import type { Screener } from './firewall/screener.ts';
 import { jsonOf } from './format.ts';
 import { modernize } from './legacy.ts';
 import {
@@ -90,6 +93,10 @@ export interface SessionOptions {
    * the budget), so a transport can write the answer without serialising that content again.
    */
   onAnswer?: (requestId: RequestId, structured: Record<string, unknown>, json: string) => void;
+  /** Decides which calendar text is withheld from answers; the detector, cached per text, when absent. */
+  screener?: Screener;
+  /** Where what answers exposed the key's agent to (flagged text, outside invitations) is recorded. */
+  exposures?: ExposureLog | undefined;
 }
 
 const INSTRUCTIONS =
@@ -297,7 +304,7 @@ export async function callTool(
         () => definition.run(parsed.data, context),
       );
     // Reads are safe to repeat: one that met a database or cache restart is retried once.
-    const result = definition.annotations.readOnlyHint
+    const raw = definition.annotations.readOnlyHint
       ? await retryOnce(run, {
           signal,
           onRetry: () =>
@@ -307,7 +314,12 @@ export async function callTool(
             }),
         })
       : await run();
-    logPartialResult(definition.name, result, log);
+    logPartialResult(definition.name, raw, log);
+    // Calendar text is screened here, for every tool: the structured answer and its text alike.
+    const { answer: result, exposures } = readScreen(raw, options, parsed.data);
+    if (exposures.length > 0) {
+      await recordExposures(options, definition.name, exposures);
+    }
     const events = (result as { events?: unknown }).events;
     if (Array.isArray(events)) {
       budget.spend('events', events.length);

@@ -1,4 +1,4 @@
-import type { RateLimiter } from '@calgate/locks';
+import type { ExposureLog, RateLimiter } from '@calgate/locks';
 import { type AuditLog, clientAddressOf, clientNameOf, type KeyAccess } from '@calgate/store';
 import {
   type BudgetLimits,
@@ -44,6 +44,8 @@ export interface McpRouteDeps {
   catalogue: Catalogue;
   authenticator: KeyAuthenticator;
   rateLimiter: RateLimiter;
+  /** What each key's agent was shown that may carry instructions; nothing is recorded when absent. */
+  exposures?: ExposureLog | undefined;
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
   logLevels?: LogLevelStore | undefined;
   audit: AuditLog;
@@ -125,6 +127,7 @@ export function principalOf(key: KeyAccess): Principal {
     workspaceTimeZone: key.workspaceTimeZone,
     toolsets: key.toolsets,
     app: key.kind === 'oauth',
+    tenantAddresses: key.tenantAddresses,
   };
 }
 
@@ -241,6 +244,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       budget: new WorkBudget(limits.budget),
       admit: () => slots.acquire(key.keyId),
       cpuTurns,
+      exposures: deps.exposures,
       ...(cpu === undefined ? {} : { cpu }),
       ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
       ...(deps.booking === undefined

@@ -42,6 +42,7 @@ export const getEvent = defineTool({
       .optional()
       .describe('From list_calendars; default: found in any readable calendar.'),
     eventId: z.string().min(1).max(1024),
+    includeFlagged: z.boolean().optional().describe('Flagged text verbatim, fenced.'),
     timeZone: timeZoneArg,
     format,
   }),

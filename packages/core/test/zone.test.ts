@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalTimeZone,
   formatInstant,
   formatLocalDateTime,
   formatNaiveMs,
@@ -245,5 +246,16 @@ describe('RFC 3339 parsing', () => {
     }
     expect(kept).toBeGreaterThanOrEqual(990);
     expect(texts.get(second + 1000)).toBeUndefined();
+  });
+});
+
+describe('canonicalTimeZone', () => {
+  it('gives a zone its usual capitals, keeps current names ICU would make old, refuses unknown ones', () => {
+    expect(canonicalTimeZone('europe/berlin')).toEqual({ ok: true, value: 'Europe/Berlin' });
+    expect(canonicalTimeZone('Asia/Kolkata')).toEqual({ ok: true, value: 'Asia/Kolkata' });
+    expect(canonicalTimeZone('UTC')).toEqual({ ok: true, value: 'UTC' });
+    const unknown = canonicalTimeZone('Berlin');
+    expect(unknown.ok).toBe(false);
+    expect(unknown.ok ? '' : unknown.error.message).toContain("Did you mean 'Europe/Berlin'?");
   });
 });

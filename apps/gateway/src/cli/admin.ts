@@ -1,4 +1,4 @@
-import { CalgateError } from '@calgate/core';
+import { CalgateError, canonicalTimeZone } from '@calgate/core';
 import {
   ApiKeyRepository,
   ConnectionRepository,
@@ -102,13 +102,14 @@ async function runAdmin(
           name === '' ? '--name needs a name.' : '--time-zone needs an IANA zone (or none).',
         );
       }
-      if (zone !== undefined && zone !== 'none' && !validTimeZone(zone)) {
+      const canonical = zone === undefined || zone === 'none' ? undefined : canonicalTimeZone(zone);
+      if (canonical !== undefined && !canonical.ok) {
         throw new UsageError(`--time-zone '${zone}' is not an IANA time zone (e.g. Europe/Berlin, UTC).`);
       }
       // Keys read the zone with their grants: gateways see it once their key cache expires (≤ 5 s).
       const tenant = await tenancy.updateTenant(tenantId, {
         ...(name === undefined ? {} : { name }),
-        ...(zone === undefined ? {} : { timeZone: zone === 'none' ? null : zone }),
+        ...(zone === undefined ? {} : { timeZone: canonical === undefined ? null : canonical.value }),
       });
       if (tenant === null) {
         throw new CalgateError('not_found', `No tenant ${tenantId}.`);

@@ -48,6 +48,20 @@ export function isValidTimeZone(zone: string): boolean {
   return typeof zone === 'string' && formatterFor(zone) !== null;
 }
 
+/**
+ * A zone as people know it: validated, with its usual capitals (`europe/berlin` →
+ * `Europe/Berlin`). A valid name is otherwise kept as given: ICU resolves current names to old
+ * ones (Asia/Kolkata → Asia/Calcutta), which a person would not recognise.
+ */
+export function canonicalTimeZone(zone: string): Result<string, CalgateError> {
+  const checked = validateTimeZone(zone);
+  if (!checked.ok) {
+    return checked;
+  }
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: checked.value }).resolvedOptions().timeZone;
+  return ok(resolved.toLowerCase() === checked.value.toLowerCase() ? resolved : checked.value);
+}
+
 /** The zone name back, or an `invalid_argument` error that says what a valid one looks like. */
 export function validateTimeZone(zone: string): Result<string, CalgateError> {
   if (isValidTimeZone(zone)) {

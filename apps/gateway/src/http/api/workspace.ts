@@ -1,21 +1,16 @@
-import { CalgateError, validateTimeZone } from '@calgate/core';
+import { CalgateError, canonicalTimeZone as canonical } from '@calgate/core';
 import type { TenantRecord } from '@calgate/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
 
-/**
- * An IANA zone with its usual capitals (`europe/berlin` → `Europe/Berlin`), or a 400 naming the
- * field and what a valid zone looks like. A valid name is otherwise kept as given: ICU resolves
- * current names to old ones (Asia/Kolkata → Asia/Calcutta), which a person would not recognise.
- */
+/** An IANA zone with its usual capitals (core's canonicalTimeZone), or a 400 naming the field. */
 export function canonicalTimeZone(field: string, zone: string): string {
-  const checked = validateTimeZone(zone);
+  const checked = canonical(zone);
   if (!checked.ok) {
     throw new CalgateError('invalid_argument', `${field}: ${checked.error.message}`);
   }
-  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: checked.value }).resolvedOptions().timeZone;
-  return resolved.toLowerCase() === checked.value.toLowerCase() ? resolved : checked.value;
+  return checked.value;
 }
 
 const WorkspaceBody = z

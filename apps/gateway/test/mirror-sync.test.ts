@@ -4,8 +4,8 @@
  * Workers race for the same calendar, one is killed with SIGKILL mid-sync, and a disconnect
  * takes the mirror's rows with it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+
+import type { ChildProcess } from 'node:child_process';
 import { startBoss } from '@calgate/scheduler';
 import { ApiKeyRepository, TenancyRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
@@ -16,8 +16,8 @@ import { GoogleConnections } from '../src/google/service.ts';
 import { createMirrorQueue, MirrorJobs } from '../src/mirror/jobs.ts';
 import { touchRead } from '../src/mirror/reads.ts';
 import { emulatorGoogleProviders, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { startWorker as spawnWorker } from './workers.ts';
 
-const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
 const TENANT = 'tnt_mirror';
 const ANN = 'ann@example.com';
 const BOB = 'bob@example.com';
@@ -52,25 +52,10 @@ const timed = (summary: string, day: number, hour = 9) => ({
 
 function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const index = ++workerCount;
-  const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: {
-      PATH: process.env.PATH,
-      ...emulator.env,
-      DATABASE_URL: db.url,
-      WORKER_PORT: '0',
-      LOG_LEVEL: 'info',
-      MIGRATE_ON_START: 'false',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let out = '';
   let pending = '';
-  child.stdout?.on('data', (chunk) => {
-    out += String(chunk);
-    pending += String(chunk);
+  // Each sync a worker logs, with the worker that ran it.
+  const onStdout = (chunk: string) => {
+    pending += chunk;
     const lines = pending.split('\n');
     pending = lines.pop() ?? '';
     for (const line of lines) {
@@ -86,14 +71,8 @@ function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
         worker: index,
       });
     }
-  });
-  child.stderr?.on('data', (chunk) => (out += String(chunk)));
-  return until(() => out.includes('calgate worker running'), 30_000).then(
-    () => child,
-    (error: unknown) => {
-      throw new Error(`${String(error)}\n${out}`);
-    },
-  );
+  };
+  return spawnWorker({ ...emulator.env, DATABASE_URL: db.url, ...env }, workers, onStdout);
 }
 
 function kill9(child: ChildProcess): Promise<void> {

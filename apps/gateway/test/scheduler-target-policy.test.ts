@@ -5,9 +5,9 @@
  * setting named; and an occurrence a worker refuses by policy waits, blocked and visible, until a
  * worker started with the setting on delivers it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { occurrenceId } from '@calgate/store';
 import { type Receiver, startReceiver, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -15,8 +15,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
 import { type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { startWorker as spawnWorker } from './workers.ts';
 
-const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
 const SETTING =
   'Calgate refuses private targets unless TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)';
 const LOOPBACK = `target URL address 127.0.0.1 is a loopback address; ${SETTING}`;
@@ -69,29 +69,7 @@ describe('delivery targets and the URL policy of each process', () => {
   });
 
   function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-    const child = spawn(process.execPath, [BIN, 'worker'], {
-      env: {
-        PATH: process.env.PATH,
-        DATABASE_URL: strict.db.url,
-        ENCRYPTION_KEY: encryption,
-        WORKER_PORT: '0',
-        LOG_LEVEL: 'info',
-        MIGRATE_ON_START: 'false',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    workers.add(child);
-    child.once('exit', () => workers.delete(child));
-    let out = '';
-    child.stdout?.on('data', (chunk) => (out += String(chunk)));
-    child.stderr?.on('data', (chunk) => (out += String(chunk)));
-    return until(() => out.includes('calgate worker running'), 30_000).then(
-      () => child,
-      (error: unknown) => {
-        throw new Error(`${String(error)}\n${out}`);
-      },
-    );
+    return spawnWorker({ DATABASE_URL: strict.db.url, ENCRYPTION_KEY: encryption, ...env }, workers);
   }
 
   function stopWorker(child: ChildProcess): Promise<void> {

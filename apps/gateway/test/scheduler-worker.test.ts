@@ -3,16 +3,16 @@
  * real HTTP receiver that verifies every Standard Webhooks signature. Workers are killed with
  * SIGKILL mid-delivery and while occurrences fall due; two workers race for the same occurrences.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { createSchedule, Scheduling, startBoss } from '@calgate/scheduler';
 import { occurrenceId, SchedulerRepository, SecretBox } from '@calgate/store';
 import { createTestDatabase, type Receiver, startReceiver, type TestDatabase, until } from '@calgate/testkit';
 import type { PgBoss } from 'pg-boss';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startWorker as spawnWorker } from './workers.ts';
 
-const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
 const TENANT = 'tnt_sched';
 const KEY = 'key_sched';
 
@@ -27,28 +27,13 @@ const encryptionKey = randomBytes(32);
 const workers = new Set<ChildProcess>();
 
 function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'worker'], {
-    env: {
-      PATH: process.env.PATH,
+  return spawnWorker(
+    {
       DATABASE_URL: db.url,
       ENCRYPTION_KEY: encryptionKey.toString('base64'),
       TARGETS_ALLOW_PRIVATE: 'true',
-      WORKER_PORT: '0',
-      LOG_LEVEL: 'info',
-      MIGRATE_ON_START: 'false',
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  let out = '';
-  child.stdout?.on('data', (chunk) => (out += String(chunk)));
-  child.stderr?.on('data', (chunk) => (out += String(chunk)));
-  return until(() => out.includes('calgate worker running'), 30_000).then(
-    () => child,
-    (error: unknown) => {
-      throw new Error(`${String(error)}\n${out}`);
-    },
+    workers,
   );
 }
 

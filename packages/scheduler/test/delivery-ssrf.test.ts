@@ -212,6 +212,24 @@ describe('checkTargetUrl: every resolved address counts', () => {
     expect(empty.ok || empty.error.code).toBe('unavailable');
   });
 
+  it('gives up on a host that does not resolve in time, as retryable', async () => {
+    const hanging: HostResolver = () => new Promise(() => {});
+    const slow = await checkTargetUrl('https://slow.example/', {
+      allowPrivate: false,
+      resolve: hanging,
+      resolveTimeoutMs: 50,
+    });
+    expect(slow.ok).toBe(false);
+    if (!slow.ok) {
+      expect(slow.error).toMatchObject({
+        code: 'unavailable',
+        retry: true,
+        context: { dnsCode: 'ETIMEOUT' },
+      });
+      expect(slow.error.message).toBe('target host slow.example could not be resolved');
+    }
+  });
+
   it('resolves real names through the system resolver', async () => {
     const missing = await checkTargetUrl('https://calgate-does-not-exist.invalid/', { allowPrivate: true });
     expect(missing.ok || missing.error.retry).toBe(true);

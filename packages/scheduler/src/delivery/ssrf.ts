@@ -36,6 +36,8 @@ export interface TargetUrlPolicy {
   requireHttps?: boolean;
   /** Defaults to `dns.lookup` with `all: true`, which is what a connection would use. */
   resolve?: HostResolver;
+  /** How long a host name may take to resolve before the URL is refused (default 5 s). */
+  resolveTimeoutMs?: number;
 }
 
 /** A URL that passed the check, with the addresses a connection may use. */
@@ -45,6 +47,7 @@ export interface CheckedTarget {
 }
 
 const MAX_URL_LENGTH = 2048;
+const RESOLVE_TIMEOUT_MS = 5_000;
 const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set([
   'loopback',
   'private',
@@ -159,6 +162,19 @@ export async function checkTargetUrl(
   return ok({ url, addresses: addresses.value });
 }
 
+/** A lookup that takes longer than `ms` fails as `ETIMEOUT` (the system resolver has no deadline). */
+async function resolveWithin(lookup: Promise<ResolvedAddress[]>, ms: number): Promise<ResolvedAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error('lookup timed out'), { code: 'ETIMEOUT' })), ms);
+  });
+  try {
+    return await Promise.race([lookup, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The addresses a URL's host is or resolves to, when every one of them is within the policy. */
 async function vetAddresses(
   url: URL,
@@ -174,7 +190,10 @@ async function vetAddresses(
   }
   let addresses: ResolvedAddress[];
   try {
-    addresses = await (policy.resolve ?? systemResolver)(host);
+    addresses = await resolveWithin(
+      (policy.resolve ?? systemResolver)(host),
+      policy.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS,
+    );
   } catch (cause) {
     const code = (cause as { code?: unknown }).code;
     return err(

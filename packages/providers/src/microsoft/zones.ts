@@ -31,7 +31,7 @@ const CUSTOM_NAMES = new Set(['tzone://Microsoft/Custom', 'Customized Time Zone'
 interface Tables {
   /** Windows name → its IANA zone for territory 001 (the zone CLDR names for the whole Windows zone). */
   toIana: Map<string, string>;
-  /** IANA zone (and its canonical form) → Windows name; the 001 entry wins over a territory's. */
+  /** IANA zone as CLDR writes it → Windows name; the 001 entry wins over a territory's. */
   toWindows: Map<string, string>;
   /** Windows names in lower case → as written, for reading case-insensitively. */
   windowsByLower: Map<string, string>;
@@ -69,15 +69,33 @@ function load(): Tables {
       toIana.set(windows, zones[0]);
     }
     for (const zone of zones) {
-      for (const name of [zone, canonical(zone)]) {
-        if (name !== undefined && !toWindows.has(name)) {
-          toWindows.set(name, windows);
-        }
+      if (!toWindows.has(zone)) {
+        toWindows.set(zone, windows);
       }
     }
   }
   tables = { toIana, toWindows, windowsByLower };
   return tables;
+}
+
+let byCanonical: Map<string, string> | undefined;
+
+/**
+ * The table keyed by ICU's canonical names, built on the first zone that neither its own name
+ * nor its canonical name finds (an ICU name CLDR's table spells differently). Building it asks
+ * ICU about every zone of the table, so it is left out of the common path.
+ */
+function canonicalTable(): Map<string, string> {
+  if (byCanonical === undefined) {
+    byCanonical = new Map();
+    for (const [zone, windows] of load().toWindows) {
+      const name = canonical(zone);
+      if (name !== undefined && !byCanonical.has(name)) {
+        byCanonical.set(name, windows);
+      }
+    }
+  }
+  return byCanonical;
 }
 
 /** Every Windows zone name CLDR knows, as written. */
@@ -99,7 +117,8 @@ export function windowsZoneFor(zone: string): Result<string, CalgateError> {
   }
   const { toWindows } = load();
   const name = valid.value;
-  const windows = toWindows.get(name) ?? toWindows.get(canonical(name) ?? name);
+  const icu = toWindows.has(name) ? name : (canonical(name) ?? name);
+  const windows = toWindows.get(name) ?? toWindows.get(icu) ?? canonicalTable().get(icu);
   if (windows === undefined) {
     return err(
       new CalgateError(

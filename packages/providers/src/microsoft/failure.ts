@@ -89,6 +89,16 @@ function contextOf(failure: Failure, where: GraphFailureContext): Record<string,
   return context;
 }
 
+/** Calls that change something: a read-only connection (Calendars.Read) is refused them with 403. */
+const WRITE_OPERATIONS = new Set([
+  'events.insert',
+  'events.patch',
+  'events.delete',
+  'events.respond',
+  'events.cancel',
+  'calendars.insert',
+]);
+
 /** Token-endpoint answers that mean the person must sign in again. */
 const REAUTH_CODES = new Set(['invalid_grant', 'interaction_required', 'consent_required', 'login_required']);
 
@@ -131,6 +141,13 @@ export function permanentGraphError(failure: Failure, where: GraphFailureContext
     return new CalgateError('invalid_argument', `Microsoft Graph rejected the request: ${message}`, {
       context,
     });
+  }
+  if (status === 403 && WRITE_OPERATIONS.has(where.operation)) {
+    return new CalgateError(
+      'permission_denied',
+      `Microsoft refused the change (${message}); if this account was connected read-only, allow writing on the Accounts page.`,
+      { context: { ...context, readOnlyConnection: true } },
+    );
   }
   if (status === 403) {
     return new CalgateError('permission_denied', `Microsoft Graph refused the operation: ${message}`, {

@@ -367,7 +367,7 @@ describe('throttling and faults', () => {
       403,
       { error: { code: 'ErrorAccessDenied', message: 'Access is denied. Check credentials and try again.' } },
       'permission_denied',
-      /^Microsoft Graph refused the operation: Access is denied/,
+      /^Microsoft refused the change \(Access is denied/,
     ],
     [
       400,
@@ -404,6 +404,45 @@ describe('throttling and faults', () => {
       }
     });
   }
+
+  it('says how to allow writing when Graph refuses a write (a read-only connection)', async () => {
+    handler = (_request, response) =>
+      json(response, 403, {
+        error: { code: 'ErrorAccessDenied', message: 'Access is denied. Check credentials and try again.' },
+      });
+    const write = await rejection(
+      client().request({
+        method: 'POST',
+        path: '/me/calendars/c1/events',
+        body: {},
+        operation: 'events.insert',
+        calendarId: 'c1',
+      }),
+    );
+    expect(write.code).toBe('permission_denied');
+    expect(write.message).toBe(
+      'Microsoft refused the change (Access is denied. Check credentials and try again.); if this account was connected read-only, allow writing on the Accounts page.',
+    );
+    expect(write.context.readOnlyConnection).toBe(true);
+    const read = await rejection(client().request({ path: '/me/calendars/c1', operation: 'calendars.get' }));
+    expect(read.context.readOnlyConnection).toBeUndefined();
+  });
+
+  it('stops when the caller gives up, also while waiting out Retry-After', async () => {
+    handler = (_request, response) =>
+      json(
+        response,
+        429,
+        { error: { code: 'ApplicationThrottled', message: 'Too many requests' } },
+        { 'retry-after': '5' },
+      );
+    const controller = new AbortController();
+    const graph = client({ sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) });
+    const call = graph.request({ path: '/me', operation: 'me.get', signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('caller left')), 100);
+    await expect(call).rejects.toThrow('caller left');
+    expect(seen).toHaveLength(1);
+  });
 
   it('sends JSON bodies and If-Match, and reads 204 as nothing', async () => {
     handler = (request, response) => {

@@ -41,6 +41,7 @@ export {
   type GraphDateTimeTimeZone,
   type GraphTime,
   graphRangeBound,
+  preferTimeZone,
   readGraphTime,
   toEventDate as graphDateOf,
   toEventDateTime as graphDateTimeOf,

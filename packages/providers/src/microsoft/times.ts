@@ -172,3 +172,12 @@ export function toGraphTime(value: EventDateTime, defaultZone: string): Result<G
 export function graphRangeBound(instant: number): string {
   return formatInstant(instant);
 }
+
+/**
+ * The `Prefer: outlook.timezone` preference that makes Graph write times in `zone` (by its
+ * Windows name, which Graph knows for every zone it has).
+ */
+export function preferTimeZone(zone: string): Result<string, CalgateError> {
+  const windows = windowsZoneFor(zone);
+  return windows.ok ? ok(`outlook.timezone="${windows.value}"`) : windows;
+}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   graphRangeBound,
+  preferTimeZone,
   readGraphTime,
   toEventDate,
   toEventDateTime,
@@ -153,5 +154,11 @@ describe('writing Graph times', () => {
 
   it('writes calendarView bounds as UTC instants', () => {
     expect(graphRangeBound(Date.UTC(2026, 2, 29, 7))).toBe('2026-03-29T07:00:00Z');
+  });
+
+  it('asks Graph for times in a zone by its Windows name', () => {
+    expect(value(preferTimeZone('Europe/Amsterdam'))).toBe('outlook.timezone="W. Europe Standard Time"');
+    expect(value(preferTimeZone('UTC'))).toBe('outlook.timezone="UTC"');
+    expect(preferTimeZone('Antarctica/Troll').ok).toBe(false);
   });
 });

@@ -194,8 +194,8 @@ export interface GraphEventFacts {
   zone?: string;
 }
 
-function ownZoneOf(event: GraphEvent): string | undefined {
-  const name = event.originalStartTimeZone;
+/** The event's own zone for its start (or end: a flight may end in another zone), when Calgate knows it. */
+function ownZoneOf(name: string | null | undefined): string | undefined {
   if (!name) {
     return undefined;
   }
@@ -226,13 +226,14 @@ export function toCalendarEvent(
   event: GraphEvent,
   accountEmail?: string,
 ): Result<GraphEventFacts, CalgateError> {
-  const zone = ownZoneOf(event);
+  const zone = ownZoneOf(event.originalStartTimeZone);
+  const endZone = ownZoneOf(event.originalEndTimeZone) ?? zone;
   const allDay = event.isAllDay === true;
   const start = allDay ? toEventDate(event.start, zone) : toEventDateTime(event.start, zone);
   if (!start.ok) {
     return start;
   }
-  const end = allDay ? toEventDate(event.end, zone) : toEventDateTime(event.end, zone);
+  const end = allDay ? toEventDate(event.end, zone) : toEventDateTime(event.end, endZone);
   if (!end.ok) {
     return end;
   }

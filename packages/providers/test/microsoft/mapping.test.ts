@@ -133,6 +133,20 @@ describe('Graph event → Calgate event', () => {
     }
   });
 
+  it("writes the end in its own zone when it differs from the start's (a flight)", () => {
+    const event = value(
+      toCalendarEvent({
+        ...SINGLE,
+        originalStartTimeZone: 'W. Europe Standard Time',
+        originalEndTimeZone: 'Eastern Standard Time',
+        start: { dateTime: '2026-06-01T08:00:00.0000000', timeZone: 'UTC' },
+        end: { dateTime: '2026-06-01T16:30:00.0000000', timeZone: 'UTC' },
+      }),
+    ).event;
+    expect(event.start).toEqual({ dateTime: '2026-06-01T10:00:00+02:00', timeZone: 'Europe/Berlin' });
+    expect(event.end).toEqual({ dateTime: '2026-06-01T12:30:00-04:00', timeZone: 'America/New_York' });
+  });
+
   it('marks an occurrence the organizer cancelled hidden, and cancelled', () => {
     const facts = value(toCalendarEvent({ ...SINGLE, isCancelled: true }));
     expect(facts.hidden).toBe(true);

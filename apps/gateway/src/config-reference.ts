@@ -27,6 +27,15 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   GOOGLE_OAUTH_URL: 'Google OAuth endpoints root; for the emulator in tests and demos only.',
   GOOGLE_SERVICE_ACCOUNT_KEY_FILE:
     'Path to a service-account JSON key; calendars shared with its email can be added without a user sign-in.',
+  MICROSOFT_CLIENT_ID:
+    'Application (client) ID of your Microsoft Entra app registration, for connecting Microsoft 365 and Outlook.com accounts. Unset: Microsoft connect is disabled with a clear message.',
+  MICROSOFT_CLIENT_SECRET: 'Client secret of that app registration.',
+  MICROSOFT_TENANT:
+    'Which accounts may sign in: `common` (work, school and personal), `organizations`, `consumers`, or one tenant (its domain or id).',
+  MICROSOFT_GRAPH_URL:
+    'Microsoft Graph root including its version; paths are appended to it. For the emulator in tests and demos only.',
+  MICROSOFT_LOGIN_URL:
+    'Microsoft identity platform root; the token endpoint is `MICROSOFT_LOGIN_URL/MICROSOFT_TENANT/oauth2/v2.0/token`. For the emulator in tests and demos only.',
   ALLOWED_ORIGINS:
     "Comma-separated extra browser origins allowed to call /api/mcp and the OAuth endpoints (PUBLIC_URL's origin always is).",
   RATE_LIMIT_PER_MINUTE: 'MCP requests per minute per API key (sustained).',

@@ -45,6 +45,22 @@ export const Env = z.object({
   GOOGLE_API_ROOT_URL: z.url().optional(),
   GOOGLE_OAUTH_URL: z.url().optional(),
   GOOGLE_SERVICE_ACCOUNT_KEY_FILE: z.string().min(1).optional(),
+  MICROSOFT_CLIENT_ID: z.string().min(1).optional(),
+  MICROSOFT_CLIENT_SECRET: z.string().min(1).optional(),
+  /** The Entra tenant in the login URL: `common`, `organizations`, `consumers`, a domain or a tenant GUID. */
+  MICROSOFT_TENANT: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9.-]*$/, 'must be common, organizations, consumers, a domain or a tenant id')
+    .default('common'),
+  /** Graph's versioned root; paths are appended to it, so it keeps its `/v1.0`. */
+  MICROSOFT_GRAPH_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .default('https://graph.microsoft.com/v1.0'),
+  MICROSOFT_LOGIN_URL: z
+    .url({ protocol: /^https?$/ })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .default('https://login.microsoftonline.com'),
   ALLOWED_ORIGINS: list.pipe(z.array(z.url())).default([]),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_BURST: z.coerce.number().int().min(1).default(60),
@@ -162,6 +178,15 @@ function toConfig(env: z.output<typeof Env>) {
       apiRootUrl: env.GOOGLE_API_ROOT_URL,
       oauthUrl: env.GOOGLE_OAUTH_URL,
       serviceAccountKeyFile: env.GOOGLE_SERVICE_ACCOUNT_KEY_FILE,
+    },
+    microsoft: {
+      clientId: env.MICROSOFT_CLIENT_ID,
+      clientSecret: env.MICROSOFT_CLIENT_SECRET,
+      tenant: env.MICROSOFT_TENANT,
+      graphUrl: env.MICROSOFT_GRAPH_URL,
+      loginUrl: env.MICROSOFT_LOGIN_URL,
+      /** Where a refresh token is exchanged: `${MICROSOFT_LOGIN_URL}/${MICROSOFT_TENANT}/oauth2/v2.0/token`. */
+      tokenUrl: `${env.MICROSOFT_LOGIN_URL}/${env.MICROSOFT_TENANT}/oauth2/v2.0/token`,
     },
     allowedOrigins: [
       new URL(publicUrl).origin,

@@ -10,5 +10,6 @@ export {
   type TokenClock,
 } from './google/token-sources.ts';
 export { LocalCalendarProvider } from './local/index.ts';
+export * from './microsoft/index.ts';
 export * from './mirror/index.ts';
 export type * from './types.ts';

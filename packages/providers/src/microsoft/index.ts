@@ -1,0 +1,57 @@
+/**
+ * Building blocks of the `microsoft` provider (Microsoft 365 and Outlook.com through Graph):
+ * zones, times, recurrence, mapping, and the Graph client with its tokens and limits.
+ */
+export {
+  DEFAULT_GRAPH_RETRY,
+  GraphClient,
+  type GraphClientOptions,
+  type GraphPage,
+  type GraphQuery,
+  type GraphRequest,
+  type GraphRetryPolicy,
+  graphPath,
+} from './client.ts';
+export { type GraphFailureContext, permanentGraphError } from './failure.ts';
+export type * from './graph-types.ts';
+export { GRAPH_MAX_IN_FLIGHT, MailboxLimiter, MailboxLimiters } from './limiter.ts';
+export {
+  accountEmailOf,
+  type GraphEventBody,
+  type GraphEventFacts,
+  type MicrosoftCalendarInfo,
+  mailboxZoneOf,
+  PREFER_TEXT_BODY,
+  toCalendarEvent as fromGraphEvent,
+  toCalendarInfo as fromGraphCalendar,
+  toGraphEvent,
+  type WriteContext as GraphWriteContext,
+} from './mapping.ts';
+export {
+  type GraphDayOfWeek,
+  type GraphPatternedRecurrence,
+  type GraphRecurrencePattern,
+  type GraphRecurrenceRange,
+  OUTLOOK_CAN,
+  type SeriesStart,
+  toPatternedRecurrence,
+  toRecurrenceLines,
+} from './recurrence.ts';
+export {
+  type GraphDateTimeTimeZone,
+  type GraphTime,
+  graphRangeBound,
+  preferTimeZone,
+  readGraphTime,
+  toEventDate as graphDateOf,
+  toEventDateTime as graphDateTimeOf,
+  toGraphTime,
+} from './times.ts';
+export {
+  MICROSOFT_READ_SCOPES,
+  MICROSOFT_WRITE_SCOPES,
+  type MicrosoftClientConfig,
+  MicrosoftTokenSource,
+  microsoftTokenUrl,
+} from './token.ts';
+export { ianaZoneFor, windowsZoneFor, windowsZoneNames } from './zones.ts';

@@ -232,6 +232,13 @@ describe('a sync source that is not Google drives the mirror', () => {
     // 8 occurrences less the cancelled one, three singles in the window (the all-day one included).
     expect(fromMirror.items).toHaveLength(10);
     expect(fromMirror.items.map((event) => event.summary)).toContain('Offsite');
+    // Text search reads the neutral rows' documents, with the calendar's own meaning.
+    const searched = await provider.listEvents(calendar, { ...LISTING, query: 'room' });
+    expect(searched.syncedAt).toBeDefined();
+    expect(shape(searched.items)).toEqual(
+      shape((await local.listEvents(calendar, { ...LISTING, query: 'room' })).items),
+    );
+    expect(searched.items.map((event) => event.summary)).toEqual(['Review']);
 
     // Masters and exceptions listed as they are, page by page.
     const masters = {

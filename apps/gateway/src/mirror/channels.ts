@@ -104,7 +104,7 @@ export class MirrorChannels {
     return source.push;
   }
 
-  /** Opens a channel on the calendar's events and records it; Google sends `sync` at once. */
+  /** Opens a channel on the calendar's events and records it (Google sends `sync` at once). */
   async open(calendar: WatchedCalendar): Promise<MirrorChannelRow> {
     const hooks = await this.#hooks(calendar);
     const channelId = randomUUID();

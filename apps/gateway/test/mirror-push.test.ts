@@ -114,6 +114,7 @@ beforeAll(async () => {
     sources: new SyncSources([
       {
         provider: 'google',
+        label: 'Google',
         push: true,
         format: GOOGLE_MIRROR_FORMAT,
         forConnection: async () => {

@@ -49,6 +49,7 @@ export function googleSyncSources(
   };
   return {
     provider: 'google',
+    label: 'Google',
     push: true,
     format: GOOGLE_MIRROR_FORMAT,
     async forConnection(connection, refresh = false) {

@@ -65,9 +65,11 @@ export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
   const { db, mirror, sources, jobs, log } = settings;
   const touch = throttled(TOUCH_EVERY_MS, log, 'mirror read not recorded');
   const request = throttled(REQUEST_EVERY_MS, log, 'first mirror sync not queued');
+  const label = sources.get(settings.provider)?.label;
   return {
     mirror,
     maxStalenessMs: settings.maxStalenessMs,
+    ...(label === undefined ? {} : { upstreamName: label }),
     async sync(connection, calendar) {
       await syncConnectionCalendar(sources, {
         provider: settings.provider,
@@ -85,9 +87,9 @@ export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
     },
     onFallback(calendarId, reason, error) {
       if (error !== undefined) {
-        log.warn({ err: error, calendarId, reason }, 'mirror read answered by the upstream');
+        log.warn({ err: error, calendarId, reason }, `mirror read answered by ${label ?? 'the upstream'}`);
       } else {
-        log.debug({ calendarId, reason }, 'mirror read answered by the upstream');
+        log.debug({ calendarId, reason }, `mirror read answered by ${label ?? 'the upstream'}`);
       }
     },
   };

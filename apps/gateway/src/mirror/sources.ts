@@ -9,6 +9,8 @@ import type { MirrorConnection, MirrorFormat, SyncSource } from '@calgate/provid
 export interface ConnectionSources {
   /** The provider (`connections.provider`) whose calendars these sources sync. */
   readonly provider: string;
+  /** The provider as users know it ('Google'), for messages. */
+  readonly label: string;
   /** Whether its sources have push hooks (else its calendars are polled only). */
   readonly push: boolean;
   /** How its events are kept as mirror rows (the sources' `format`, needed without a connection). */

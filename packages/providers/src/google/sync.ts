@@ -1,8 +1,8 @@
 /**
- * Google's sync source for the event mirror (mirror/source.ts). A full sync lists everything
- * (singleEvents=false, showDeleted: masters, exceptions and cancelled instances); an incremental
- * one asks events.list with the sync token for what changed since. 410 Gone (the token expired)
- * is the source's "cursor expired". Push channels are events.watch and channels.stop.
+ * Google's sync source for the event mirror (mirror/source.ts). A full sync lists everything, with
+ * no window (singleEvents=false, showDeleted: masters, exceptions and cancelled instances); an
+ * incremental one asks events.list with the sync token for what changed since. 410 Gone (the
+ * token expired) is the source's "cursor expired". Push channels are events.watch and channels.stop.
  *
  * The source is given a googleapis client with its auth set up; retries belong to the job that
  * runs the sync, which can simply run it again. syncCalendar runs the mirror's engine with it.
@@ -40,8 +40,6 @@ export interface SyncCalendarOptions {
   pageSize?: number;
   signal?: AbortSignal;
 }
-
-export type { SyncResult } from '../mirror/sync.ts';
 
 type GoogleEvent = calendar_v3.Schema$Event;
 

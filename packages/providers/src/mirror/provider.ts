@@ -59,6 +59,8 @@ export interface MirrorReadDeps {
   requestSync(tenantId: string, calendarId: string): Promise<void>;
   /** Records that the calendar is being read (the planner keeps such calendars polled). */
   touch(calendarId: string): void;
+  /** The upstream as users know it ('Google'), for messages; 'its provider' when not given. */
+  upstreamName?: string;
   /** Told when the mirror could not answer and the upstream did instead. */
   onFallback?(calendarId: string, reason: string, error?: unknown): void;
   now?: () => number;
@@ -233,7 +235,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       // A mirror page token means nothing to the upstream: the listing starts over there.
       throw new CalgateError(
         'invalid_argument',
-        'The page token has expired (the calendar is being read from Google again); list from the first page.',
+        `The page token has expired (the calendar is being read from ${this.#deps.upstreamName ?? 'its provider'} again); list from the first page.`,
       );
     }
     return this.#upstream.listEvents(calendar, upstreamQuery, signal);

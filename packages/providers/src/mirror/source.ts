@@ -60,7 +60,11 @@ export interface SyncFailure {
   error: Error;
 }
 
-/** How a provider's events are kept in the mirror and read back from it. */
+/**
+ * How a provider's events are kept in the mirror and read back from it. A row's `raw` is also
+ * what its search document is made from, so it carries `summary`, `description`, `location`,
+ * `attendees` and `organizer` in Calgate's (and Google's) shape.
+ */
 export interface MirrorFormat {
   /** An event as its provider answered a write (or listed it), as a mirror row. */
   toMirrorEvent(event: CalendarEvent): MirrorEventInput;

@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
 import type { DirectoryFactory } from './directory.ts';
+import { type MirrorPushDeps, registerMirrorPush } from './google/push.ts';
 import type { DashboardAccountDeps } from './http/api/deps.ts';
 import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { registerBrowserErrorPages } from './http/browser-errors.ts';
@@ -23,7 +24,6 @@ import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { keySettings } from './key-settings.ts';
 import type { LogLevelStore } from './log-levels.ts';
 import { requestLoggerFactory } from './logger.ts';
-import { type MirrorPushDeps, registerMirrorPush } from './mirror/push.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
 import { registerConsentRoutes } from './oauth/consent.ts';
 import { OAUTH_PATHS } from './oauth/metadata.ts';

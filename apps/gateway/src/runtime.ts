@@ -57,6 +57,7 @@ import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
+import { googleSyncSources } from './google/sync-sources.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
 import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import {
@@ -67,10 +68,10 @@ import {
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
 import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
-import { calendarClients } from './mirror/google-client.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
 import { connectionMirror } from './mirror/lifecycle.ts';
 import { mirrorReadDeps } from './mirror/reads.ts';
+import { SyncSources } from './mirror/sources.ts';
 import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
@@ -229,7 +230,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The calendars' providers: Calgate's own store, and Google per connection (through its mirror). */
+/**
+ * The calendars' providers: Calgate's own store, and Google per connection (through its mirror),
+ * with the mirror's sync sources (one per provider it keeps).
+ */
 export async function calendarProviders(
   config: Config,
   db: Database,
@@ -238,29 +242,44 @@ export async function calendarProviders(
   invalidate: () => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
-): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver }> {
+): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver; sources: SyncSources }> {
   const local = new LocalCalendarProvider(new LocalEventStore(db));
   const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
   const google: ProviderResolver = (calendar, tenantId) =>
     googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+  const sources = new SyncSources([
+    googleSyncSources(
+      googleProviders.setup,
+      connections,
+      (connectionId, reason) => {
+        log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
+        googleProviders.forget(connectionId);
+      },
+      { pageSize: config.mirror.pageSize },
+    ),
+  ]);
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {
       googleProviders,
       providers: (calendar, tenantId) => (calendar.provider === 'local' ? local : google(calendar, tenantId)),
+      sources,
     };
   }
-  const reads = mirrorReadDeps({
-    db,
-    mirror: new MirrorRepository(db),
-    clients: calendarClients(googleProviders.setup, connections, (connectionId, reason) => {
-      log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
-      googleProviders.forget(connectionId);
-    }),
-    jobs: mirrorJobs,
-    log,
-    maxStalenessMs: config.mirror.maxStalenessMs,
-    pageSize: config.mirror.pageSize,
-  });
+  const mirror = new MirrorRepository(db);
+  const reads = new Map(
+    sources.providers.map((provider) => [
+      provider,
+      mirrorReadDeps({
+        db,
+        mirror,
+        sources,
+        provider,
+        jobs: mirrorJobs,
+        log,
+        maxStalenessMs: config.mirror.maxStalenessMs,
+      }),
+    ]),
+  );
   // One wrapper per upstream provider (which is cached per connection).
   const mirrored = new WeakMap<CalendarProvider, MirroredCalendarProvider>();
   const providers: ProviderResolver = (calendar, tenantId) => {
@@ -268,21 +287,24 @@ export async function calendarProviders(
       return local;
     }
     const upstream = google(calendar, tenantId);
-    if (calendar.auth === 'none') {
+    const format = sources.get(calendar.provider)?.format;
+    const deps = reads.get(calendar.provider);
+    if (calendar.auth === 'none' || format === undefined || deps === undefined) {
       return upstream;
     }
     let provider = mirrored.get(upstream);
     if (provider === undefined) {
       provider = new MirroredCalendarProvider(
         upstream,
+        format,
         { tenantId, connectionId: calendar.connectionId, auth: calendar.auth },
-        reads,
+        deps,
       );
       mirrored.set(upstream, provider);
     }
     return provider;
   };
-  return { googleProviders, providers };
+  return { googleProviders, providers, sources };
 }
 
 /**
@@ -297,7 +319,7 @@ export async function startBackgroundWork(input: {
   repository: SchedulerRepository;
   providers: ProviderResolver;
   health?: { host: string; port: number };
-  /** Keeps Google calendars' mirrors in sync (pg-boss jobs and their planner) when given. */
+  /** Keeps calendars' mirrors in sync (pg-boss jobs and their planner) when given. */
   mirror?: Omit<MirrorWorkDeps, 'db' | 'log'>;
 }): Promise<Worker> {
   const { config, db, log, boss, repository, providers } = input;
@@ -443,7 +465,7 @@ export async function createRuntime(
     // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
     await createMirrorQueue(boss);
     const mirrorJobs = new MirrorJobs(boss);
-    const { googleProviders, providers } = await calendarProviders(
+    const { googleProviders, providers, sources } = await calendarProviders(
       config,
       db,
       connections,
@@ -457,9 +479,6 @@ export async function createRuntime(
     const rulesRepository = new RulesRepository(db);
     const schedulerRepository = new SchedulerRepository(db, box);
     const channelTokens = new ChannelTokens(box);
-    const mirrorClients = calendarClients(googleProviders.setup, connections, (connectionId) =>
-      googleProviders.forget(connectionId),
-    );
     const google = new GoogleConnections(
       googleProviders,
       connections,
@@ -476,7 +495,7 @@ export async function createRuntime(
           publicUrl: config.publicUrl,
           store: new MirrorChannelRepository(db),
           tokens: channelTokens,
-          clientFor: (calendar) => mirrorClients.forConnection(calendar),
+          sources,
         }),
         log,
       }),
@@ -490,11 +509,9 @@ export async function createRuntime(
         repository: schedulerRepository,
         providers,
         mirror: {
-          google: googleProviders.setup,
-          connections,
+          sources,
           settings: config.mirror,
           push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: channelTokens },
-          onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
         },
       });
       closers.unshift(() => worker.stop());

@@ -39,7 +39,7 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
     boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
     closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
     await createMirrorQueue(boss);
-    const { googleProviders, providers } = await calendarProviders(
+    const { providers, sources } = await calendarProviders(
       config,
       db,
       connections,
@@ -56,10 +56,8 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       providers,
       health: config.workerHealth,
       mirror: {
-        google: googleProviders.setup,
-        connections,
+        sources,
         settings: config.mirror,
-        onNeedsReauth: (connectionId) => googleProviders.forget(connectionId),
         push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: new ChannelTokens(box) },
       },
     });

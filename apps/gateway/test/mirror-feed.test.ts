@@ -21,9 +21,10 @@ import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GoogleConnections } from '../src/google/service.ts';
+import { googleSyncSources } from '../src/google/sync-sources.ts';
 import { type FeedConsumer, type FeedLoop, startFeedConsumer } from '../src/mirror/feed.ts';
-import { calendarClients } from '../src/mirror/google-client.ts';
 import { runMirrorSync } from '../src/mirror/jobs.ts';
+import { SyncSources } from '../src/mirror/sources.ts';
 import {
   EVENT_SCHEDULES_FEED,
   type EventScheduleDeps,
@@ -162,7 +163,7 @@ beforeAll(async () => {
   const syncDeps = {
     db,
     mirror,
-    clients: calendarClients(googleProviders.setup, connections, () => {}),
+    sources: new SyncSources([googleSyncSources(googleProviders.setup, connections, () => {})]),
     log,
   };
   sync = () => runMirrorSync(syncDeps, { tenantId: TENANT, calendarId, reason: 'manual' });

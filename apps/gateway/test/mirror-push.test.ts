@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import { GOOGLE_MIRROR_FORMAT, googleSyncSource } from '@calgate/providers';
 import { MirrorChannelRepository, SecretBox } from '@calgate/store';
 import { auth, calendar as googleCalendar } from '@googleapis/calendar';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.ts';
-import {
-  ChannelTokens,
-  MirrorChannels,
-  PUSH_PATH,
-  reachable,
-  type WatchedCalendar,
-} from '../src/mirror/channels.ts';
+import { PUSH_PATH } from '../src/google/push.ts';
+import { ChannelTokens, MirrorChannels, reachable, type WatchedCalendar } from '../src/mirror/channels.ts';
+import { SyncSources } from '../src/mirror/sources.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 const ANN = 'ann@example.com';
@@ -84,7 +81,14 @@ beforeAll(async () => {
       timeZone: 'UTC',
     },
   });
-  calendar = { tenantId, calendarId: 'cal_team', externalId: TEAM, connectionId: 'con_push', auth: 'oauth' };
+  calendar = {
+    tenantId,
+    calendarId: 'cal_team',
+    externalId: TEAM,
+    connectionId: 'con_push',
+    provider: 'google',
+    auth: 'oauth',
+  };
 
   store = new MirrorChannelRepository(gw.db);
   tokens = new ChannelTokens(new SecretBox([randomBytes(32)]));
@@ -107,11 +111,21 @@ beforeAll(async () => {
     store,
     tokens,
     now: () => Date.now() + skew,
-    clientFor: async () => {
-      const client = new auth.OAuth2();
-      client.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
-      return googleCalendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth: client, retry: false });
-    },
+    sources: new SyncSources([
+      {
+        provider: 'google',
+        label: 'Google',
+        push: true,
+        format: GOOGLE_MIRROR_FORMAT,
+        forConnection: async () => {
+          const client = new auth.OAuth2();
+          client.setCredentials({ access_token: emulator.admin.issueTokens({ email: ANN }).access_token });
+          return googleSyncSource(
+            googleCalendar({ version: 'v3', rootUrl: `${emulator.url}/`, auth: client, retry: false }),
+          );
+        },
+      },
+    ]),
   });
 }, 120_000);
 

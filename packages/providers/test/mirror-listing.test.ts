@@ -8,7 +8,7 @@ import { CalgateError } from '@calgate/core';
 import { type MirrorEventInput, MirrorRepository } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toMirrorEvent } from '../src/google/sync.ts';
+import { GOOGLE_MIRROR_FORMAT, toMirrorEvent } from '../src/google/sync.ts';
 import { MirroredCalendarProvider } from '../src/index.ts';
 import { listingEvents, sortEvents } from '../src/mirror/listing.ts';
 import type { CalendarEvent, CalendarProvider, CalendarRef } from '../src/types.ts';
@@ -60,6 +60,7 @@ describe('mirror listings read in start order', () => {
     }
     provider = new MirroredCalendarProvider(
       neverUpstream,
+      GOOGLE_MIRROR_FORMAT,
       { tenantId: TENANT, connectionId: 'con_listing', auth: 'oauth' },
       {
         mirror,
@@ -97,13 +98,18 @@ describe('mirror listings read in start order', () => {
       ...(window.query === undefined ? {} : { query: window.query, withExceptions: true }),
       limit: 2500,
     });
-    const events = listingEvents(rows.get(calendar.id) ?? [], calendar, {
-      timeMin: min,
-      timeMax: max,
-      singleEvents: true,
-      showDeleted: false,
-      instanceLimit: 10_000,
-    });
+    const events = listingEvents(
+      rows.get(calendar.id) ?? [],
+      calendar,
+      {
+        timeMin: min,
+        timeMax: max,
+        singleEvents: true,
+        showDeleted: false,
+        instanceLimit: 10_000,
+      },
+      GOOGLE_MIRROR_FORMAT,
+    );
     sortEvents(events, 'startTime');
     return events.map((event) => event.id);
   }

@@ -10,6 +10,7 @@ import {
   type CalendarEvent,
   type CalendarProvider,
   type CalendarRef,
+  GOOGLE_MIRROR_FORMAT,
   MirroredCalendarProvider,
   toMirrorEvent,
 } from '@calgate/providers';
@@ -74,6 +75,7 @@ describe('listings across mirrored calendars', () => {
     });
     const provider = new MirroredCalendarProvider(
       neverUpstream,
+      GOOGLE_MIRROR_FORMAT,
       { tenantId: TENANT, connectionId: 'con_merge', auth: 'oauth' },
       {
         mirror: counted,

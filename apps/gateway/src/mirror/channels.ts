@@ -1,38 +1,35 @@
 /**
- * Google push channels for mirrored calendars: open (events.watch) with a channel token that is
- * an HMAC of the channel id, renew before Google lets a channel lapse, and stop (channels.stop).
- * Push only works when Google can reach PUBLIC_URL; `reachable` decides that, and polling of
- * recently used calendars stays the fallback either way. The worker decides when to open, renew
- * and stop (channel-upkeep.ts); a gateway only stops channels, when an account is disconnected.
+ * Push channels for mirrored calendars, through the push hooks of the calendar's sync source
+ * (Google's events.watch and channels.stop): open with a channel token that is an HMAC of the
+ * channel id, renew before the upstream lets a channel lapse, and stop. Push only works when the
+ * upstream can reach PUBLIC_URL; `reachable` decides that, and polling of recently used calendars
+ * stays the fallback either way. The worker decides when to open, renew and stop
+ * (channel-upkeep.ts); a gateway only stops channels, when an account is disconnected.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { PushHooks } from '@calgate/providers';
 import type { MirrorChannelRepository, MirrorChannelRow, SecretBox } from '@calgate/store';
-import type { calendar_v3 } from '@googleapis/calendar';
+import type { SyncSources } from './sources.ts';
 
-/** Where Google sends notifications, under PUBLIC_URL. */
-export const PUSH_PATH = '/api/google/push';
 /** Renew a channel this long before it expires, so no change falls into the gap. */
 export const RENEW_AHEAD_MS = 24 * 60 * 60 * 1000;
-/** Google's default and longest lifetime for events channels is 7 days; ask for it explicitly. */
-const CHANNEL_TTL_S = 7 * 24 * 60 * 60;
 
 /** The mirrored calendar a channel watches. */
 export interface WatchedCalendar {
   tenantId: string;
   /** Calgate's id (`cal_…`). */
   calendarId: string;
-  /** Google's calendar id. */
+  /** The calendar's id at its provider. */
   externalId: string;
   connectionId: string;
-  /** How the connection signs in; with the two ids, what mirror/google-client.ts needs for a client. */
+  /** The connection's provider: whose sync source's push hooks open and stop the channel. */
+  provider: string;
+  /** How the connection signs in; with the two ids, what a sync source for it needs. */
   auth: 'oauth' | 'service_account';
 }
 
-/** An authed Calendar API client for the calendar's connection (mirror/google-client.ts's). */
-export type CalendarClientFor = (calendar: WatchedCalendar) => Promise<calendar_v3.Calendar>;
-
 /**
- * Whether Google can deliver to PUBLIC_URL: an https address that is not loopback, or an explicit
+ * Whether the upstream can deliver to PUBLIC_URL: an https address that is not loopback, or an explicit
  * MIRROR_PUSH (true forces push on for tests and labs, false turns it off).
  */
 export function reachable(publicUrl: string, setting?: boolean): boolean {
@@ -78,56 +75,55 @@ export interface MirrorChannelsOptions {
   publicUrl: string;
   store: MirrorChannelRepository;
   tokens: ChannelTokens;
-  clientFor: CalendarClientFor;
+  /** Sync sources by provider; their push hooks open and stop channels. */
+  sources: SyncSources;
   now?: () => number;
 }
 
 export class MirrorChannels {
-  readonly #address: string;
+  readonly #publicUrl: string;
   readonly #store: MirrorChannelRepository;
   readonly #tokens: ChannelTokens;
-  readonly #clientFor: CalendarClientFor;
+  readonly #sources: SyncSources;
   readonly #now: () => number;
 
   constructor(options: MirrorChannelsOptions) {
-    this.#address = `${options.publicUrl.replace(/\/+$/, '')}${PUSH_PATH}`;
+    this.#publicUrl = options.publicUrl.replace(/\/+$/, '');
     this.#store = options.store;
     this.#tokens = options.tokens;
-    this.#clientFor = options.clientFor;
+    this.#sources = options.sources;
     this.#now = options.now ?? Date.now;
   }
 
-  /** Opens a channel on the calendar's events and records it; Google sends `sync` at once. */
-  async open(calendar: WatchedCalendar): Promise<MirrorChannelRow> {
-    const api = await this.#clientFor(calendar);
-    const channelId = randomUUID();
-    const { data } = await api.events.watch({
-      calendarId: calendar.externalId,
-      requestBody: {
-        id: channelId,
-        type: 'web_hook',
-        address: this.#address,
-        token: this.#tokens.sign(channelId),
-        params: { ttl: String(CHANNEL_TTL_S) },
-      },
-    });
-    if (!data.resourceId) {
-      throw new Error(`Google opened channel ${channelId} on ${calendar.calendarId} without a resourceId.`);
+  /** The push hooks of the calendar's provider, with a source authorised for its connection. */
+  async #hooks(calendar: WatchedCalendar): Promise<PushHooks> {
+    const source = await this.#sources.forConnection(calendar.provider, calendar);
+    if (source.push === undefined) {
+      throw new Error(`Calendars of provider '${calendar.provider}' have no push channels.`);
     }
-    const expiration = data.expiration ? Number(data.expiration) : this.#now() + CHANNEL_TTL_S * 1000;
+    return source.push;
+  }
+
+  /** Opens a channel on the calendar's events and records it (Google sends `sync` at once). */
+  async open(calendar: WatchedCalendar): Promise<MirrorChannelRow> {
+    const hooks = await this.#hooks(calendar);
+    const channelId = randomUUID();
+    const { resourceId, expiration } = await hooks.open(calendar, {
+      channelId,
+      address: `${this.#publicUrl}${hooks.path}`,
+      token: this.#tokens.sign(channelId),
+    });
     try {
       return await this.#store.insert({
         channelId,
         tenantId: calendar.tenantId,
         calendarId: calendar.calendarId,
-        resourceId: data.resourceId,
+        resourceId,
         expiration,
       });
     } catch (error) {
-      // The calendar went away meanwhile: do not leave Google sending to a channel we forgot.
-      await api.channels
-        .stop({ requestBody: { id: channelId, resourceId: data.resourceId } })
-        .catch(() => {});
+      // The calendar went away meanwhile: do not leave the upstream sending to a channel we forgot.
+      await hooks.stop(calendar, { channelId, resourceId }).catch(() => {});
       throw error;
     }
   }
@@ -145,26 +141,13 @@ export class MirrorChannels {
   }
 
   /**
-   * Stops the channel at Google and forgets it. A channel Google no longer knows (404: expired or
-   * already stopped) is simply forgotten; other failures are thrown after the row is dropped,
-   * since Google's sends to an unknown channel id are refused by the receiver anyway.
+   * Stops the channel at the upstream and forgets it. A channel the upstream no longer knows
+   * (expired or already stopped) is simply forgotten; other failures are thrown after the row is
+   * dropped, since sends to an unknown channel id are refused by the receiver anyway.
    */
   async stop(calendar: WatchedCalendar, channel: MirrorChannelRow): Promise<void> {
     await this.#store.delete(channel.channelId);
-    const api = await this.#clientFor(calendar);
-    try {
-      await api.channels.stop({ requestBody: { id: channel.channelId, resourceId: channel.resourceId } });
-    } catch (error) {
-      if (statusOf(error) !== 404) {
-        throw error;
-      }
-    }
+    const hooks = await this.#hooks(calendar);
+    await hooks.stop(calendar, { channelId: channel.channelId, resourceId: channel.resourceId });
   }
-}
-
-function statusOf(error: unknown): number | undefined {
-  if (error !== null && typeof error === 'object' && 'status' in error && typeof error.status === 'number') {
-    return error.status;
-  }
-  return undefined;
 }

@@ -5,16 +5,17 @@
  * starts after the running one, so it sees what changed meanwhile). Enqueues that find a job
  * already queued coalesce into it.
  *
- * Transient failures (Google or the database unreachable, rate limits) throw, so pg-boss retries
- * with backoff; permanent ones (the account needs reconnecting, the calendar is gone) are already
- * recorded on the calendar's sync state by syncCalendar, and the job ends.
+ * Transient failures (the upstream or the database unreachable, rate limits) throw, so pg-boss
+ * retries with backoff; permanent ones (the account needs reconnecting, the calendar is gone) are
+ * already recorded on the calendar's sync state by syncMirror, and the job ends. Each calendar is
+ * synced with its provider's sync source (sources.ts).
  */
 import { isCalgateError } from '@calgate/core';
-import { type SyncResult, syncCalendar } from '@calgate/providers';
+import { type MirrorConnection, type SyncResult, syncMirror } from '@calgate/providers';
 import type { Database, MirrorRepository } from '@calgate/store';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
-import type { CalendarClients, MirrorConnection } from './google-client.ts';
+import type { SyncSources } from './sources.ts';
 
 /** The pg-boss queue of calendar syncs. */
 export const MIRROR_SYNC_QUEUE = 'calgate-mirror-sync';
@@ -23,7 +24,7 @@ export const MIRROR_SYNC_QUEUE = 'calgate-mirror-sync';
 const HEARTBEAT_SECONDS = 10;
 
 /**
- * Why a sync was asked for (logged): a calendar new to Calgate, the planner's polling, a Google
+ * Why a sync was asked for (logged): a calendar new to Calgate, the planner's polling, an upstream
  * push, a read that found the mirror stale, an account connected again, or by hand.
  */
 export type MirrorSyncReason = 'initial' | 'poll' | 'push' | 'stale_read' | 'reconnect' | 'manual';
@@ -67,38 +68,47 @@ export class MirrorJobs {
   }
 }
 
-/** One calendar the mirror may sync: enabled, of an active Google connection. */
+/** One calendar the mirror may sync: enabled, of an active connection of a provider with a source. */
 interface SyncTarget {
   externalId: string;
   connectionId: string;
+  provider: string;
   auth: 'oauth' | 'service_account';
 }
 
-async function syncTarget(db: Database, job: MirrorSyncJob): Promise<SyncTarget | null> {
+async function syncTarget(
+  db: Database,
+  job: MirrorSyncJob,
+  providers: readonly string[],
+): Promise<SyncTarget | null> {
   const { rows } = await db.pool.query<{
     external_id: string;
     connection_id: string;
+    provider: string;
     auth: 'oauth' | 'service_account';
   }>(
-    `SELECT c.external_id, c.connection_id, n.auth::text AS auth
+    `SELECT c.external_id, c.connection_id, n.provider::text AS provider, n.auth::text AS auth
      FROM calendars c JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
-     WHERE c.id = $1 AND c.tenant_id = $2 AND c.enabled AND n.provider = 'google'
+     WHERE c.id = $1 AND c.tenant_id = $2 AND c.enabled AND n.provider::text = ANY($3)
        AND n.status = 'active' AND n.auth IN ('oauth', 'service_account')`,
-    [job.calendarId, job.tenantId],
+    [job.calendarId, job.tenantId, [...providers]],
   );
   const row = rows[0];
   return row === undefined
     ? null
-    : { externalId: row.external_id, connectionId: row.connection_id, auth: row.auth };
+    : {
+        externalId: row.external_id,
+        connectionId: row.connection_id,
+        provider: row.provider,
+        auth: row.auth,
+      };
 }
 
 export interface MirrorSyncDeps {
   db: Database;
   mirror: MirrorRepository;
-  clients: CalendarClients;
+  sources: SyncSources;
   log: Logger;
-  /** Events per page asked of Google (Google's default, 250, when unset). */
-  pageSize?: number;
   /** Syncs one worker runs at once (of different calendars). */
   concurrency?: number;
   /**
@@ -120,26 +130,26 @@ export function isTransient(error: unknown): boolean {
 }
 
 /**
- * One sync of a connection's calendar to its end, with a client authorised for the connection.
- * Google refusing a stored token (401) is worth one refresh, as the provider does: only a refused
- * refresh means the account must be reconnected. Used by the worker's jobs and by reads that
- * find the mirror stale.
+ * One sync of a connection's calendar to its end, with a source authorised for the connection.
+ * The upstream refusing a stored token (401) is worth one refresh, as the provider does: only a
+ * refused refresh means the account must be reconnected. Used by the worker's jobs and by reads
+ * that find the mirror stale.
  */
 export async function syncConnectionCalendar(
-  clients: CalendarClients,
+  sources: SyncSources,
   target: {
+    provider: string;
     connection: MirrorConnection;
     calendarId: string;
     externalId: string;
     store: MirrorRepository;
-    pageSize?: number;
     signal?: AbortSignal;
   },
 ): Promise<SyncResult> {
-  const { connection, ...rest } = target;
+  const { connection, provider, ...rest } = target;
   const sync = async (refresh: boolean) =>
-    syncCalendar({
-      calendar: await clients.forConnection(connection, refresh),
+    syncMirror({
+      source: await sources.forConnection(provider, connection, refresh),
       tenantId: connection.tenantId,
       ...rest,
     });
@@ -158,7 +168,7 @@ export async function runMirrorSync(
   signal?: AbortSignal,
 ): Promise<void> {
   const { log } = deps;
-  const target = await syncTarget(deps.db, job);
+  const target = await syncTarget(deps.db, job, deps.sources.providers);
   if (target === null) {
     // Disabled, disconnected or needing reconnection: nothing to sync (a disconnect deletes the rows).
     log.debug({ calendarId: job.calendarId }, 'mirror sync skipped: calendar not syncable');
@@ -166,12 +176,12 @@ export async function runMirrorSync(
   }
   const startedAt = Date.now();
   try {
-    const result = await syncConnectionCalendar(deps.clients, {
+    const result = await syncConnectionCalendar(deps.sources, {
+      provider: target.provider,
       connection: { tenantId: job.tenantId, connectionId: target.connectionId, auth: target.auth },
       calendarId: job.calendarId,
       externalId: target.externalId,
       store: deps.mirror,
-      ...(deps.pageSize === undefined ? {} : { pageSize: deps.pageSize }),
       ...(signal === undefined ? {} : { signal }),
     });
     log.info(
@@ -214,7 +224,7 @@ async function failed(
 ): Promise<void> {
   const transient = isTransient(error);
   if (!transient && isCalgateError(error) && error.code !== 'not_found') {
-    // Failures before any Google call (the token refresh) are not recorded by syncCalendar.
+    // Failures before any upstream call (the token refresh) are not recorded by syncMirror.
     await deps.mirror.recordFailure(job.calendarId, job.tenantId, error.message).catch(() => undefined);
   }
   deps.log.warn(

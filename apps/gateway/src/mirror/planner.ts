@@ -27,6 +27,8 @@ const FEED_KEEP_MS = 7 * 86_400_000;
 export interface MirrorPlanDeps {
   db: Database;
   jobs: MirrorJobs;
+  /** Providers whose calendars the mirror syncs (those with sync sources). */
+  providers: readonly string[];
   log: Logger;
   /** How old a recently read calendar's last sync may be before it is polled. */
   pollIntervalMs?: number;
@@ -41,14 +43,18 @@ interface Due {
 }
 
 /** The calendars due for a sync now; see the module comment. */
-export async function dueCalendars(db: Database, pollIntervalMs: number): Promise<Due[]> {
+export async function dueCalendars(
+  db: Database,
+  pollIntervalMs: number,
+  providers: readonly string[],
+): Promise<Due[]> {
   const { rows } = await db.pool.query<Due>(
     `SELECT c.id AS calendar_id, c.tenant_id, s.synced_at IS NULL AS never
      FROM calendars c
      JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
      LEFT JOIN mirror_sync_state s ON s.calendar_id = c.id
      LEFT JOIN mirror_reads r ON r.calendar_id = c.id
-     WHERE c.enabled AND n.provider = 'google' AND n.status = 'active'
+     WHERE c.enabled AND n.provider::text = ANY($2) AND n.status = 'active'
        AND n.auth IN ('oauth', 'service_account')
        AND (s.status IS DISTINCT FROM 'error' OR s.updated_at < now() - interval '${ERROR_BACKOFF}')
        AND (
@@ -57,14 +63,14 @@ export async function dueCalendars(db: Database, pollIntervalMs: number): Promis
              AND s.synced_at < now() - make_interval(secs => $1::float8 / 1000))
        )
      ORDER BY s.synced_at NULLS FIRST`,
-    [pollIntervalMs],
+    [pollIntervalMs, [...providers]],
   );
   return rows;
 }
 
 /** One planner pass: enqueues every due calendar. Returns how many were asked for. */
 export async function planMirrorSyncs(deps: MirrorPlanDeps): Promise<number> {
-  const due = await dueCalendars(deps.db, deps.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+  const due = await dueCalendars(deps.db, deps.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, deps.providers);
   for (const row of due) {
     const reason: MirrorSyncReason = row.never ? 'initial' : 'poll';
     await deps.jobs.enqueue(row.tenant_id, row.calendar_id, reason);

@@ -1,13 +1,13 @@
 /**
  * The gateway's side of mirror reads: what MirroredCalendarProvider needs to decide whether the
  * mirror may answer (sync now, queue a first sync, record a read), wired to Postgres, pg-boss and
- * the Google credentials of the connection.
+ * the sync sources of the calendar's provider.
  */
 import type { MirrorReadDeps } from '@calgate/providers';
 import type { Database, MirrorRepository } from '@calgate/store';
 import type { Logger } from 'pino';
-import type { CalendarClients } from './google-client.ts';
 import { type MirrorJobs, syncConnectionCalendar } from './jobs.ts';
+import type { SyncSources } from './sources.ts';
 
 /** Writes at most once a minute per calendar, so a busy calendar's reads cost no extra writes. */
 const TOUCH_GRANULARITY = '1 minute';
@@ -17,7 +17,7 @@ const REQUEST_EVERY_MS = 30_000;
 
 /**
  * Records that the calendar was read now: the planner keeps calendars read within the last day
- * within the poll interval of Google even when push notifications do not arrive. A calendar that
+ * within the poll interval of their upstream even when push notifications do not arrive. A calendar that
  * does not exist is ignored.
  */
 export async function touchRead(db: Pick<Database, 'pool'>, calendarId: string): Promise<void> {
@@ -52,28 +52,31 @@ function throttled(everyMs: number, log: Logger, what: string) {
 export interface MirrorReadSettings {
   db: Database;
   mirror: MirrorRepository;
-  clients: CalendarClients;
+  sources: SyncSources;
+  /** The provider of the calendars read (whose sync source a stale read syncs with). */
+  provider: string;
   jobs: MirrorJobs;
   log: Logger;
   maxStalenessMs: number;
-  pageSize: number;
 }
 
-/** MirroredCalendarProvider's dependencies for a gateway process. */
+/** MirroredCalendarProvider's dependencies for a gateway process, for one provider's calendars. */
 export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
-  const { db, mirror, clients, jobs, log } = settings;
+  const { db, mirror, sources, jobs, log } = settings;
   const touch = throttled(TOUCH_EVERY_MS, log, 'mirror read not recorded');
   const request = throttled(REQUEST_EVERY_MS, log, 'first mirror sync not queued');
+  const label = sources.get(settings.provider)?.label;
   return {
     mirror,
     maxStalenessMs: settings.maxStalenessMs,
+    ...(label === undefined ? {} : { upstreamName: label }),
     async sync(connection, calendar) {
-      await syncConnectionCalendar(clients, {
+      await syncConnectionCalendar(sources, {
+        provider: settings.provider,
         connection,
         calendarId: calendar.id,
         externalId: calendar.externalId,
         store: mirror,
-        pageSize: settings.pageSize,
       });
     },
     async requestSync(tenantId, calendarId) {
@@ -84,9 +87,9 @@ export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
     },
     onFallback(calendarId, reason, error) {
       if (error !== undefined) {
-        log.warn({ err: error, calendarId, reason }, 'mirror read answered by Google');
+        log.warn({ err: error, calendarId, reason }, `mirror read answered by ${label ?? 'the upstream'}`);
       } else {
-        log.debug({ calendarId, reason }, 'mirror read answered by Google');
+        log.debug({ calendarId, reason }, `mirror read answered by ${label ?? 'the upstream'}`);
       }
     },
   };

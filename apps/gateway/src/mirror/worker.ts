@@ -1,27 +1,22 @@
 /**
  * The mirror's share of a worker process: the sync jobs, the planner that queues them and, when
- * Google can reach PUBLIC_URL, the push channels (opened after a calendar's sync, kept by the
- * planner's pass).
+ * the upstreams can reach PUBLIC_URL, the push channels of providers that have them (opened
+ * after a calendar's sync, kept by the planner's pass). What each provider does comes from its
+ * sync sources (sources.ts).
  */
-import {
-  type ConnectionRepository,
-  type Database,
-  MirrorChannelRepository,
-  MirrorRepository,
-} from '@calgate/store';
+import { type Database, MirrorChannelRepository, MirrorRepository } from '@calgate/store';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { GoogleSetup } from '../google/providers.ts';
 import { ChannelUpkeep } from './channel-upkeep.ts';
 import { type ChannelTokens, MirrorChannels, reachable } from './channels.ts';
-import { calendarClients } from './google-client.ts';
 import { MirrorJobs, startMirrorSyncWorker } from './jobs.ts';
 import { startMirrorPlanner } from './planner.ts';
+import type { SyncSources } from './sources.ts';
 
-/** What push channels need from the configuration: where Google sends, and whether it can. */
+/** What push channels need from the configuration: where upstreams send, and whether they can. */
 export interface MirrorPushSettings {
-  /** PUBLIC_URL: channels point at its /api/google/push. */
+  /** PUBLIC_URL: channels point at its push path of each provider (/api/google/push). */
   publicUrl: string;
   /** MIRROR_PUSH: unset decides from PUBLIC_URL (see reachable). */
   setting: boolean | undefined;
@@ -32,35 +27,30 @@ export interface MirrorPushSettings {
 export interface MirrorWorkDeps {
   db: Database;
   log: Logger;
-  google: GoogleSetup;
-  connections: ConnectionRepository;
-  /** MIRROR_POLL_INTERVAL, MIRROR_SYNC_PAGE_SIZE and MIRROR_SYNC_CONCURRENCY, from the config. */
+  /** The sync sources of every provider the mirror keeps (built with MIRROR_SYNC_PAGE_SIZE). */
+  sources: SyncSources;
+  /** MIRROR_POLL_INTERVAL and MIRROR_SYNC_CONCURRENCY, from the config. */
   settings: Config['mirror'];
-  /** Push channels; without it (or when Google cannot reach PUBLIC_URL) polling alone keeps the mirror. */
+  /** Push channels; without it (or when upstreams cannot reach PUBLIC_URL) polling alone keeps the mirror. */
   push?: MirrorPushSettings;
-  /** Called when a sync finds the account's authorization gone (to drop cached providers). */
-  onNeedsReauth?: (connectionId: string) => void;
 }
 
 /** Starts syncing and planning; returns a stop function. */
 export async function startMirrorWork(boss: PgBoss, deps: MirrorWorkDeps): Promise<() => Promise<void>> {
-  const { db, log, settings } = deps;
-  const clients = calendarClients(deps.google, deps.connections, (connectionId, reason) => {
-    log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
-    deps.onNeedsReauth?.(connectionId);
-  });
+  const { db, log, settings, sources } = deps;
   const push = deps.push;
+  const channelStore = new MirrorChannelRepository(db, { providers: sources.pushProviders });
   const upkeep =
-    push !== undefined && reachable(push.publicUrl, push.setting)
+    push !== undefined && reachable(push.publicUrl, push.setting) && sources.pushProviders.length > 0
       ? new ChannelUpkeep({
           db,
           log,
-          store: new MirrorChannelRepository(db),
+          store: channelStore,
           channels: new MirrorChannels({
             publicUrl: push.publicUrl,
-            store: new MirrorChannelRepository(db),
+            store: channelStore,
             tokens: push.tokens,
-            clientFor: (calendar) => clients.forConnection(calendar),
+            sources,
           }),
         })
       : undefined;
@@ -68,9 +58,8 @@ export async function startMirrorWork(boss: PgBoss, deps: MirrorWorkDeps): Promi
   const stopSync = await startMirrorSyncWorker(boss, {
     db,
     mirror: new MirrorRepository(db),
-    clients,
+    sources,
     log,
-    pageSize: settings.pageSize,
     concurrency: settings.concurrency,
     ...(upkeep === undefined
       ? {}
@@ -84,6 +73,7 @@ export async function startMirrorWork(boss: PgBoss, deps: MirrorWorkDeps): Promi
     const stopPlanner = await startMirrorPlanner(boss, {
       db,
       jobs: new MirrorJobs(boss),
+      providers: sources.providers,
       log,
       pollIntervalMs: settings.pollIntervalMs,
       ...(upkeep === undefined ? {} : { upkeep: () => upkeep.pass() }),

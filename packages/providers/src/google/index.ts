@@ -26,9 +26,11 @@ export { GoogleCalendarProvider, type GoogleProviderOptions } from './provider.t
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts';
 export { type RetryListener, type UpstreamRetry, whileListeningForRetries } from './retry-listener.ts';
 export {
+  GOOGLE_MIRROR_FORMAT,
+  GOOGLE_PUSH_PATH,
+  googleSyncSource,
   SYNC_PAGE_SIZE,
   type SyncCalendarOptions,
-  type SyncResult,
   syncCalendar,
   toMirrorEvent,
 } from './sync.ts';

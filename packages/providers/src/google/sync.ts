@@ -1,22 +1,29 @@
 /**
- * Keeps a calendar's mirror current with Google's sync tokens. Without a token it lists
- * everything (singleEvents=false, showDeleted: masters, exceptions and cancelled instances);
- * with one it asks only for what changed since. Each page is stored before the next is asked
- * for, together with the token to continue from, so a sync stopped between pages resumes there
- * and repeats nothing. 410 Gone (the token expired) starts a full sync over.
+ * Google's sync source for the event mirror (mirror/source.ts). A full sync lists everything, with
+ * no window (singleEvents=false, showDeleted: masters, exceptions and cancelled instances); an
+ * incremental one asks events.list with the sync token for what changed since. 410 Gone (the
+ * token expired) is the source's "cursor expired". Push channels are events.watch and channels.stop.
  *
- * The caller passes a googleapis client with its auth set up; retries belong to the job that
- * runs the sync, which can simply run it again.
+ * The source is given a googleapis client with its auth set up; retries belong to the job that
+ * runs the sync, which can simply run it again. syncCalendar runs the mirror's engine with it.
  */
 import { CalgateError, seriesEnd } from '@calgate/core';
-import type { MirrorEventInput, MirrorSink, MirrorSyncState, PageOutcome } from '@calgate/store';
+import type { MirrorEventInput, MirrorSink, MirrorSyncState } from '@calgate/store';
 import type { calendar_v3 } from '@googleapis/calendar';
-import type { EventDateTime } from '../types.ts';
+import { instantOfKey, parseInstanceId } from '../local/rows.ts';
+import type { MirrorFormat, PushHooks, SyncSource, SyncStep } from '../mirror/source.ts';
+import { type SyncResult, syncMirror } from '../mirror/sync.ts';
+import type { CalendarRef, EventDateTime } from '../types.ts';
 import { describeFailure, failureOf, permanentError } from './failure.ts';
+import { toCalendarEvent } from './mapping.ts';
 import { MAX_PAGE_SIZE } from './page-size.ts';
 
 /** Google's own default page size for events.list. */
 export const SYNC_PAGE_SIZE = 250;
+/** Where Google sends push notifications, under PUBLIC_URL. */
+export const GOOGLE_PUSH_PATH = '/api/google/push';
+/** Google's default and longest lifetime for events channels is 7 days; ask for it explicitly. */
+const CHANNEL_TTL_S = 7 * 24 * 60 * 60;
 
 export interface SyncCalendarOptions {
   /** A googleapis Calendar client whose auth reaches the account (rootUrl may point elsewhere). */
@@ -34,111 +41,168 @@ export interface SyncCalendarOptions {
   signal?: AbortSignal;
 }
 
-export interface SyncResult {
-  mode: 'full' | 'incremental';
-  /** A sync token had expired (410 Gone), so a full sync ran instead. */
-  restarted: boolean;
-  /** The sync went on from a page token stored by an earlier, unfinished sync. */
-  resumed: boolean;
-  pages: number;
-  /** Events Google sent. */
-  received: number;
-  upserted: number;
-  deleted: number;
-  swept: number;
-}
-
 type GoogleEvent = calendar_v3.Schema$Event;
 
-/** Runs one sync of a calendar to its end; see the module comment. */
-export async function syncCalendar(options: SyncCalendarOptions): Promise<SyncResult> {
-  const { store, calendarId, tenantId } = options;
-  const state = options.state === undefined ? await store.syncState(calendarId) : options.state;
-  const result: SyncResult = {
-    mode: state?.syncToken ? 'incremental' : 'full',
-    restarted: false,
-    resumed: (state?.pageToken ?? null) !== null,
-    pages: 0,
-    received: 0,
-    upserted: 0,
-    deleted: 0,
-    swept: 0,
-  };
-  try {
-    let current = state;
-    if (current === null || (current.syncToken === null && current.pageToken === null)) {
-      current = await store.resetForFullSync(calendarId, tenantId);
-    }
-    try {
-      await pages(options, current.syncToken, current.pageToken, result);
-    } catch (error) {
-      if (!isGone(error)) {
-        throw error;
-      }
-      const fresh = await store.resetForFullSync(calendarId, tenantId);
-      Object.assign(result, { mode: 'full', restarted: true, resumed: false });
-      await pages(options, fresh.syncToken, fresh.pageToken, result);
-    }
-    return result;
-  } catch (error) {
-    const failure = failureOf(error, Date.now());
-    if (failure === null) {
-      throw error;
-    }
-    await store.recordFailure(calendarId, tenantId, `events.list: ${describeFailure(failure)}`);
-    throw permanentError(failure, { operation: 'events.list', calendarId: options.externalId });
-  }
+/** Runs one sync of a Google calendar to its end through the mirror's engine. */
+export function syncCalendar(options: SyncCalendarOptions): Promise<SyncResult> {
+  const { calendar, pageSize, ...rest } = options;
+  return syncMirror({
+    ...rest,
+    source: googleSyncSource(calendar, pageSize === undefined ? {} : { pageSize }),
+  });
 }
 
-async function pages(
-  options: SyncCalendarOptions,
-  syncToken: string | null,
-  firstPageToken: string | null,
-  result: SyncResult,
-): Promise<void> {
+/** Google's sync source over a client authorised for the calendars' account. */
+export function googleSyncSource(
+  api: calendar_v3.Calendar,
+  options: { pageSize?: number; now?: () => number } = {},
+): SyncSource {
   const maxResults = Math.min(Math.max(1, options.pageSize ?? SYNC_PAGE_SIZE), MAX_PAGE_SIZE);
-  let pageToken = firstPageToken;
-  for (;;) {
+  const now = options.now ?? Date.now;
+  const page = async (
+    externalId: string,
+    syncToken: string | null,
+    pageToken: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<SyncStep> => {
     // A sync token rules out every other restriction; a full listing asks for deleted events too,
     // so cancelled instances (removed occurrences) reach the mirror.
     const params: calendar_v3.Params$Resource$Events$List = {
-      calendarId: options.externalId,
+      calendarId: externalId,
       maxResults,
       singleEvents: false,
       ...(syncToken === null ? { showDeleted: true } : { syncToken }),
       ...(pageToken === null ? {} : { pageToken }),
     };
-    const { data } = await options.calendar.events.list(params, { signal: options.signal, retry: false });
+    let data: calendar_v3.Schema$Events;
+    try {
+      ({ data } = await api.events.list(params, { signal, retry: false }));
+    } catch (error) {
+      if (isGone(error)) {
+        return { kind: 'expired', error };
+      }
+      throw error;
+    }
     const items = data.items ?? [];
     const next = data.nextPageToken ?? null;
     const token = data.nextSyncToken ?? null;
     if (next === null && token === null) {
       throw new CalgateError(
         'upstream_unavailable',
-        `Google listed calendar '${options.externalId}' without a next page or sync token.`,
+        `Google listed calendar '${externalId}' without a next page or sync token.`,
       );
     }
-    const outcome: PageOutcome = await options.store.applyPage(
-      options.calendarId,
-      options.tenantId,
-      items.filter((event) => typeof event.id === 'string').map(toMirrorEvent),
-      { nextPageToken: next, nextSyncToken: next === null ? token : null },
-    );
-    result.pages += 1;
-    result.received += items.length;
-    result.upserted += outcome.upserted;
-    result.deleted += outcome.deleted;
-    result.swept += outcome.swept;
-    if (next === null) {
-      return;
-    }
-    pageToken = next;
-  }
+    return {
+      kind: 'batch',
+      upserts: items.filter((event) => typeof event.id === 'string').map(toMirrorEvent),
+      removals: [],
+      received: items.length,
+      next: next === null ? { cursor: token as string } : { pageToken: next },
+    };
+  };
+  const push: PushHooks = {
+    path: GOOGLE_PUSH_PATH,
+    async open(calendar, channel) {
+      const { data } = await api.events.watch({
+        calendarId: calendar.externalId,
+        requestBody: {
+          id: channel.channelId,
+          type: 'web_hook',
+          address: channel.address,
+          token: channel.token,
+          params: { ttl: String(CHANNEL_TTL_S) },
+        },
+      });
+      if (!data.resourceId) {
+        throw new Error(
+          `Google opened channel ${channel.channelId} on ${calendar.calendarId} without a resourceId.`,
+        );
+      }
+      const expiration = data.expiration ? Number(data.expiration) : now() + CHANNEL_TTL_S * 1000;
+      return { resourceId: data.resourceId, expiration };
+    },
+    async stop(_calendar, channel) {
+      try {
+        await api.channels.stop({ requestBody: { id: channel.channelId, resourceId: channel.resourceId } });
+      } catch (error) {
+        if (statusOf(error) !== 404) {
+          throw error;
+        }
+      }
+    },
+  };
+  return {
+    provider: 'google',
+    format: GOOGLE_MIRROR_FORMAT,
+    full: (calendar, { pageToken }, signal) => page(calendar.externalId, null, pageToken, signal),
+    changes: (calendar, { cursor, pageToken }, signal) =>
+      page(calendar.externalId, cursor, pageToken, signal),
+    failure(error, calendar) {
+      const failure = failureOf(error, Date.now());
+      if (failure === null) {
+        return null;
+      }
+      return {
+        message: `events.list: ${describeFailure(failure)}`,
+        error: permanentError(failure, { operation: 'events.list', calendarId: calendar.externalId }),
+      };
+    },
+    push,
+  };
 }
 
 function isGone(error: unknown): boolean {
   const failure = failureOf(error, Date.now());
   return failure?.kind === 'http' && failure.status === 410;
+}
+
+function statusOf(error: unknown): number | undefined {
+  if (error !== null && typeof error === 'object' && 'status' in error && typeof error.status === 'number') {
+    return error.status;
+  }
+  return undefined;
+}
+
+/** Google events in the mirror: rows keep the resource as Google sent it. */
+export const GOOGLE_MIRROR_FORMAT: MirrorFormat = {
+  toMirrorEvent: (event) => toMirrorEvent(event as GoogleEvent),
+  deletion,
+  toEvent: (row) => toCalendarEvent(row.raw as GoogleEvent),
+  instanceLink,
+};
+
+/** What a delete leaves in the mirror: a single event or series removed, an instance cancelled. */
+function deletion(calendar: CalendarRef, eventId: string, now: number): MirrorEventInput {
+  const parsed = parseInstanceId(eventId);
+  const originalStart = parsed === null ? null : instantOfKey(parsed.key, calendar.timeZone);
+  return toMirrorEvent({
+    id: eventId,
+    status: 'cancelled',
+    updated: new Date(now).toISOString(),
+    ...(parsed === null || originalStart === null
+      ? {}
+      : {
+          recurringEventId: parsed.masterId,
+          originalStartTime: { dateTime: new Date(originalStart).toISOString() },
+        }),
+  });
+}
+
+/**
+ * Google's link to one occurrence: the series' link with `eid` = base64url("<instanceId> <calendar>")
+ * in place of "<masterId> <calendar>". A link of another form is kept as it is.
+ */
+function instanceLink(masterLink: string, masterId: string, instanceId: string): string {
+  const match = /([?&]eid=)([A-Za-z0-9_-]+)/.exec(masterLink);
+  if (match === null) {
+    return masterLink;
+  }
+  const decoded = Buffer.from(match[2] as string, 'base64url').toString('utf8');
+  if (!decoded.startsWith(`${masterId} `)) {
+    return masterLink;
+  }
+  const eid = Buffer.from(`${instanceId}${decoded.slice(masterId.length)}`).toString('base64url');
+  return masterLink.replace(match[0], `${match[1]}${eid}`);
 }
 
 const instant = (value: string | null | undefined): Date | null => {

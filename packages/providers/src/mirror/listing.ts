@@ -2,14 +2,14 @@
  * A listing answered from mirror rows, the way Google answers events.list: single events and
  * exceptions by their own times, series expanded into instances (`<masterId>_<key>` ids) with
  * their exceptions in place, cancelled occurrences left out unless asked for, sorted and paged.
- * Events are built from the resources Google sent, so a mirrored event reads like a fetched one.
+ * Events are built from the resources the provider sent (its MirrorFormat reads them back), so
+ * a mirrored event reads like a fetched one.
  */
 import { type CompiledSeries, compileSeries, expandCompiledSeries } from '@calgate/core';
 import type { MirrorResourceRow } from '@calgate/store';
-import type { calendar_v3 } from '@googleapis/calendar';
-import { toCalendarEvent } from '../google/mapping.ts';
 import { instanceEtag, instantOf, MAX_INSTANCES, startKey } from '../local/rows.ts';
 import type { CalendarEvent, CalendarRef } from '../types.ts';
+import type { MirrorFormat } from './source.ts';
 
 export interface ListingWindow {
   timeMin?: number | undefined;
@@ -60,8 +60,6 @@ export function inWindow(event: CalendarEvent, zone: string, window: ListingWind
   );
 }
 
-const eventOf = (row: MirrorResourceRow) => toCalendarEvent(row.raw as calendar_v3.Schema$Event);
-
 /**
  * The events of a window. `rows` are the mirror's rows for it (masters, exceptions, singles);
  * rows with `matched: false` are exceptions read only to hide the instances they replace.
@@ -70,6 +68,7 @@ export function listingEvents(
   rows: readonly MirrorResourceRow[],
   calendar: CalendarRef,
   options: ListingOptions,
+  format: MirrorFormat,
 ): CalendarEvent[] {
   const zone = calendar.timeZone;
   const replaced = new Set<string>();
@@ -93,7 +92,7 @@ export function listingEvents(
     if (cancelled && !options.showDeleted && !cancelledOccurrence) {
       continue;
     }
-    const event = eventOf(row);
+    const event = format.toEvent(row);
     const recurring = (event.recurrence?.length ?? 0) > 0 && row.recurringEventId === null;
     if (!recurring) {
       // A cancelled occurrence carries no times of its own: it sits where the rule put it.
@@ -112,7 +111,7 @@ export function listingEvents(
       }
       continue;
     }
-    out.push(...instancesOf(row, event, zone, options, replaced));
+    out.push(...instancesOf(row, event, zone, options, replaced, format));
   }
   return out;
 }
@@ -123,6 +122,7 @@ function instancesOf(
   zone: string,
   options: ListingOptions,
   replaced: ReadonlySet<string>,
+  format: MirrorFormat,
 ): CalendarEvent[] {
   const series = seriesOf(row, master, zone);
   if (series === null) {
@@ -157,29 +157,12 @@ function instancesOf(
       recurringEventId: row.eventId,
       originalStartTime: instance.originalStart,
     };
-    if (base.htmlLink !== undefined) {
-      event.htmlLink = instanceLink(base.htmlLink, row.eventId, id);
+    if (base.htmlLink !== undefined && format.instanceLink !== undefined) {
+      event.htmlLink = format.instanceLink(base.htmlLink, row.eventId, id);
     }
     out.push(event);
   }
   return out;
-}
-
-/**
- * Google's link to one occurrence: the series' link with `eid` = base64url("<instanceId> <calendar>")
- * in place of "<masterId> <calendar>". A link of another form is kept as it is.
- */
-function instanceLink(masterLink: string, masterId: string, instanceId: string): string {
-  const match = /([?&]eid=)([A-Za-z0-9_-]+)/.exec(masterLink);
-  if (match === null) {
-    return masterLink;
-  }
-  const decoded = Buffer.from(match[2] as string, 'base64url').toString('utf8');
-  if (!decoded.startsWith(`${masterId} `)) {
-    return masterLink;
-  }
-  const eid = Buffer.from(`${instanceId}${decoded.slice(masterId.length)}`).toString('base64url');
-  return masterLink.replace(match[0], `${match[1]}${eid}`);
 }
 
 /** With singleEvents=false a master shows when one of its instances falls in the window. */

@@ -1,23 +1,24 @@
 /**
- * A Google calendar read from its mirror in Postgres instead of from Google.
+ * A calendar read from its mirror in Postgres instead of from its provider (Google today): the
+ * upstream CalendarProvider answers what the mirror cannot, and the provider's MirrorFormat
+ * (mirror/source.ts) turns its events into rows and back.
  *
  * Freshness rule: a listing is answered from the mirror when the calendar's first full sync is
- * done and either it was synced within `maxStalenessMs`, or a push channel is open and Google
- * has pushed nothing since the last sync. Otherwise one incremental sync runs first (usually an
- * empty page). Pages say which sync they reflect (`syncedAt`). When the mirror cannot answer
- * (no full sync yet, the sync failed, a window too large for one read) Google answers, as
- * before; a calendar never synced gets its first sync queued.
+ * done and either it was synced within `maxStalenessMs`, or a push channel is open and the
+ * upstream has pushed nothing since the last sync. Otherwise one incremental sync runs first
+ * (usually an empty page). Pages say which sync they reflect (`syncedAt`). When the mirror cannot
+ * answer (no full sync yet, the sync failed, a window too large for one read) the upstream
+ * answers, as before; a calendar never synced gets its first sync queued.
  *
- * Writes go to Google and their answers into the mirror at once (write-through), so a read right
- * after a write sees it. Free/busy, quick add, colours and single-event fetches of ids the mirror
- * does not hold stay with Google, and so does any listing that asks for `fresh` data (booking).
+ * Writes go to the upstream and their answers into the mirror at once (write-through), so a read
+ * right after a write sees it. Free/busy, quick add, colours and single-event fetches of ids the
+ * mirror does not hold stay with the upstream, and so does any listing that asks for `fresh` data
+ * (booking).
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
 import { CalgateError } from '@calgate/core';
 import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
-import type { calendar_v3 } from '@googleapis/calendar';
-import { toMirrorEvent } from '../google/sync.ts';
-import { instanceEtag, instantOfKey, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
+import { instanceEtag, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
 import type {
   CalendarEvent,
   CalendarProvider,
@@ -33,8 +34,9 @@ import type {
 } from '../types.ts';
 import { MirrorBatches } from './batch.ts';
 import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
+import type { MirrorFormat } from './source.ts';
 
-/** Rows one mirror read takes at most; a window with more is read from Google instead. */
+/** Rows one mirror read takes at most; a window with more is read from the upstream instead. */
 const READ_ROWS = 2_500;
 /** All-day events are stored at UTC midnight: read this much around a window, then filter exactly. */
 const ALL_DAY_SLACK_MS = 14 * 3_600_000;
@@ -57,7 +59,9 @@ export interface MirrorReadDeps {
   requestSync(tenantId: string, calendarId: string): Promise<void>;
   /** Records that the calendar is being read (the planner keeps such calendars polled). */
   touch(calendarId: string): void;
-  /** Told when the mirror could not answer and Google did instead. */
+  /** The upstream as users know it ('Google'), for messages; 'its provider' when not given. */
+  upstreamName?: string;
+  /** Told when the mirror could not answer and the upstream did instead. */
   onFallback?(calendarId: string, reason: string, error?: unknown): void;
   now?: () => number;
 }
@@ -67,9 +71,9 @@ type Fresh = { ok: true; syncedAt: number } | { ok: false; reason: string };
 type FirstEvents = { events: CalendarEvent[]; completeBefore?: number };
 
 export class MirroredCalendarProvider implements CalendarProvider {
-  readonly kind = 'google' as const;
   readonly readsLocally = true;
   readonly #upstream: CalendarProvider;
+  readonly #format: MirrorFormat;
   readonly #connection: MirrorConnection;
   readonly #deps: MirrorReadDeps;
   readonly #now: () => number;
@@ -81,8 +85,14 @@ export class MirroredCalendarProvider implements CalendarProvider {
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
 
-  constructor(upstream: CalendarProvider, connection: MirrorConnection, deps: MirrorReadDeps) {
+  constructor(
+    upstream: CalendarProvider,
+    format: MirrorFormat,
+    connection: MirrorConnection,
+    deps: MirrorReadDeps,
+  ) {
     this.#upstream = upstream;
+    this.#format = format;
     this.#connection = connection;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
@@ -92,6 +102,11 @@ export class MirroredCalendarProvider implements CalendarProvider {
       MirroredCalendarProvider.#batches.set(deps.mirror, batch);
     }
     this.#batch = batch;
+  }
+
+  /** The upstream's kind: a mirrored calendar is still its provider's. */
+  get kind(): CalendarProvider['kind'] {
+    return this.#upstream.kind;
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
@@ -137,7 +152,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
       read = await this.#firstEvents(calendar, exact, options, wanted, query.elastic === true);
     } else {
       const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS });
-      read = rows.length >= READ_ROWS ? null : { events: listingEvents(rows, calendar, options) };
+      read =
+        rows.length >= READ_ROWS ? null : { events: listingEvents(rows, calendar, options, this.#format) };
     }
     if (read === null) {
       return this.#fallback(calendar, query, 'window too large for one mirror read', signal);
@@ -160,7 +176,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
 
   pageTokenAt(pageToken: string | undefined, index: number): string | undefined {
     if (pageToken !== undefined && !pageToken.startsWith(PAGE_TOKEN_PREFIX)) {
-      return undefined; // Google's token: Google answered that listing
+      return undefined; // the upstream's token: the upstream answered that listing
     }
     return `${PAGE_TOKEN_PREFIX}${(pageToken === undefined ? 0 : decodeToken(pageToken)) + index}`;
   }
@@ -188,12 +204,12 @@ export class MirroredCalendarProvider implements CalendarProvider {
     for (let first = wanted + FIRST_SLACK; ; first = Math.min(first * 4, READ_ROWS)) {
       const { rows, throughMs, shared } = await this.#batch.firstRows(calendar.id, { ...window, first });
       if (throughMs === null) {
-        return { events: listingEvents(rows, calendar, options) };
+        return { events: listingEvents(rows, calendar, options, this.#format) };
       }
       // Series are expanded only as far as the rows are known (all-day instances sort by their
       // UTC midnight, up to a day from their instant in the calendar's zone).
       const expandUntil = throughMs + ALL_DAY_SLACK_MS;
-      const events = listingEvents(rows, calendar, { ...options, expandUntil });
+      const events = listingEvents(rows, calendar, { ...options, expandUntil }, this.#format);
       const known = events.filter((event) => startKey(event) < throughMs);
       if (known.length >= wanted) {
         return { events: known };
@@ -216,10 +232,10 @@ export class MirroredCalendarProvider implements CalendarProvider {
     this.#deps.onFallback?.(calendar.id, reason);
     const { pageToken: _mirrorToken, ...upstreamQuery } = query;
     if (query.pageToken !== undefined) {
-      // A mirror page token means nothing to Google: the listing starts over there.
+      // A mirror page token means nothing to the upstream: the listing starts over there.
       throw new CalgateError(
         'invalid_argument',
-        'The page token has expired (the calendar is being read from Google again); list from the first page.',
+        `The page token has expired (the calendar is being read from ${this.#deps.upstreamName ?? 'its provider'} again); list from the first page.`,
       );
     }
     return this.#upstream.listEvents(calendar, upstreamQuery, signal);
@@ -293,13 +309,13 @@ export class MirroredCalendarProvider implements CalendarProvider {
     options?: WriteOptions,
   ): Promise<CalendarEvent> {
     const event = await this.#upstream.insertEvent(calendar, input, options);
-    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
     return event;
   }
 
   async quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent> {
     const event = await this.#upstream.quickAdd(calendar, text, options);
-    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
     return event;
   }
 
@@ -311,14 +327,14 @@ export class MirroredCalendarProvider implements CalendarProvider {
   ): Promise<CalendarEvent> {
     const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
     const event = await this.#upstream.patchEvent(calendar, eventId, patch, upstreamOptions);
-    await this.#writeThrough(calendar, [mirrorInput(event)]);
+    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
     return event;
   }
 
   async deleteEvent(calendar: CalendarRef, eventId: string, options: WriteOptions = {}): Promise<void> {
     const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
     await this.#upstream.deleteEvent(calendar, eventId, upstreamOptions);
-    await this.#writeThrough(calendar, [deletion(calendar, eventId, this.#now())]);
+    await this.#writeThrough(calendar, [this.#format.deletion(calendar, eventId, this.#now())]);
   }
 
   /**
@@ -353,7 +369,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
     try {
       await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
     } catch (error) {
-      // The write is done at Google; the mirror catches up by syncing before the next read.
+      // The write is done upstream; the mirror catches up by syncing before the next read.
       this.#dirty.add(calendar.id);
       this.#deps.onFallback?.(calendar.id, 'write-through failed', error);
     }
@@ -400,25 +416,4 @@ function decodeToken(token: string): number {
     );
   }
   return offset;
-}
-
-function mirrorInput(event: CalendarEvent): MirrorEventInput {
-  return toMirrorEvent(event as calendar_v3.Schema$Event);
-}
-
-/** What a delete leaves in the mirror: a single event or series removed, an instance cancelled. */
-function deletion(calendar: CalendarRef, eventId: string, now: number): MirrorEventInput {
-  const parsed = parseInstanceId(eventId);
-  const originalStart = parsed === null ? null : instantOfKey(parsed.key, calendar.timeZone);
-  return toMirrorEvent({
-    id: eventId,
-    status: 'cancelled',
-    updated: new Date(now).toISOString(),
-    ...(parsed === null || originalStart === null
-      ? {}
-      : {
-          recurringEventId: parsed.masterId,
-          originalStartTime: { dateTime: new Date(originalStart).toISOString() },
-        }),
-  });
 }

@@ -1,5 +1,6 @@
 /**
- * Google push channels on mirrored calendars (mirror_channels). Nothing secret is kept: the
+ * Push channels on mirrored calendars (mirror_channels): Google's events.watch today, any
+ * provider whose sync source has push hooks. Nothing secret is kept: the
  * channel token is recomputed from the channel id (see the gateway's mirror/channels.ts). The
  * receiver's write is one conditional UPDATE, so two gateways given the same notification (a
  * retry racing the original) accept it once.
@@ -29,17 +30,19 @@ export interface NewMirrorChannel {
   expiration: number;
 }
 
-/** The calendar a channel watches, with what a Calendar client for its connection needs. */
+/** The calendar a channel watches, with what a client for its connection needs. */
 export interface WatchTarget {
   tenantId: string;
   calendarId: string;
-  /** Google's calendar id. */
+  /** The calendar's id at its provider. */
   externalId: string;
   connectionId: string;
+  /** The connection's provider (`connections.provider`): whose push hooks open and stop it. */
+  provider: string;
   auth: 'oauth' | 'service_account';
 }
 
-/** A channel with its calendar's connection, to stop it at Google. */
+/** A channel with its calendar's connection, to stop it at the provider. */
 export interface WatchedChannel {
   channel: MirrorChannelRow;
   calendar: WatchTarget;
@@ -65,8 +68,13 @@ interface RawChannelRow {
 const COLUMNS =
   'channel_id, tenant_id, calendar_id, resource_id, expiration, created_at, last_message_number, last_notified_at';
 
-/** A calendar the mirror syncs: enabled, of an active Google connection that can sign in. */
-const SYNCABLE = `c.enabled AND n.provider = 'google' AND n.status = 'active'
+/**
+ * A calendar the mirror syncs with push: enabled, of an active connection that can sign in, of a
+ * provider with push channels (`providers`, the query parameter named).
+ */
+const syncable = (
+  providers: string,
+) => `c.enabled AND n.provider::text = ANY(${providers}) AND n.status = 'active'
   AND n.auth IN ('oauth', 'service_account')`;
 
 interface RawTargetRow {
@@ -74,6 +82,7 @@ interface RawTargetRow {
   calendar_id: string;
   external_id: string;
   connection_id: string;
+  provider: string;
   auth: 'oauth' | 'service_account';
 }
 
@@ -83,13 +92,14 @@ function targetFromRow(row: RawTargetRow): WatchTarget {
     calendarId: row.calendar_id,
     externalId: row.external_id,
     connectionId: row.connection_id,
+    provider: row.provider,
     auth: row.auth,
   };
 }
 
 const CHANNEL_WITH_TARGET = `${COLUMNS.split(', ')
   .map((column) => `m.${column}`)
-  .join(', ')}, c.external_id, c.connection_id, n.auth::text AS auth`;
+  .join(', ')}, c.external_id, c.connection_id, n.provider::text AS provider, n.auth::text AS auth`;
 
 function watchedFromRow(row: RawChannelRow & RawTargetRow): WatchedChannel {
   return { channel: fromRow(row), calendar: targetFromRow(row) };
@@ -110,9 +120,12 @@ function fromRow(row: RawChannelRow): MirrorChannelRow {
 
 export class MirrorChannelRepository {
   readonly #pool: pg.Pool;
+  readonly #providers: string[];
 
-  constructor(db: Pick<Database, 'pool'>) {
+  /** `providers`: those whose calendars get channels (Google's when not given). */
+  constructor(db: Pick<Database, 'pool'>, options: { providers?: readonly string[] } = {}) {
     this.#pool = db.pool;
+    this.#providers = [...(options.providers ?? ['google'])];
   }
 
   async insert(channel: NewMirrorChannel): Promise<MirrorChannelRow> {
@@ -168,14 +181,15 @@ export class MirrorChannelRepository {
    */
   async unwatched(limit = 100): Promise<WatchTarget[]> {
     const { rows } = await this.#pool.query<RawTargetRow>(
-      `SELECT c.tenant_id, c.id AS calendar_id, c.external_id, c.connection_id, n.auth::text AS auth
+      `SELECT c.tenant_id, c.id AS calendar_id, c.external_id, c.connection_id,
+         n.provider::text AS provider, n.auth::text AS auth
        FROM calendars c
        JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
        JOIN mirror_sync_state s ON s.calendar_id = c.id
-       WHERE ${SYNCABLE} AND s.full_sync_at IS NOT NULL
+       WHERE ${syncable('$2')} AND s.full_sync_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM mirror_channels m WHERE m.calendar_id = c.id AND m.expiration > now())
        ORDER BY c.id LIMIT $1`,
-      [limit],
+      [limit, this.#providers],
     );
     return rows.map(targetFromRow);
   }
@@ -187,8 +201,8 @@ export class MirrorChannelRepository {
        FROM mirror_channels m
        JOIN calendars c ON c.id = m.calendar_id AND c.tenant_id = m.tenant_id
        JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
-       WHERE ${SYNCABLE} AND m.expiration < $1 ORDER BY m.expiration LIMIT $2`,
-      [new Date(before), limit],
+       WHERE ${syncable('$3')} AND m.expiration < $1 ORDER BY m.expiration LIMIT $2`,
+      [new Date(before), limit, this.#providers],
     );
     return rows.map(watchedFromRow);
   }
@@ -200,8 +214,8 @@ export class MirrorChannelRepository {
        FROM mirror_channels m
        JOIN calendars c ON c.id = m.calendar_id AND c.tenant_id = m.tenant_id
        JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
-       WHERE NOT (${SYNCABLE}) ORDER BY m.created_at LIMIT $1`,
-      [limit],
+       WHERE NOT (${syncable('$2')}) ORDER BY m.created_at LIMIT $1`,
+      [limit, this.#providers],
     );
     return rows.map(watchedFromRow);
   }

@@ -1,4 +1,4 @@
-/** The event mirror: Google calendars' events kept in Postgres by incremental sync. */
+/** The event mirror: upstream calendars' events (Google's today) kept in Postgres by incremental sync. */
 
 export {
   MirrorChannelRepository,

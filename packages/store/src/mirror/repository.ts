@@ -1,5 +1,5 @@
 /**
- * The event mirror in Postgres: pages of a Google sync applied atomically, the change feed,
+ * The event mirror in Postgres: pages of a sync applied atomically, the change feed,
  * per-calendar sync state, range reads and search. Raw SQL through the pool: a page is one
  * upsert of a JSON record set, which Prisma cannot express.
  */

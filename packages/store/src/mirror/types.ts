@@ -2,7 +2,7 @@
 
 /**
  * One event as a sync hands it to the mirror: a master, an exception or a single event in
- * Google's singleEvents=false listing. Instants are Dates; all-day events carry their dates
+ * listing of masters and exceptions (Google's singleEvents=false). Instants are Dates; all-day events carry their dates
  * (`YYYY-MM-DD`) and start/end at UTC midnight of those dates.
  */
 export interface MirrorEventInput {
@@ -15,7 +15,7 @@ export interface MirrorEventInput {
   description: string | null;
   location: string | null;
   allDay: boolean;
-  /** Null only for cancelled events, which Google may send without times. */
+  /** Null only for cancelled events, which upstreams may send without times. */
   startAt: Date | null;
   endAt: Date | null;
   startDate: string | null;
@@ -28,7 +28,7 @@ export interface MirrorEventInput {
   attendees: unknown;
   updated: Date | null;
   etag: string | null;
-  /** The event resource as Google sent it. */
+  /** The event resource as its provider sent it (the provider's MirrorFormat reads it back). */
   raw: Record<string, unknown>;
 }
 
@@ -39,7 +39,7 @@ export interface MirrorEventRow extends MirrorEventInput {
   matched?: boolean;
 }
 
-/** A stored event as listings read it: the resource as Google sent it and the keys beside it. */
+/** A stored event as listings read it: the resource as its provider sent it and the keys beside it. */
 export interface MirrorResourceRow {
   eventId: string;
   recurringEventId: string | null;
@@ -118,7 +118,7 @@ export interface MirrorFreshness {
   ready: boolean;
   syncedAt: number | null;
   pushedAt: number | null;
-  /** A push channel is open on the calendar (Google tells Calgate about changes). */
+  /** A push channel is open on the calendar (the upstream tells Calgate about changes). */
   watched: boolean;
 }
 

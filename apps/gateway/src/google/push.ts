@@ -1,14 +1,18 @@
 /**
  * POST /api/google/push: Google's notifications for mirrored calendars' channels. The only
- * credential is the channel token, an HMAC of the channel id (channels.ts), checked in constant
- * time before anything is read. Message numbers only go up per channel, so a replay or a retried
+ * credential is the channel token, an HMAC of the channel id (mirror/channels.ts), checked in
+ * constant time before anything is read. Message numbers only go up per channel, so a replay or a retried
  * duplicate is answered 200 and ignored. `exists` marks the calendar pushed and hands it to
  * `onChange` (the sync job's enqueue); `not_exists` drops the channel. Answers stay fast and
  * empty: Google retries 5xx, and a refused notification tells a prober nothing.
  */
+import { GOOGLE_PUSH_PATH } from '@calgate/providers';
 import type { MirrorChannelRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type ChannelTokens, PUSH_PATH } from './channels.ts';
+import type { ChannelTokens } from '../mirror/channels.ts';
+
+/** Where Google sends notifications, under PUBLIC_URL (the Google sync source's push path). */
+export const PUSH_PATH = GOOGLE_PUSH_PATH;
 
 export interface MirrorPushDeps {
   channels: MirrorChannelRepository;

@@ -52,6 +52,12 @@ import type { AppDeps } from './app.ts';
 import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
+import {
+  type ClientCapabilityStore,
+  failSafeCapabilities,
+  MemoryClientCapabilityStore,
+  RedisClientCapabilityStore,
+} from './client-capabilities.ts';
 import { type Config, ConfigError } from './config.ts';
 import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
@@ -388,6 +394,7 @@ export async function createRuntime(
     let slotLock: SlotLock = new MemorySlotLock();
     // What each key's agent was shown that may carry instructions, across gateways with Redis.
     let exposures: ExposureLog = new MemoryExposureLog();
+    let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -399,6 +406,7 @@ export async function createRuntime(
       logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
+      clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
       closers.unshift(async () => {
         client.disconnect();
       });
@@ -508,6 +516,7 @@ export async function createRuntime(
       rateLimiter,
       logLevels,
       exposures,
+      clientCapabilities,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

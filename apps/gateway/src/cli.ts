@@ -27,7 +27,7 @@ Commands:
                                 own answers in (none: each key's default calendar's)
   key create --name N [--expires ISO] [--toolsets a,b]
                                 create an API key (the secret is shown once)
-  key list                      keys with their default calendar, time zone and toolsets
+  key list                      keys with their default calendar, time zone, toolsets and hijack policy
   key set --key K [--default-calendar C|none] [--time-zone Z|none] [--default-agent A|none] [--toolsets a,b]
           [--hijack-policy ask|strict|off]
                                 what calendarId 'primary' means for the key and its zone

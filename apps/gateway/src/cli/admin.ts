@@ -156,7 +156,7 @@ async function runAdmin(
         list
           .map(
             (k) =>
-              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "the workspace's"}  toolsets ${k.toolsets.join(',')}`,
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "the workspace's"}  toolsets ${k.toolsets.join(',')}  hijack policy ${k.hijackPolicy}`,
           )
           .join('\n') || 'No API keys.',
       );

@@ -12,6 +12,7 @@ import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { registerBrowserErrorPages } from './http/browser-errors.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { registerDashboardAudit } from './http/dashboard-audit.ts';
+import type { ElicitationRelay } from './http/elicitation-relay.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
@@ -44,6 +45,8 @@ export interface AppDeps {
   exposures?: ExposureLog;
   /** Whether each key's MCP client declared form elicitation; per process when absent. */
   clientCapabilities?: ClientCapabilityStore;
+  /** Answers to elicitation forms, passed between gateway processes; per process when absent. */
+  elicitations?: ElicitationRelay;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];

@@ -64,6 +64,7 @@ import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgre
 import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
+import { ElicitationRelay } from './http/elicitation-relay.ts';
 import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import {
   failOpenLogLevels,
@@ -81,6 +82,10 @@ import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } from './outage-log.ts';
+
+/** Where gateway processes pass clients' answers to elicitation forms. */
+const ELICITATION_CHANNEL = 'calgate:elicitations';
+
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';
@@ -395,6 +400,7 @@ export async function createRuntime(
     // What each key's agent was shown that may carry instructions, across gateways with Redis.
     let exposures: ExposureLog = new MemoryExposureLog();
     let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
+    let elicitations = new ElicitationRelay();
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -407,7 +413,22 @@ export async function createRuntime(
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
       clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
+      // A form's answer may reach another gateway process than the call waiting for it.
+      const subscriber = client.duplicate({ connectionName: 'calgate-elicitations', autoResubscribe: false });
+      subscriber.on('error', () => {});
+      elicitations = new ElicitationRelay({
+        publish: (payload) => {
+          client.publish(ELICITATION_CHANNEL, payload).catch(() => {});
+        },
+      });
+      const relay = elicitations;
+      subscriber.on('message', (_channel, payload: string) => relay.receive(payload));
+      // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
+      subscriber.on('ready', () => {
+        subscriber.subscribe(ELICITATION_CHANNEL).catch(() => {});
+      });
       closers.unshift(async () => {
+        subscriber.disconnect();
         client.disconnect();
       });
     }
@@ -517,6 +538,7 @@ export async function createRuntime(
       logLevels,
       exposures,
       clientCapabilities,
+      elicitations,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

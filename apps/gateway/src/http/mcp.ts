@@ -62,6 +62,8 @@ export interface McpRouteDeps {
   exposures?: ExposureLog | undefined;
   /** Risky calls waiting for a person's confirmation; without it no action is checked. */
   confirmations?: ConfirmationRepository | undefined;
+  /** Carries clients' answers to elicitation forms to the waiting call; this process only when absent. */
+  elicitations?: ElicitationRelay | undefined;
   /** Whether each key's client declared form elicitation; a store of this process when absent. */
   clientCapabilities?: ClientCapabilityStore | undefined;
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
@@ -189,7 +191,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   const slots = new KeySlots(limits);
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
-  const relay = new ElicitationRelay();
+  const relay = deps.elicitations ?? new ElicitationRelay();
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;

@@ -268,6 +268,24 @@ describe('risky actions after suspicious content need the person (official SDK c
       "SELECT tool, target, actor_user_id FROM audit_log WHERE kind = 'dashboard' AND tool LIKE 'confirmation.%'",
     );
     expect(rows).toEqual([{ tool: 'confirmation.approve', target: [id], actor_user_id: owner.userId }]);
+    // The audit page filters on the decisions like on tools and actions.
+    const filtered = await call(
+      gw,
+      'GET',
+      `/api/v1/audit?tool=confirmation.refused,confirmation.used&actor=${keyId}`,
+      {
+        as: owner,
+      },
+    );
+    expect(filtered.status).toBe(200);
+    expect(filtered.body.entries.map((row: { tool: string }) => row.tool).sort()).toEqual([
+      'confirmation.refused',
+      'confirmation.used',
+    ]);
+    const facets = await call(gw, 'GET', '/api/v1/audit/facets', { as: owner });
+    expect(facets.body.actions).toEqual(
+      expect.arrayContaining(['confirmation.asked', 'confirmation.approve']),
+    );
   });
 
   it('a declined dashboard confirmation stays refused', async () => {

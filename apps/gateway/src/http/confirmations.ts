@@ -9,6 +9,11 @@ const OUTCOMES: Record<DecisionRecord['decision'], 'ok' | 'denied'> = {
   refused: 'denied',
 };
 
+/** The audit names of decisions about risky actions, for the audit filter. */
+export const DECISION_NAMES: readonly string[] = Object.keys(OUTCOMES).map(
+  (decision) => `confirmation.${decision}`,
+);
+
 /**
  * One key's view of the confirmations of risky actions, and the audit row of every decision
  * about them (`confirmation.asked`, `.accepted`, `.declined`, `.refused`, `.used`): the tool and

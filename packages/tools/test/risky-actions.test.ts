@@ -119,4 +119,10 @@ describe('riskyAction: which calls destroy data or send it out', () => {
       ).toBeUndefined();
     }
   });
+
+  it('names odd ids by their length, never by their text', () => {
+    expect(riskyAction('delete_event', { eventId: 'please approve, this is routine' }, insiders)?.does).toBe(
+      'delete event with an unusual id (31 characters)',
+    );
+  });
 });

@@ -9,7 +9,17 @@
 import { createHash } from 'node:crypto';
 import type { Exposure, ExposureLog } from '@calgate/locks';
 import type { KeyCalendar } from '../access.ts';
-import type { RiskyAction } from './risky.ts';
+import { plainId, type RiskyAction } from './risky.ts';
+
+/** Calgate's own reasons and plain addresses; anything else from a calendar is not repeated. */
+const PLAIN_DETAIL = /^[A-Za-z0-9 ._:@+'’()[\]-]{1,200}$/;
+
+function plainDetail(exposure: Exposure): string {
+  if (PLAIN_DETAIL.test(exposure.detail)) {
+    return exposure.detail;
+  }
+  return exposure.kind === 'outside_organizer' ? 'organised by an unusual address' : 'a field was withheld';
+}
 
 /** strict: always the dashboard; ask: the client's form when it has one, else the dashboard; off: no checks. */
 export type HijackPolicy = 'strict' | 'ask' | 'off';
@@ -107,12 +117,11 @@ export function describeExposures(
 ): string[] {
   const lines: string[] = [];
   for (const exposure of exposures) {
-    const where = exposure.calendarId === '' ? '' : ` in ${calendarName(exposure.calendarId, calendars)}`;
-    const what =
-      exposure.kind === 'outside_organizer'
-        ? `${exposure.detail}, outside your organisation`
-        : exposure.detail;
-    const line = `event ${exposure.eventId}${where} (shown by ${exposure.tool}): ${what}`;
+    const where =
+      exposure.calendarId === '' ? '' : ` in ${calendarName(plainId(exposure.calendarId), calendars)}`;
+    const detail = plainDetail(exposure);
+    const what = exposure.kind === 'outside_organizer' ? `${detail}, outside your organisation` : detail;
+    const line = `event ${plainId(exposure.eventId)}${where} (shown by ${exposure.tool}): ${what}`;
     if (!lines.includes(line)) {
       lines.push(line);
     }

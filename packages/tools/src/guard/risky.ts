@@ -35,10 +35,22 @@ export const RISKY_TOOLS: ReadonlySet<string> = new Set([
 
 type Args = Record<string, unknown>;
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const PLAIN_ID = /^[A-Za-z0-9._:@+#/-]{1,120}$/;
+
+/**
+ * An id as the person may read it: ids come from the agent's arguments or from other people's
+ * calendars, so anything but a plain id is not repeated (it could be words aimed at the person).
+ */
+export function plainId(value: string): string {
+  return PLAIN_ID.test(value) ? value : `with an unusual id (${value.length} characters)`;
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? plainId(value) : undefined);
 
 function emails(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string').map(plainId)
+    : [];
 }
 
 /** Addresses outside the organisation; with no insiders known, every address is outside. */

@@ -268,6 +268,23 @@ describe('risky actions after suspicious content need the person (official SDK c
       "SELECT tool, target, actor_user_id FROM audit_log WHERE kind = 'dashboard' AND tool LIKE 'confirmation.%'",
     );
     expect(rows).toEqual([{ tool: 'confirmation.approve', target: [id], actor_user_id: owner.userId }]);
+    // The refused calls themselves are recorded as denied, with why.
+    const calls = await gw.db.pool.query(
+      "SELECT outcome, error_code FROM audit_log WHERE key_id = $1 AND tool = 'delete_event' ORDER BY id",
+      [keyId],
+    );
+    expect(
+      calls.rows.map(
+        (row: { outcome: string; error_code: string | null }) => `${row.outcome} ${row.error_code}`,
+      ),
+    ).toEqual([
+      'denied confirmation_required',
+      'denied confirmation_required',
+      'denied confirmation_required',
+      'ok null',
+      'denied confirmation_required',
+      'denied confirmation_required',
+    ]);
     // The audit page filters on the decisions like on tools and actions.
     const filtered = await call(
       gw,

@@ -309,9 +309,11 @@ export async function callTool(
       errorCode = 'invalid_argument';
       return errorResult(describeInputError(definition.name, parsed.error, parameters, definition.input));
     }
-    // Before a slot is taken: a person may take a while to answer.
-    const verdict = await guard(options, definition.name, parsed.data, taken.confirmation, elicit);
-    if (!verdict.ok) {
+    // Before a slot is taken: a person may take a while to answer. Other tools skip even the await.
+    const verdict = RISKY_TOOLS.has(definition.name)
+      ? await guard(options, definition.name, parsed.data, taken.confirmation, elicit)
+      : undefined;
+    if (verdict !== undefined && !verdict.ok) {
       outcome = 'denied';
       errorCode = verdict.code;
       return errorResult(verdict.message);

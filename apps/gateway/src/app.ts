@@ -1,10 +1,11 @@
 import { newId } from '@calgate/core';
 import type { ExposureLog, RateLimiter } from '@calgate/locks';
-import { type AuditLog, PeopleRepository } from '@calgate/store';
+import { type AuditLog, ConfirmationRepository, PeopleRepository } from '@calgate/store';
 import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
+import type { ClientCapabilityStore } from './client-capabilities.ts';
 import type { DirectoryFactory } from './directory.ts';
 import { type MirrorPushDeps, registerMirrorPush } from './google/push.ts';
 import type { DashboardAccountDeps } from './http/api/deps.ts';
@@ -12,6 +13,7 @@ import { DashboardGuard, registerApi } from './http/api/index.ts';
 import { registerBrowserErrorPages } from './http/browser-errors.ts';
 import { type DashboardApiDeps, registerDashboardApi } from './http/dashboard-api.ts';
 import { registerDashboardAudit } from './http/dashboard-audit.ts';
+import type { ElicitationRelay } from './http/elicitation-relay.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
@@ -41,6 +43,10 @@ export interface AppDeps {
   logLevels?: LogLevelStore;
   /** What each key's agent was shown that may carry instructions (read-side screening). */
   exposures?: ExposureLog;
+  /** Whether each key's MCP client declared form elicitation; per process when absent. */
+  clientCapabilities?: ClientCapabilityStore;
+  /** Answers to elicitation forms, passed between gateway processes; per process when absent. */
+  elicitations?: ElicitationRelay;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];
@@ -135,6 +141,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerMcpRoutes(app, {
     ...deps,
     mcpUrl,
+    confirmations: new ConfirmationRepository(deps.dashboard.db.prisma),
     keySettings: keySettings(deps.dashboard.keys, () => deps.authenticator.invalidate()),
   });
   if (deps.mirrorPush !== undefined) {

@@ -27,12 +27,14 @@ Commands:
                                 own answers in (none: each key's default calendar's)
   key create --name N [--expires ISO] [--toolsets a,b]
                                 create an API key (the secret is shown once)
-  key list                      keys with their default calendar, time zone and toolsets
+  key list                      keys with their default calendar, time zone, toolsets and hijack policy
   key set --key K [--default-calendar C|none] [--time-zone Z|none] [--default-agent A|none] [--toolsets a,b]
+          [--hijack-policy ask|strict|off]
                                 what calendarId 'primary' means for the key and its zone
-                                (none: back to the automatic choice), and which toolsets'
+                                (none: back to the automatic choice), which toolsets'
                                 tools its agent sees: calendar, booking, search, rules
-                                (default calendar,booking,search)
+                                (default calendar,booking,search), and what risky actions
+                                need after its agent read suspicious content (default ask)
   key revoke --key K
   calendar create --name N [--time-zone Z]   create a local calendar (zone: the tenant's, else this machine's)
   calendar list

@@ -52,6 +52,12 @@ import type { AppDeps } from './app.ts';
 import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
+import {
+  type ClientCapabilityStore,
+  failSafeCapabilities,
+  MemoryClientCapabilityStore,
+  RedisClientCapabilityStore,
+} from './client-capabilities.ts';
 import { type Config, ConfigError } from './config.ts';
 import { calendarDirectory } from './directory.ts';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './embedded/postgres.ts';
@@ -59,6 +65,7 @@ import { GoogleProviders, type GoogleSetup } from './google/providers.ts';
 import { GoogleConnections } from './google/service.ts';
 import { googleSyncSources } from './google/sync-sources.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
+import { ElicitationRelay } from './http/elicitation-relay.ts';
 import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import {
   failOpenLogLevels,
@@ -76,6 +83,10 @@ import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
 import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } from './outage-log.ts';
+
+/** Where gateway processes pass clients' answers to elicitation forms. */
+const ELICITATION_CHANNEL = 'calgate:elicitations';
+
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';
@@ -410,6 +421,8 @@ export async function createRuntime(
     let slotLock: SlotLock = new MemorySlotLock();
     // What each key's agent was shown that may carry instructions, across gateways with Redis.
     let exposures: ExposureLog = new MemoryExposureLog();
+    let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
+    let elicitations = new ElicitationRelay();
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -421,7 +434,23 @@ export async function createRuntime(
       logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
+      clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
+      // A form's answer may reach another gateway process than the call waiting for it.
+      const subscriber = client.duplicate({ connectionName: 'calgate-elicitations', autoResubscribe: false });
+      subscriber.on('error', () => {});
+      elicitations = new ElicitationRelay({
+        publish: (payload) => {
+          client.publish(ELICITATION_CHANNEL, payload).catch(() => {});
+        },
+      });
+      const relay = elicitations;
+      subscriber.on('message', (_channel, payload: string) => relay.receive(payload));
+      // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
+      subscriber.on('ready', () => {
+        subscriber.subscribe(ELICITATION_CHANNEL).catch(() => {});
+      });
       closers.unshift(async () => {
+        subscriber.disconnect();
         client.disconnect();
       });
     }
@@ -525,6 +554,8 @@ export async function createRuntime(
       rateLimiter,
       logLevels,
       exposures,
+      clientCapabilities,
+      elicitations,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

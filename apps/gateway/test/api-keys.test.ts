@@ -70,6 +70,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
           'defaultAgentId',
           'defaultCalendarId',
           'expiresAt',
+          'hijackPolicy',
           'id',
           'lastUsedAt',
           'name',

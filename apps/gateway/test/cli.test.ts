@@ -188,6 +188,7 @@ describe('calgate CLI', () => {
       timeZone: 'Asia/Tokyo',
       toolsets: ['calendar', 'booking', 'search'],
       defaultAgentId: null,
+      hijackPolicy: 'ask',
     });
     const listed = await json<{ id: string; defaultCalendarId: string | null; timeZone: string | null }[]>(
       'key',
@@ -207,6 +208,7 @@ describe('calgate CLI', () => {
       [['--default-calendar', ''], 2, /--default-calendar needs a calendar id/],
       [[], 2, /Pass --default-calendar, --time-zone and\/or --default-agent/],
       [['--default-agent', ''], 2, /--default-agent needs an agent id/],
+      [['--hijack-policy', 'lax'], 2, /--hijack-policy: use one of strict, ask, off\./],
     ];
     for (const [flags, code, message] of mistakes) {
       const result = await cli('key', 'set', '--key', key.id, ...flags, ...t);
@@ -243,6 +245,9 @@ describe('calgate CLI', () => {
     expect(await json('key', 'set', '--key', key.id, '--default-agent', 'none', ...t)).toMatchObject({
       defaultAgentId: null,
     });
+    const strict = await cli('key', 'set', '--key', key.id, '--hijack-policy', 'strict', ...t);
+    expect(strict.out).toContain('hijack policy strict.');
+    expect(await json('key', 'list', ...t)).toEqual([expect.objectContaining({ hijackPolicy: 'strict' })]);
   });
 });
 

@@ -257,7 +257,11 @@ describe('per-key default calendar and time zone', () => {
         400,
         "Unknown time zone 'Mars/Olympus_Mons': expected an IANA time zone name such as 'Europe/Berlin' or 'UTC'.",
       ],
-      [{}, 400, 'body: give defaultCalendarId, timeZone, defaultAgentId (null clears one) and/or toolsets'],
+      [
+        {},
+        400,
+        'body: give defaultCalendarId, timeZone, defaultAgentId (null clears one), toolsets and/or hijackPolicy',
+      ],
       [{ timeZone: '' }, 400, 'timeZone: give an IANA zone, or null to clear'],
       [{ defaultAgentId: '' }, 400, 'defaultAgentId: give an agent id, or null to clear'],
       [{ defaultAgentId: 'agent\u0007bell' }, 400, 'Default agent id must not contain control characters'],

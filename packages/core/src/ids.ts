@@ -14,7 +14,8 @@ export type IdPrefix =
   | 'tgt'
   | 'sch'
   | 'ocl'
-  | 'inv';
+  | 'inv'
+  | 'cnf';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';

@@ -109,6 +109,8 @@ export interface KeyDefaults {
   toolsets: string[];
   /** Where this key's scheduled prompts go when neither the call nor its _meta names an agent. */
   defaultAgentId: string | null;
+  /** What risky actions need after the key's agent was shown suspicious content: strict, ask or off. */
+  hijackPolicy: string;
 }
 
 /** A key as listed: its summary and its defaults. */
@@ -122,7 +124,12 @@ export interface KeyDefaultsChange {
   toolsets?: readonly string[] | undefined;
   /** The agent (e.g. a Letta agent id) this key's scheduled prompts go to by default; null clears it. */
   defaultAgentId?: string | null | undefined;
+  /** strict, ask or off (see HIJACK_POLICIES). */
+  hijackPolicy?: string | undefined;
 }
+
+/** What a key's risky actions need after its agent was shown suspicious content; the database's CHECK holds the same names. */
+export const HIJACK_POLICIES = ['strict', 'ask', 'off'] as const;
 
 const SUMMARY = {
   id: true,
@@ -141,6 +148,7 @@ const DETAILS = {
   timeZone: true,
   toolsets: true,
   defaultAgentId: true,
+  hijackPolicy: true,
 } as const;
 
 export class ApiKeyRepository {
@@ -322,11 +330,19 @@ export class ApiKeyRepository {
       defaultCalendarId === undefined &&
       timeZone === undefined &&
       change.toolsets === undefined &&
-      change.defaultAgentId === undefined
+      change.defaultAgentId === undefined &&
+      change.hijackPolicy === undefined
     ) {
       throw new CalgateError(
         'invalid_argument',
-        'Nothing to change: give a default calendar, a time zone, toolsets and/or a default agent.',
+        'Nothing to change: give a default calendar, a time zone, toolsets, a default agent and/or a hijack policy.',
+      );
+    }
+    const { hijackPolicy } = change;
+    if (hijackPolicy !== undefined && !(HIJACK_POLICIES as readonly string[]).includes(hijackPolicy)) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Unknown hijack policy '${hijackPolicy}'; use one of ${HIJACK_POLICIES.join(', ')}.`,
       );
     }
     const defaultAgentId =
@@ -372,6 +388,7 @@ export class ApiKeyRepository {
           ...(zone === undefined ? {} : { timeZone: zone }),
           ...(toolsets === undefined ? {} : { toolsets }),
           ...(defaultAgentId === undefined ? {} : { defaultAgentId }),
+          ...(hijackPolicy === undefined ? {} : { hijackPolicy }),
         },
         select: DETAILS,
       });

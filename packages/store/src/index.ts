@@ -12,6 +12,7 @@ export {
   DEFAULT_TOOLSETS,
   displayPrefix,
   generateApiKeySecret,
+  HIJACK_POLICIES,
   hashApiKey,
   type KeyDefaults,
   type KeyDefaultsChange,
@@ -44,6 +45,12 @@ export {
 } from './audit-query.ts';
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
 export { type BookingRecord, BookingRepository } from './bookings.ts';
+export {
+  CONFIRMATION_TTL_MS,
+  ConfirmationRepository,
+  type ConfirmationUseResult,
+  type NewConfirmation,
+} from './confirmations.ts';
 export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
 export { type AuditQuery, queryAudit, setCalendarEnabled } from './dashboard-queries.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';

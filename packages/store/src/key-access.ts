@@ -45,6 +45,8 @@ export interface KeyAccess {
   kind: 'key' | 'oauth';
   /** The tenant's own addresses, lower-cased: its connected accounts' and its users' emails. */
   tenantAddresses: string[];
+  /** What the key's risky actions need after its agent was shown suspicious content. */
+  hijackPolicy: 'strict' | 'ask' | 'off';
 }
 
 interface Row {
@@ -61,13 +63,14 @@ interface Row {
   default_calendar_id: string | null;
   calendars: GrantedCalendar[] | null;
   tenant_addresses: string[] | null;
+  hijack_policy: 'strict' | 'ask' | 'off';
 }
 
 // Raw SQL on purpose: this runs on every cache miss of the bearer-key lookup. EXPIRES is the
 // expression for expires_at: a secret replaced by a rotation also ends with its grace period.
 const query = (expires: string) => `
 SELECT k.id AS key_id, k.tenant_id, k.name, ${expires} AS expires_at, k.revoked_at, k.time_zone,
-  (SELECT t.time_zone FROM tenants t WHERE t.id = k.tenant_id) AS workspace_time_zone, k.toolsets, k.default_agent_id, k.kind,
+  (SELECT t.time_zone FROM tenants t WHERE t.id = k.tenant_id) AS workspace_time_zone, k.toolsets, k.default_agent_id, k.kind, k.hijack_policy,
   COALESCE(
     (SELECT g.calendar_id FROM grants g
      WHERE g.key_id = k.id AND g.calendar_id = k.default_calendar_id AND g.can_read),
@@ -145,5 +148,6 @@ async function keyAccessWhere(
     defaultAgentId: row.default_agent_id,
     kind: row.kind,
     tenantAddresses: row.tenant_addresses ?? [],
+    hijackPolicy: row.hijack_policy,
   };
 }

@@ -594,4 +594,46 @@ describe('every model round-trips through the migrated database', () => {
     );
     expect(rows[0].n).toBe(0);
   });
+
+  it('action confirmation and the hijack policy of a key (CHECKs hold the names)', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_cf', name: 'Confirmations' } });
+    const key = await p.apiKey.create({
+      data: {
+        id: 'key_cf',
+        tenantId: 'tnt_cf',
+        name: 'x',
+        prefix: 'cg_live_cfcf',
+        hash: new Uint8Array(32).fill(9),
+      },
+    });
+    expect(key.hijackPolicy).toBe('ask');
+    expect(
+      (await p.apiKey.update({ where: { id: key.id }, data: { hijackPolicy: 'strict' } })).hijackPolicy,
+    ).toBe('strict');
+    await expect(
+      db.pool.query("UPDATE api_keys SET hijack_policy = 'lax' WHERE id = 'key_cf'"),
+    ).rejects.toThrow(/api_keys_hijack_policy_check/);
+    const row = await p.actionConfirmation.create({
+      data: {
+        id: 'cnf_rt',
+        tenantId: 'tnt_cf',
+        keyId: key.id,
+        tool: 'delete_event',
+        argsHash: 'h',
+        calendarIds: ['cal_1'],
+        action: 'delete event e1',
+        preceded: ['event e0: description addresses an AI assistant'],
+        expiresAt: new Date('2027-01-01T00:00:00.000Z'),
+      },
+    });
+    expect(await p.actionConfirmation.findUniqueOrThrow({ where: { id: row.id } })).toEqual(row);
+    expect(row.status).toBe('pending');
+    await expect(
+      db.pool.query("UPDATE action_confirmations SET status = 'maybe' WHERE id = 'cnf_rt'"),
+    ).rejects.toThrow(/action_confirmations_status_check/);
+    // A confirmation goes with its key.
+    await p.apiKey.delete({ where: { id: key.id } });
+    expect(await p.actionConfirmation.count({ where: { id: row.id } })).toBe(0);
+  });
 });

@@ -40,6 +40,8 @@ export interface Principal {
    * marked `organizerOutside`. Absent, no event is marked.
    */
   tenantAddresses?: readonly string[] | undefined;
+  /** What risky actions need after the agent was shown suspicious content (guard/confirm.ts); absent, `ask`. */
+  hijackPolicy?: 'strict' | 'ask' | 'off' | undefined;
 }
 
 /** Finds the provider behind a calendar's connection (of the given tenant). */

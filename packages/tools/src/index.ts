@@ -49,6 +49,16 @@ export { CachedScreener } from './firewall/screen-cache.ts';
 export { detectorScreener, type Screener } from './firewall/screener.ts';
 export { screenText } from './firewall.ts';
 export { eventTable, formatText, jsonOf, toonView } from './format.ts';
+export {
+  type ConfirmationStore,
+  type ConfirmationUse,
+  DEFAULT_HIJACK_POLICY,
+  type Decision,
+  type DecisionRecord,
+  HIJACK_POLICIES,
+  type HijackPolicy,
+} from './guard/confirm.ts';
+export { RISKY_TOOLS } from './guard/risky.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
 export { PROMPT_PLACEHOLDERS } from './prompts.ts';

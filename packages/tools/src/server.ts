@@ -5,6 +5,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  type ElicitRequestFormParams,
+  ElicitResultSchema,
   ListToolsRequestSchema,
   McpError,
   type RequestId,
@@ -24,9 +26,18 @@ import type {
   RulesServices,
 } from './catalogue.ts';
 import type { CpuTurns } from './cpu-turns.ts';
-import { readScreen, recordExposures } from './firewall/read-side.ts';
+import { insiders, readScreen, recordExposures } from './firewall/read-side.ts';
 import type { Screener } from './firewall/screener.ts';
 import { jsonOf } from './format.ts';
+import {
+  argsHash,
+  type ConfirmationStore,
+  DEFAULT_HIJACK_POLICY,
+  type DecisionRecord,
+  type Elicit,
+  guardAction,
+} from './guard/confirm.ts';
+import { RISKY_TOOLS, riskyAction } from './guard/risky.ts';
 import { modernize } from './legacy.ts';
 import {
   isLogLevel,
@@ -97,6 +108,35 @@ export interface SessionOptions {
   screener?: Screener;
   /** Where what answers exposed the key's agent to (flagged text, outside invitations) is recorded. */
   exposures?: ExposureLog | undefined;
+  /** Dashboard confirmations of risky actions (guard/confirm.ts); without them no action is checked. */
+  confirmations?: ConfirmationStore | undefined;
+  /** The client declared form elicitation: risky calls on the full server path ask the person. */
+  canElicit?: boolean | undefined;
+  /** Told every decision about a risky action, for the audit log. */
+  onDecision?: ((record: DecisionRecord) => void) | undefined;
+}
+
+/** How long a person has to answer an elicitation form before the dashboard decides instead. */
+const ELICIT_TIMEOUT_MS = 5 * 60_000;
+
+const CONFIRMATION_ID = /^cnf_[A-Za-z0-9_-]{1,64}$/;
+
+/** Takes a `confirmation` id out of a risky tool's arguments (it is never part of a schema). */
+function takeConfirmation(
+  tool: string,
+  rawArgs: unknown,
+): { args: unknown; confirmation?: string; error?: string } {
+  if (!RISKY_TOOLS.has(tool) || !isPlainObject(rawArgs) || !('confirmation' in rawArgs)) {
+    return { args: rawArgs };
+  }
+  const { confirmation, ...args } = rawArgs;
+  if (typeof confirmation !== 'string' || !CONFIRMATION_ID.test(confirmation)) {
+    return {
+      args,
+      error: `Invalid arguments for ${tool}: confirmation must be the id a refusal named, such as "cnf_…"; leave it out to ask the person again.`,
+    };
+  }
+  return { args, confirmation };
 }
 
 const INSTRUCTIONS =
@@ -236,6 +276,7 @@ export async function callTool(
   progress: ProgressReporter = NO_PROGRESS,
   meta?: Record<string, unknown>,
   log: ToolLog = () => {},
+  elicit?: Elicit,
 ): Promise<CallToolResult> {
   const started = performance.now();
   const { definition } = entry;
@@ -247,19 +288,35 @@ export async function callTool(
   // Work the call started may outlive it (a shared refresh, say); its retries then go untold.
   let answering = true;
   try {
-    const unsafe = unsafeTextIn(rawArgs);
+    const taken = takeConfirmation(definition.name, rawArgs);
+    if (taken.error !== undefined) {
+      outcome = 'error';
+      errorCode = 'invalid_argument';
+      return errorResult(taken.error);
+    }
+    const given = taken.args;
+    const unsafe = unsafeTextIn(given);
     if (unsafe !== undefined) {
       outcome = 'error';
       errorCode = 'invalid_argument';
       return errorResult(`Invalid arguments for ${definition.name}: ${unsafe}`);
     }
     const parameters = Object.keys(definition.input.shape);
-    const { args, notes } = modernize(new Set(parameters), rawArgs ?? {});
+    const { args, notes } = modernize(new Set(parameters), given ?? {});
     const parsed = definition.input.safeParse(args, { reportInput: true });
     if (!parsed.success) {
       outcome = 'error';
       errorCode = 'invalid_argument';
       return errorResult(describeInputError(definition.name, parsed.error, parameters, definition.input));
+    }
+    // Before a slot is taken: a person may take a while to answer. Other tools skip even the await.
+    const verdict = RISKY_TOOLS.has(definition.name)
+      ? await guard(options, definition.name, parsed.data, taken.confirmation, elicit)
+      : undefined;
+    if (verdict !== undefined && !verdict.ok) {
+      outcome = 'denied';
+      errorCode = verdict.code;
+      return errorResult(verdict.message);
     }
     // A key's calls beyond its concurrency wait here; a batch's calls take turns with other work.
     release = await options.admit?.();
@@ -365,6 +422,40 @@ export async function callTool(
   }
 }
 
+/** The person's confirmation for a risky call after exposure; every other call passes at once. */
+async function guard(
+  options: SessionOptions,
+  tool: string,
+  args: unknown,
+  confirmation: string | undefined,
+  elicit: Elicit | undefined,
+): ReturnType<typeof guardAction> {
+  const { confirmations, exposures, access } = options;
+  if (confirmations === undefined || exposures === undefined || !RISKY_TOOLS.has(tool)) {
+    return { ok: true };
+  }
+  const { principal } = access;
+  const action = riskyAction(tool, args as Record<string, unknown>, insiders(principal));
+  if (action === undefined) {
+    return { ok: true };
+  }
+  return guardAction(
+    {
+      policy: principal.hijackPolicy ?? DEFAULT_HIJACK_POLICY,
+      principal: `${principal.tenantId}:${principal.keyId}`,
+      exposures,
+      confirmations,
+      calendars: access.list(),
+      elicit,
+      onDecision: options.onDecision,
+      publicUrl: options.publicUrl,
+    },
+    action,
+    argsHash(args),
+    confirmation,
+  );
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -395,7 +486,11 @@ export function directToolCall(
     return undefined;
   }
   const entry = options.catalogue.get(name);
-  if (entry === undefined || !isVisible(entry, options.access)) {
+  if (
+    entry === undefined ||
+    !isVisible(entry, options.access) ||
+    (options.canElicit && RISKY_TOOLS.has(name))
+  ) {
     return undefined;
   }
   // callTool gives the call a budget of its own when the request brought none.
@@ -464,6 +559,29 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     const log = logAtOrAbove(logLevel, (params) =>
       extra.sendNotification({ method: 'notifications/message', params }),
     );
+    // Asked on this request's own stream; a client that cannot answer leaves it to the dashboard.
+    const elicit: Elicit | undefined = options.canElicit
+      ? (message, requestedSchema) =>
+          extra
+            .sendRequest(
+              {
+                method: 'elicitation/create',
+                params: {
+                  message,
+                  requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'],
+                },
+              },
+              ElicitResultSchema,
+              { timeout: ELICIT_TIMEOUT_MS },
+            )
+            .then(
+              (result) => ({
+                action: result.action,
+                ...(result.content === undefined ? {} : { content: result.content }),
+              }),
+              () => undefined,
+            )
+      : undefined;
     const answer = callTool(
       options,
       entry,
@@ -472,6 +590,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       progress,
       request.params._meta,
       log,
+      elicit,
     );
     const { onAnswer } = options;
     if (onAnswer === undefined) {

@@ -11,7 +11,16 @@ export interface KeyDefaultsRow {
   defaultCalendarId: string | null;
   timeZone: string | null;
   toolsets: string[];
+  /** What risky actions need after the key's agent was shown suspicious content. */
+  hijackPolicy?: string;
 }
+
+/** The hijack policies, as the select offers them. */
+const POLICIES: [value: string, label: string][] = [
+  ['ask', 'Ask'],
+  ['strict', 'Strict'],
+  ['off', 'Off'],
+];
 
 /** What each toolset offers an agent, for the explanation above the table. */
 const TOOLSET_HINTS: Record<string, string> = {
@@ -110,8 +119,19 @@ export async function renderKeyDefaults(
       }),
     );
     const ticked = () => boxes.filter((box) => box.checked).map((box) => box.value);
+    const policy = key.hijackPolicy ?? 'ask';
+    const guard = h(
+      'select',
+      { 'aria-label': `After suspicious content for ${key.name}` },
+      POLICIES.map(([value, label]) => h('option', { value, selected: value === policy }, label)),
+    );
     async function save(): Promise<void> {
-      const body: { defaultCalendarId?: string | null; timeZone?: string | null; toolsets?: string[] } = {};
+      const body: {
+        defaultCalendarId?: string | null;
+        timeZone?: string | null;
+        toolsets?: string[];
+        hijackPolicy?: string;
+      } = {};
       if (select.value !== (key.defaultCalendarId ?? '')) {
         body.defaultCalendarId = select.value === '' ? null : select.value;
       }
@@ -120,6 +140,9 @@ export async function renderKeyDefaults(
       }
       if (ticked().join(',') !== key.toolsets.join(',')) {
         body.toolsets = ticked();
+      }
+      if (guard.value !== policy) {
+        body.hijackPolicy = guard.value;
       }
       if (Object.keys(body).length === 0) {
         status.replaceChildren(notice(`Nothing to save for ${key.name}.`));
@@ -134,8 +157,10 @@ export async function renderKeyDefaults(
             : (choices.find((choice) => choice.id === saved.defaultCalendarId)?.label ??
               saved.defaultCalendarId);
         const sets = body.toolsets === undefined ? '' : `, toolsets ${saved.toolsets.join(', ')}`;
+        const guarded =
+          body.hijackPolicy === undefined ? '' : `, after suspicious content ${saved.hijackPolicy}`;
         result = notice(
-          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? inherited}${sets}.`,
+          `Saved ${key.name}: default calendar ${calendar}, time zone ${saved.timeZone ?? inherited}${sets}${guarded}.`,
         );
       } catch (error) {
         result = notice(error instanceof Error ? error.message : String(error), 'error');
@@ -161,6 +186,7 @@ export async function renderKeyDefaults(
         {},
         boxes.map((box) => h('label', { class: 'toggle' }, box, ` ${box.value}`)),
       ),
+      h('td', {}, guard),
       h(
         'td',
         {},
@@ -172,7 +198,7 @@ export async function renderKeyDefaults(
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'defaults-title' },
-    h('h2', { id: 'defaults-title' }, 'Default calendar, time zone and toolsets'),
+    h('h2', { id: 'defaults-title' }, 'Default calendar, time zone, toolsets and confirmations'),
     h(
       'p',
       {},
@@ -182,6 +208,11 @@ export async function renderKeyDefaults(
       'p',
       {},
       `Toolsets choose which tools the key’s agent sees (fewer tools leave more of its context for the work): ${toolsets.map(describeToolset).join(', ')}.`,
+    ),
+    h(
+      'p',
+      {},
+      'After suspicious content: once the key’s agent has read calendar text Calgate withheld, or an invitation from outside your organisation, deleting events, batch changes, inviting outsiders and schedules to named targets need your confirmation. Ask: the app shows you a form when it can, else you confirm here under “Waiting for confirmation”. Strict: always here. Off: no check.',
     ),
     status,
     keys.length === 0
@@ -199,8 +230,8 @@ export async function renderKeyDefaults(
               h(
                 'tr',
                 {},
-                ['Key', 'Default calendar', 'Time zone', 'Toolsets', 'Save'].map((t) =>
-                  h('th', { scope: 'col' }, t),
+                ['Key', 'Default calendar', 'Time zone', 'Toolsets', 'After suspicious content', 'Save'].map(
+                  (t) => h('th', { scope: 'col' }, t),
                 ),
               ),
             ),

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { confirmDialog, copyButton, h, notice, when } from '../dom.ts';
+import { renderConfirmations } from './confirmations.ts';
 import { keyCreateForm } from './key-create.ts';
 import { renderKeyDefaults } from './key-defaults.ts';
 
@@ -169,6 +170,6 @@ export async function renderKeys(root: HTMLElement): Promise<void> {
       await load();
     },
   });
-  root.append(form, shown, table, settings);
+  root.append(await renderConfirmations(), form, shown, table, settings);
   await load();
 }

@@ -4,6 +4,7 @@ import {
   ConnectionRepository,
   type Database,
   DeliveryTargetRepository,
+  HIJACK_POLICIES,
   migrate,
   TenancyRepository,
   TotpRepository,
@@ -155,7 +156,7 @@ async function runAdmin(
         list
           .map(
             (k) =>
-              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "the workspace's"}  toolsets ${k.toolsets.join(',')}`,
+              `${k.id}  ${k.prefix}…  ${k.name}  created ${k.createdAt.toISOString()}  last used ${k.lastUsedAt?.toISOString() ?? 'never'}${k.revokedAt ? '  REVOKED' : ''}${k.expiresAt ? `  expires ${k.expiresAt.toISOString()}` : ''}  default calendar ${k.defaultCalendarId ?? 'automatic'}  time zone ${k.timeZone ?? "the workspace's"}  toolsets ${k.toolsets.join(',')}  hijack policy ${k.hijackPolicy}`,
           )
           .join('\n') || 'No API keys.',
       );
@@ -168,10 +169,20 @@ async function runAdmin(
       const zone = values['time-zone']?.trim();
       const toolsets = toolsetsOption(values);
       const agent = values['default-agent']?.trim();
-      if (calendar === undefined && zone === undefined && toolsets === undefined && agent === undefined) {
+      const hijackPolicy = values['hijack-policy']?.trim();
+      if (
+        calendar === undefined &&
+        zone === undefined &&
+        toolsets === undefined &&
+        agent === undefined &&
+        hijackPolicy === undefined
+      ) {
         throw new UsageError(
-          'Pass --default-calendar, --time-zone and/or --default-agent (none clears one), and/or --toolsets.',
+          'Pass --default-calendar, --time-zone and/or --default-agent (none clears one), --toolsets and/or --hijack-policy.',
         );
+      }
+      if (hijackPolicy !== undefined && !(HIJACK_POLICIES as readonly string[]).includes(hijackPolicy)) {
+        throw new UsageError(`--hijack-policy: use one of ${HIJACK_POLICIES.join(', ')}.`);
       }
       if (calendar === '' || zone === '' || agent === '') {
         throw new UsageError(
@@ -189,6 +200,7 @@ async function runAdmin(
         timeZone: clearable(zone),
         toolsets,
         defaultAgentId: clearable(agent),
+        hijackPolicy,
       });
       print(
         io,
@@ -199,8 +211,9 @@ async function runAdmin(
           timeZone: key.timeZone,
           toolsets: key.toolsets,
           defaultAgentId: key.defaultAgentId,
+          hijackPolicy: key.hijackPolicy,
         },
-        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the workspace's"}, toolsets ${key.toolsets.join(',')}${key.defaultAgentId === null ? '' : `, default agent ${key.defaultAgentId}`}.`,
+        `Key ${key.id}: default calendar ${key.defaultCalendarId ?? 'automatic'}, time zone ${key.timeZone ?? "the workspace's"}, toolsets ${key.toolsets.join(',')}${key.defaultAgentId === null ? '' : `, default agent ${key.defaultAgentId}`}, hijack policy ${key.hijackPolicy}.`,
       );
       return;
     }

@@ -34,6 +34,7 @@ export const OPTIONS = {
   url: { type: 'string' },
   'api-key': { type: 'string' },
   'default-agent': { type: 'string' },
+  'hijack-policy': { type: 'string' },
   target: { type: 'string' },
   'owner-email': { type: 'string' },
   help: { type: 'boolean', short: 'h' },

@@ -24,6 +24,8 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/keys/:id/revoke': 'key.revoke',
   'POST /api/v1/keys/:id/rotate': 'key.rotate',
   'POST /api/v1/keys/:id/test-call': 'key.test_call',
+  'POST /api/v1/confirmations/:id/approve': 'confirmation.approve',
+  'POST /api/v1/confirmations/:id/decline': 'confirmation.decline',
   'POST /api/v1/connected-apps/:id/revoke': 'connected_app.revoke',
   'POST /api/v1/oauth/consent': 'connected_app.approve',
   'PUT /api/v1/grants': 'grant.set',
@@ -70,7 +72,7 @@ export const FALLBACK_ACTION = /^(POST|PUT|PATCH|DELETE) \/[\x21-\x7e]{1,200}$/;
  * settings as `field=value`.
  */
 const BODY_IDS = ['keyId', 'calendarId', 'connectionId', 'userId', 'clientId'] as const;
-const BODY_SETTINGS = ['access', 'read', 'write', 'enabled', 'role', 'timeZone'] as const;
+const BODY_SETTINGS = ['access', 'read', 'write', 'enabled', 'role', 'timeZone', 'hijackPolicy'] as const;
 
 /**
  * Actions whose bodies carry passwords, codes or tokens: their error text is not kept, only the

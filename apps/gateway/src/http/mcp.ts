@@ -1,5 +1,11 @@
 import type { ExposureLog, RateLimiter } from '@calgate/locks';
-import { type AuditLog, clientAddressOf, clientNameOf, type KeyAccess } from '@calgate/store';
+import {
+  type AuditLog,
+  type ConfirmationRepository,
+  clientAddressOf,
+  clientNameOf,
+  type KeyAccess,
+} from '@calgate/store';
 import {
   type BudgetLimits,
   CalendarAccess,
@@ -14,6 +20,7 @@ import {
   type LogLevel,
   type Principal,
   type ProviderResolver,
+  RISKY_TOOLS,
   type SchedulerServices,
   type SessionOptions,
   WorkBudget,
@@ -23,12 +30,19 @@ import { type RequestId, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotoc
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
+import {
+  type ClientCapabilityStore,
+  declaresFormElicitation,
+  MemoryClientCapabilityStore,
+} from '../client-capabilities.ts';
 import type { DirectoryFactory } from '../directory.ts';
 import type { KeySettingsFactory } from '../key-settings.ts';
 import { type LogLevelStore, MemoryLogLevelStore } from '../log-levels.ts';
 import { resourceMetadataUrl } from '../oauth/metadata.ts';
 import { SCOPES } from '../oauth/tokens.ts';
 import type { RulesFactory } from '../rules.ts';
+import { confirmationsFor } from './confirmations.ts';
+import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport } from './mcp-json.ts';
@@ -46,6 +60,12 @@ export interface McpRouteDeps {
   rateLimiter: RateLimiter;
   /** What each key's agent was shown that may carry instructions; nothing is recorded when absent. */
   exposures?: ExposureLog | undefined;
+  /** Risky calls waiting for a person's confirmation; without it no action is checked. */
+  confirmations?: ConfirmationRepository | undefined;
+  /** Carries clients' answers to elicitation forms to the waiting call; this process only when absent. */
+  elicitations?: ElicitationRelay | undefined;
+  /** Whether each key's client declared form elicitation; a store of this process when absent. */
+  clientCapabilities?: ClientCapabilityStore | undefined;
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
   logLevels?: LogLevelStore | undefined;
   audit: AuditLog;
@@ -100,6 +120,22 @@ function wantsProgress(body: unknown): boolean {
   });
 }
 
+/** Whether a JSON-RPC message (or batch) calls a tool that can need the person's confirmation. */
+function callsRiskyTool(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };
+    return method === 'tools/call' && typeof params?.name === 'string' && RISKY_TOOLS.has(params.name);
+  });
+}
+
+/** The params of an initialize request in a message (or batch), if there is one. */
+function initializeParams(body: unknown): unknown {
+  const messages = Array.isArray(body) ? body : [body];
+  const found = messages.find((message) => (message as { method?: unknown } | null)?.method === 'initialize');
+  return found === undefined ? undefined : ((found as { params?: unknown }).params ?? {});
+}
+
 const FORWARDED_HEADERS = [
   'accept',
   'content-type',
@@ -128,6 +164,7 @@ export function principalOf(key: KeyAccess): Principal {
     toolsets: key.toolsets,
     app: key.kind === 'oauth',
     tenantAddresses: key.tenantAddresses,
+    hijackPolicy: key.hijackPolicy,
   };
 }
 
@@ -153,6 +190,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   };
   const slots = new KeySlots(limits);
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
+  const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
+  const relay = deps.elicitations ?? new ElicitationRelay();
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
@@ -212,12 +251,26 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
+    // A client's answer to a form one of this key's calls is waiting on (see ElicitationRelay).
+    if (relay.deliver(key.keyId, request.body)) {
+      return reply.status(202).send();
+    }
+    const initialize = initializeParams(request.body);
+    if (initialize !== undefined) {
+      await capabilities.setElicits(key.keyId, declaresFormElicitation(initialize));
+    }
     const access = new CalendarAccess(principalOf(key), deps.providers);
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = await request.logLevel;
+    // A risky call of a client that can show forms may ask the person on the call's own stream.
+    const canElicit =
+      deps.confirmations !== undefined &&
+      key.hijackPolicy === 'ask' &&
+      callsRiskyTool(request.body) &&
+      (await capabilities.elicits(key.keyId));
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
-    const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined;
+    const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined && !canElicit;
     const direct = jsonAnswer ? directRequest(request.headers, request.body) : undefined;
     let encoded: EncodedAnswer | undefined;
     const session: SessionOptions = {
@@ -245,6 +298,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       admit: () => slots.acquire(key.keyId),
       cpuTurns,
       exposures: deps.exposures,
+      canElicit,
+      ...(deps.confirmations === undefined
+        ? {}
+        : confirmationsFor(deps.confirmations, deps.audit, key, {
+            requestId: request.id,
+            clientName: clientNameOf(request.headers['user-agent']),
+            clientAddress: clientAddressOf(request.ip),
+          })),
       ...(cpu === undefined ? {} : { cpu }),
       ...(deps.directory === undefined ? {} : { directory: deps.directory(access) }),
       ...(deps.booking === undefined
@@ -333,9 +394,11 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       }
     }
     const aborted = new AbortController();
+    const unwatch = canElicit ? relay.watch(transport, key.keyId) : undefined;
     // A client that goes away mid-call aborts the handlers. A finished exchange needs no close:
     // nothing outlives the request, and closing costs an Error per call in the SDK.
     reply.raw.once('close', () => {
+      unwatch?.();
       if (!reply.raw.writableFinished) {
         aborted.abort();
         void transport.close();

@@ -24,7 +24,7 @@ const insidersOf = new WeakMap<
  * (a shared calendar's own address organises its events). Unknown (no addresses loaded, as for
  * in-process servers): nothing is marked as organised outside.
  */
-function insiders(principal: Principal): Insiders | undefined {
+export function insiders(principal: Principal): Insiders | undefined {
   const { tenantAddresses, calendars } = principal;
   if (tenantAddresses === undefined) {
     return undefined;

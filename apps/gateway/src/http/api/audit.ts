@@ -13,6 +13,7 @@ import {
 import { catalogue } from '@calgate/tools';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { DECISION_NAMES } from '../confirmations.ts';
 import { DASHBOARD_ACTIONS, FALLBACK_ACTION } from '../dashboard-audit.ts';
 import { type ApiDeps, parse } from './deps.ts';
 
@@ -53,7 +54,11 @@ let toolNames: ReadonlySet<string> | undefined;
 
 /** What the tool filter accepts: the catalogue's tools and the dashboard's actions. */
 function knownNames(): ReadonlySet<string> {
-  toolNames ??= new Set([...catalogue().entries.map((entry) => entry.definition.name), ...DASHBOARD_ACTIONS]);
+  toolNames ??= new Set([
+    ...catalogue().entries.map((entry) => entry.definition.name),
+    ...DASHBOARD_ACTIONS,
+    ...DECISION_NAMES,
+  ]);
   return toolNames;
 }
 
@@ -244,7 +249,11 @@ export function registerAuditRoutes(app: FastifyInstance, deps: ApiDeps): void {
       },
       tools: [...tools].sort(),
       actions: [
-        ...new Set([...DASHBOARD_ACTIONS, ...facets.tools.filter((name) => FALLBACK_ACTION.test(name))]),
+        ...new Set([
+          ...DASHBOARD_ACTIONS,
+          ...DECISION_NAMES,
+          ...facets.tools.filter((name) => FALLBACK_ACTION.test(name)),
+        ]),
       ].sort(),
       /** Names that occur in this tenant's log. */
       seen: facets.tools,

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerAccountRoutes } from './accounts.ts';
 import { registerAuditRoutes } from './audit.ts';
+import { registerConfirmationRoutes } from './confirmations.ts';
 import { registerConnectedAppRoutes } from './connected-apps.ts';
 import type { ApiDeps } from './deps.ts';
 import { registerKeyRoutes } from './keys.ts';
@@ -22,6 +23,7 @@ export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerTotpRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerKeyRoutes(app, deps);
+  registerConfirmationRoutes(app, deps);
   registerConnectedAppRoutes(app, deps);
   registerMatrixRoutes(app, deps);
   registerAuditRoutes(app, deps);

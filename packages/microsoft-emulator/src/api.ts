@@ -5,7 +5,14 @@
  */
 import { bearerToken } from '@calgate/emulator-kit';
 import { graphErrors } from './errors.ts';
-import { type Preferences, preferences, type Reply, type RequestContext, type Route } from './http.ts';
+import {
+  applied,
+  type Preferences,
+  preferences,
+  type Reply,
+  type RequestContext,
+  type Route,
+} from './http.ts';
 import type { MicrosoftState, UserRecord } from './state.ts';
 
 export const GRAPH_PREFIX = '/v1.0';
@@ -57,7 +64,7 @@ export function graphRoute(
     method,
     pattern: `${GRAPH_PREFIX}${pattern}`,
     op,
-    handler: (ctx) => {
+    handler: async (ctx) => {
       const token = bearerToken({ headers: ctx.headers } as never);
       if (token === undefined) {
         throw graphErrors.noToken();
@@ -80,7 +87,8 @@ export function graphRoute(
         throw ctx.throttled;
       }
       const prefs = preferences(ctx.headers);
-      return handler(ctx, { user, mailbox: record.email, scopes: record.scopes, prefs });
+      const reply = await handler(ctx, { user, mailbox: record.email, scopes: record.scopes, prefs });
+      return { ...reply, headers: { ...applied(prefs), ...reply.headers } };
     },
   };
 }

@@ -1,4 +1,7 @@
 import { afterEach } from 'vitest';
+
+export type { MicrosoftSeed } from '../src/index.ts';
+
 import { type MicrosoftEmulator, type MicrosoftSeed, startMicrosoftEmulator } from '../src/index.ts';
 
 const running: MicrosoftEmulator[] = [];
@@ -28,7 +31,10 @@ export const baseSeed = (): MicrosoftSeed => ({
 export async function start(seed: MicrosoftSeed = baseSeed(), options: { shortPages?: boolean } = {}) {
   const emulator = await startMicrosoftEmulator({ seed, shortPages: options.shortPages ?? false });
   running.push(emulator);
-  const token = emulator.admin.issueTokens({ email: ALICE }).access_token;
+  const first = seed.users?.[0];
+  const token = emulator.admin.issueTokens({
+    email: first?.userPrincipalName ?? first?.email ?? ALICE,
+  }).access_token;
   const graph = async (
     path: string,
     init: { method?: string; body?: unknown; headers?: Record<string, string>; token?: string | null } = {},
@@ -48,11 +54,13 @@ export async function start(seed: MicrosoftSeed = baseSeed(), options: { shortPa
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
     const text = await res.text();
-    // biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely
-    const body: any = text === '' ? undefined : JSON.parse(text);
+    const body: Loose = text === '' ? undefined : JSON.parse(text);
     return { status: res.status, headers: res.headers, body };
   };
-  const calendars = emulator.admin.calendars(ALICE) as { id: string; name: string }[];
+  const calendars = emulator.admin.calendars(first?.email ?? ALICE) as { id: string; name: string }[];
   const calendarId = (name: string) => calendars.find((c) => c.name === name)?.id as string;
   return { emulator, token, graph, calendarId };
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: Graph bodies are read loosely in tests
+export type Loose = any;

@@ -53,10 +53,26 @@ function dayOf(when: WhenRecord): number {
   return dayNumber(when.local.year, when.local.month, when.local.day);
 }
 
+const whenKey = (w: WhenRecord) =>
+  `${w.local.year}-${w.local.month}-${w.local.day}T${w.local.hour}:${w.local.minute}:${w.local.second}@${w.zone.iana}`;
+
+/** Zone arithmetic is the slow part of a view over a large calendar: keep each record's instants. */
+const timings = new WeakMap<EventRecord, { key: string; start: number; end: number }>();
+
+function timingOf(record: EventRecord): { start: number; end: number } {
+  const key = `${whenKey(record.start)}|${whenKey(record.end)}`;
+  const cached = timings.get(record);
+  if (cached?.key === key) {
+    return cached;
+  }
+  const fresh = { key, start: instantOfWhen(record.start), end: instantOfWhen(record.end) };
+  timings.set(record, fresh);
+  return fresh;
+}
+
 /** Instance timing of a stored single event, exception or master. */
 export function ownInstance(record: EventRecord): Instance {
-  const start = instantOfWhen(record.start);
-  const end = instantOfWhen(record.end);
+  const { start, end } = timingOf(record);
   const instance: Instance = {
     id: record.id,
     type: record.kind,
@@ -88,8 +104,9 @@ export function* occurrencesOf(master: EventRecord, until: number): Generator<In
     return;
   }
   const zone = seriesZone(master);
-  const masterStart = instantOfWhen(master.start);
-  const duration = instantOfWhen(master.end) - masterStart;
+  const timing = timingOf(master);
+  const masterStart = timing.start;
+  const duration = timing.end - masterStart;
   const time = localPartsAt(masterStart, zone.iana);
   const spanDays = dayOf(master.end) - dayOf(master.start);
   const untilParts = localPartsAt(until, zone.iana);
@@ -143,7 +160,8 @@ export function seriesInstances(
   const replaced = new Set(exceptions.map((e) => e.originalStart));
   const out: Instance[] = [];
   // An occurrence can start before `from` and still overlap it.
-  const lookBack = Math.max(0, instantOfWhen(master.end) - instantOfWhen(master.start));
+  const timing = timingOf(master);
+  const lookBack = Math.max(0, timing.end - timing.start);
   for (const occurrence of occurrencesOf(master, to)) {
     if (occurrence.start + lookBack < from) {
       continue;

@@ -56,7 +56,11 @@ export const etag = (changeKey: string) => `W/"${changeKey}"`;
 
 function when(instance: Instance, which: 'start' | 'end', zone: Zone) {
   if (instance.allDay) {
-    return { dateTime: `${isoDate(instance.allDay[which])}T00:00:00.0000000`, timeZone: zone.name };
+    // All-day events ignore the preferred zone: midnight to midnight in the event's own zone.
+    return {
+      dateTime: `${isoDate(instance.allDay[which])}T00:00:00.0000000`,
+      timeZone: instance.record[which].zone.name,
+    };
   }
   return { dateTime: localAt(instance[which], zone.iana), timeZone: zone.name };
 }

@@ -167,7 +167,7 @@ describe('event writes and reads', () => {
     expect(created.body.isAllDay).toBe(true);
     expect(created.body.start).toEqual({
       dateTime: '2026-12-24T00:00:00.0000000',
-      timeZone: 'Tokyo Standard Time',
+      timeZone: 'W. Europe Standard Time',
     });
     expect(created.body.end.dateTime).toBe('2026-12-26T00:00:00.0000000');
     const notMidnight = await graph(`/me/calendars/${calendarId('Calendar')}/events`, {

@@ -137,6 +137,9 @@ export function identityRoutes(state: MicrosoftState): Route[] {
           throw identityErrors.unknownClient(clientId);
         }
         const redirectUri = q.get('redirect_uri') ?? '';
+        if (!URL.canParse(redirectUri)) {
+          throw identityErrors.missing('redirect_uri');
+        }
         if (client.redirectUris.length > 0 && !client.redirectUris.includes(redirectUri)) {
           throw identityErrors.redirectMismatch();
         }

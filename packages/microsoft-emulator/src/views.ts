@@ -188,7 +188,8 @@ export function viewRoutes(state: MicrosoftState, paging: Paging): Route[] {
           rendered.push({ '@odata.type': '#microsoft.graph.event', id, '@removed': { reason: 'deleted' } });
         }
       }
-      pages = [];
+      // A first round opens with an empty page and a next link, as Graph's does.
+      pages = deltaToken === null ? [{ items: [] }] : [];
       for (let i = 0; i < rendered.length || i === 0; i += size) {
         pages.push({ items: rendered.slice(i, i + size) });
       }

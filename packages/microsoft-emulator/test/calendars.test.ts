@@ -31,6 +31,19 @@ describe('/me and /me/mailboxSettings', () => {
   });
 });
 
+describe('URLs', () => {
+  it('serves Graph under /v1.0 only: a path built as new URL("/me", graphUrl) is not Graph', async () => {
+    const { emulator, token } = await start();
+    const wrong = await fetch(new URL('/me', emulator.graphUrl), {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(wrong.status).toBe(400);
+    expect(((await wrong.json()) as { error: { code: string } }).error.code).toBe('BadRequest');
+    const right = await fetch(`${emulator.graphUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
+    expect(right.status).toBe(200);
+  });
+});
+
 describe('/me/calendars', () => {
   it('pages with an absolute @odata.nextLink that works as given, and pages may be shorter than $top', async () => {
     const seed = baseSeed();

@@ -62,12 +62,21 @@ export function acceptZone(name: string): { name: string; iana: string } | undef
   return undefined;
 }
 
+/** CLDR's canonical id for an IANA name (Asia/Kolkata → Asia/Calcutta), as ICU resolves it. */
+function canonical(iana: string): string {
+  try {
+    return new Intl.DateTimeFormat('en', { timeZone: iana }).resolvedOptions().timeZone;
+  } catch {
+    return iana;
+  }
+}
+
 /** The Windows name for an IANA zone (how mailboxSettings names it); the IANA name when CLDR has none. */
 export function windowsName(iana: string): string {
   if (iana === 'UTC' || iana === 'Etc/UTC') {
     return 'UTC';
   }
-  return IANA_TO_WINDOWS.get(iana) ?? iana;
+  return IANA_TO_WINDOWS.get(iana) ?? IANA_TO_WINDOWS.get(canonical(iana)) ?? iana;
 }
 
 export function isWindowsZone(name: string): boolean {

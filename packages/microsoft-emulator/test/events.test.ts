@@ -65,6 +65,10 @@ describe('event writes and reads', () => {
     expect(patched.body.changeKey).not.toBe(created.body.changeKey);
     expect(patched.body.originalStartTimeZone).toBe('UTC');
 
+    // Ids are case-sensitive: the same letters in another case name nothing.
+    const swapped = id.replace(/[a-z]/g, (c) => c.toUpperCase());
+    expect((await graph(`/me/events/${encodeURIComponent(swapped)}`)).status).toBe(404);
+    expect((await graph(`/me/events/${encodeURIComponent(id)}`)).status).toBe(200);
     expect((await graph(`/me/events/${id}`, { method: 'DELETE' })).status).toBe(204);
     const gone = await graph(`/me/events/${id}`);
     expect(gone.status).toBe(404);

@@ -92,6 +92,12 @@ export function adminRoutes(admin: MicrosoftEmulatorAdmin): Route[] {
       admin.setPaging({ shortPages: ctx.body.shortPages === true });
       return noContent();
     }),
+    route('GET', '/subscriptions', 'subscriptions', () => json({ items: admin.subscriptions() })),
+    route('GET', '/notifications', 'notifications', () => json({ items: admin.notifications() })),
+    route('POST', '/notifications/pause', 'pauseNotifications', (ctx) => {
+      admin.pauseNotifications(ctx.body.paused !== false);
+      return noContent();
+    }),
     route('POST', '/clock/advance', 'advanceClock', (ctx) => {
       admin.advanceClock(Number(ctx.body.ms ?? 0));
       return noContent();

@@ -20,6 +20,7 @@ import {
   type SeedEvent,
 } from './seed.ts';
 import type { MicrosoftState } from './state.ts';
+import type { NotificationRecord, Notifier } from './subscriptions.ts';
 import type { Throttle, ThrottleLimits } from './throttle.ts';
 import { exceptionFrom, touch } from './write.ts';
 
@@ -71,6 +72,14 @@ export interface MicrosoftEmulatorAdmin extends FaultAdmin<FaultMatch, ErrorFiel
   /** Makes every delta and skip token issued so far answer 410 SyncStateNotFound. */
   expireDeltaTokens(): void;
   setThrottle(limits: Partial<ThrottleLimits>): void;
+  /** Open change-notification subscriptions. */
+  subscriptions(): { id: string; resource: string; calendarId: string; expirationDateTime: string }[];
+  /** Every notification sent (or lost while paused), oldest first. */
+  notifications(): NotificationRecord[];
+  /** Resolves when every notification sent so far has been answered or has failed. */
+  notificationsIdle(): Promise<void>;
+  /** While paused, notifications are lost, so a client's polling fallback can be tested. */
+  pauseNotifications(paused: boolean): void;
   setPaging(paging: Partial<Paging>): void;
   advanceClock(ms: number): void;
 }
@@ -81,6 +90,7 @@ export interface AdminDeps {
   log: RequestLogEntry[];
   throttle: Throttle;
   paging: Paging;
+  notifier: Notifier;
   initialSeed: MicrosoftSeed;
 }
 
@@ -89,7 +99,7 @@ const matchesToken = (r: { email: string; token: string }, m: { email?: string; 
   (m.token === undefined || r.token === m.token);
 
 export function createAdmin(deps: AdminDeps): MicrosoftEmulatorAdmin {
-  const { state, faults, log, throttle, paging } = deps;
+  const { state, faults, log, throttle, paging, notifier } = deps;
   const kit = faultAdmin({ faults, log, facts: (e: RequestLogEntry) => e, strict: true });
   const calendar = (id: string) => {
     const c = state.calendars.get(id);
@@ -105,11 +115,17 @@ export function createAdmin(deps: AdminDeps): MicrosoftEmulatorAdmin {
       state.clear();
       faults.clear();
       throttle.clear();
+      notifier.clear();
       log.length = 0;
       applySeed(state, seed);
     },
     addCalendar: (mailbox, c) => ({ id: addCalendar(state, mailbox.toLowerCase(), c).id }),
-    addEvent: (calendarId, event) => ({ id: addEvent(state, calendar(calendarId), event).id }),
+    addEvent(calendarId, event) {
+      const c = calendar(calendarId);
+      const { id } = addEvent(state, c, event);
+      notifier.changed(c, id, 'created');
+      return { id };
+    },
     calendars: (mailbox) => state.calendarsOf(mailbox.toLowerCase()).map(renderCalendar),
     events(calendarId) {
       const c = calendar(calendarId);
@@ -128,6 +144,7 @@ export function createAdmin(deps: AdminDeps): MicrosoftEmulatorAdmin {
       exception.isCancelled = true;
       touch(exception, state.now());
       c.events.set(exception.id, exception);
+      notifier.changed(c, exception.id, 'updated');
     },
     issueTokens({
       email,
@@ -175,6 +192,18 @@ export function createAdmin(deps: AdminDeps): MicrosoftEmulatorAdmin {
     },
     setPaging(p) {
       Object.assign(paging, p);
+    },
+    subscriptions: () =>
+      [...notifier.subscriptions.values()].map((sub) => ({
+        id: sub.id,
+        resource: sub.resource,
+        calendarId: sub.calendarId,
+        expirationDateTime: new Date(sub.expiresAt).toISOString(),
+      })),
+    notifications: () => notifier.deliveries.map((d) => ({ ...d })),
+    notificationsIdle: () => notifier.idle(),
+    pauseNotifications(paused) {
+      notifier.paused = paused;
     },
     advanceClock: (ms) => state.advanceClock(ms),
   };

@@ -15,6 +15,7 @@ import { meRoutes, type Paging } from './me-routes.ts';
 import { scheduleRoutes } from './schedule.ts';
 import { applySeed, DEFAULT_CLIENT, type MicrosoftSeed } from './seed.ts';
 import { type Clock, MicrosoftState } from './state.ts';
+import { Notifier, subscriptionRoutes } from './subscriptions.ts';
 import { Throttle, type ThrottleLimits } from './throttle.ts';
 import { viewRoutes } from './views.ts';
 
@@ -52,9 +53,10 @@ export async function startMicrosoftEmulator(
   const throttle = new Throttle(options.throttle);
   const paging: Paging = { shortPages: options.shortPages ?? true };
   const log: RequestLogEntry[] = [];
+  const notifier = new Notifier(state);
   const initialSeed = options.seed ?? {};
   applySeed(state, initialSeed);
-  const admin = createAdmin({ state, faults, log, throttle, paging, initialSeed });
+  const admin = createAdmin({ state, faults, log, throttle, paging, notifier, initialSeed });
   const router = new Router();
   router.add([
     ...adminRoutes(admin),
@@ -62,7 +64,8 @@ export async function startMicrosoftEmulator(
     ...meRoutes(state, paging),
     ...viewRoutes(state, paging),
     ...scheduleRoutes(state),
-    ...eventRoutes(state, paging),
+    ...subscriptionRoutes(state, notifier),
+    ...eventRoutes(state, paging, notifier),
   ]);
   const verdicts = new WeakMap<object, ReturnType<typeof graphErrors.throttled>>();
   const server = await listen(

@@ -11,6 +11,7 @@ import { type Instance, instanceById, ownInstance } from './instances.ts';
 import { calendarFor, context, type Paging, page } from './me-routes.ts';
 import { etag, renderEvent } from './render.ts';
 import type { CalendarRecord, MicrosoftState } from './state.ts';
+import type { Notifier } from './subscriptions.ts';
 import { parseSelect } from './views.ts';
 import { applyInput, exceptionFrom, newEvent, resetSeries, touch } from './write.ts';
 
@@ -65,7 +66,7 @@ function checkWritable(calendar: CalendarRecord): void {
 
 const SERIES_FIELDS = ['start', 'end', 'recurrence', 'isAllDay'];
 
-export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
+export function eventRoutes(state: MicrosoftState, paging: Paging, notifier: Notifier): Route[] {
   const render = (ctx: RequestContext, caller: Caller, l: Located) =>
     renderEvent(l.instance, l.calendar, {
       zone: caller.prefs.zone,
@@ -118,6 +119,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
       event.deleted = new Set();
     }
     calendar.events.set(event.id, event);
+    notifier.changed(calendar, event.id, 'created');
     return json(
       {
         '@odata.context': context(
@@ -148,6 +150,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
       const exception = exceptionFrom(calendar, instance, now);
       applyInput(exception, ctx.body, false);
       calendar.events.set(exception.id, exception);
+      notifier.changed(calendar, exception.id, 'updated');
       return json(render(ctx, caller, { calendar, instance: ownInstance(exception) }));
     }
     const record = instance.record;
@@ -166,6 +169,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
       }
     }
     touch(record, now);
+    notifier.changed(calendar, record.id, 'updated');
     return json(render(ctx, caller, { calendar, instance: ownInstance(record) }));
   };
 
@@ -174,6 +178,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
     checkWritable(calendar);
     checkIfMatch(ctx, instance);
     deleteInstance(calendar, instance);
+    notifier.changed(calendar, instance.id, 'deleted');
     return noContent();
   };
 
@@ -200,6 +205,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
         // Outlook removes a declined meeting from the attendee's calendar.
         deleteInstance(calendar, ownInstance(target));
       }
+      notifier.changed(calendar, target.id, response === 'declined' ? 'deleted' : 'updated');
       return { status: 202 };
     };
 
@@ -212,6 +218,7 @@ export function eventRoutes(state: MicrosoftState, paging: Paging): Route[] {
       );
     }
     deleteInstance(calendar, instance);
+    notifier.changed(calendar, instance.id, 'deleted');
     return { status: 202 };
   };
 

@@ -17,5 +17,6 @@ export {
   type SeedUser,
 } from './seed.ts';
 export type { Clock } from './state.ts';
+export type { NotificationRecord } from './subscriptions.ts';
 export type { ThrottleLimits } from './throttle.ts';
 export { acceptZone, GRAPH_IANA_ZONES, windowsName } from './zones.ts';

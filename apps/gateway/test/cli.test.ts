@@ -332,6 +332,55 @@ describe('calgate emulator google', () => {
   });
 });
 
+describe('calgate emulator microsoft', () => {
+  it('serves the Graph emulator with a seed on the given port and prints its settings', async () => {
+    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawn } = await import('node:child_process');
+    const { freePort } = await import('@calgate/testkit');
+    const dir = await mkdtemp(join(tmpdir(), 'calgate-emu-'));
+    const seedFile = join(dir, 'seed.json');
+    await writeFile(
+      seedFile,
+      JSON.stringify({ users: [{ email: 'eve@contoso.example', timeZone: 'Europe/Berlin' }] }),
+    );
+    const port = await freePort();
+    const child = spawn(
+      process.execPath,
+      [BIN, 'emulator', 'microsoft', '--port', String(port), '--seed', seedFile],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let out = '';
+      child.stdout?.on('data', (chunk) => (out += String(chunk)));
+      const deadline = Date.now() + 15_000;
+      while (!out.includes('MICROSOFT_LOGIN_URL') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(out).toContain(`Microsoft Graph emulator on http://127.0.0.1:${port}`);
+      expect(out).toContain(`MICROSOFT_GRAPH_URL=http://127.0.0.1:${port}/v1.0`);
+      const issued = (await (
+        await fetch(`http://127.0.0.1:${port}/__admin/tokens`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'eve@contoso.example' }),
+        })
+      ).json()) as { access_token: string };
+      const settings = (await (
+        await fetch(`http://127.0.0.1:${port}/v1.0/me/mailboxSettings`, {
+          headers: { authorization: `Bearer ${issued.access_token}` },
+        })
+      ).json()) as { timeZone: string };
+      expect(settings.timeZone).toBe('W. Europe Standard Time');
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
+
 describe('calgate serve: a taken port, and the first-run banner', () => {
   let db: TestDatabase;
   let env: NodeJS.ProcessEnv;

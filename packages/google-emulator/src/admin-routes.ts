@@ -1,9 +1,13 @@
 /** `/__admin/...`: the admin API over HTTP, for out-of-process use (CLI, benchmarks, demos). */
+import { faultAdminRoutes } from '@calgate/emulator-kit';
 import type { EmulatorAdmin } from './admin.ts';
 import { GoogleApiError } from './errors.ts';
-import type { ErrorRateRule, LatencyRule, NotificationFault, ScriptedFault } from './faults.ts';
+import type { FaultMatch, NotificationFault } from './faults.ts';
 import { json, noContent, type Reply, type RequestContext, type Route } from './http.ts';
 import type { EmulatorSeed } from './seed.ts';
+import type { RequestLogEntry } from './server.ts';
+
+type FaultErrorFields = { reason?: string; message?: string };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -86,18 +90,6 @@ export function adminRoutes(admin: EmulatorAdmin): Route[] {
       admin.advanceClock(Number(ctx.body.ms ?? 0));
       return noContent();
     }),
-    route('POST', '/faults/latency', 'latency', (ctx) => {
-      admin.setLatency(ctx.body.ms === undefined ? null : (ctx.body as unknown as LatencyRule));
-      return noContent();
-    }),
-    route('POST', '/faults/error-rate', 'errorRate', (ctx) => {
-      admin.addErrorRate(ctx.body as unknown as ErrorRateRule);
-      return noContent();
-    }),
-    route('POST', '/faults/script', 'script', (ctx) => {
-      admin.script(ctx.body as unknown as ScriptedFault);
-      return noContent();
-    }),
     route('POST', '/faults/notifications', 'notificationFault', (ctx) => {
       const action = ctx.body.action as { kind?: unknown } | undefined;
       if (action?.kind !== 'drop' && action?.kind !== 'delay') {
@@ -108,14 +100,9 @@ export function adminRoutes(admin: EmulatorAdmin): Route[] {
     }),
     route('GET', '/channels', 'channels', () => json({ items: admin.channels() })),
     route('GET', '/notifications', 'notifications', () => json({ items: admin.notifications() })),
-    route('DELETE', '/faults', 'clearFaults', () => {
-      admin.clearFaults();
-      return noContent();
-    }),
-    route('GET', '/requests', 'requests', () => json({ items: admin.requests() })),
-    route('DELETE', '/requests', 'clearRequests', () => {
-      admin.clearRequests();
-      return noContent();
-    }),
+    ...faultAdminRoutes<FaultMatch, FaultErrorFields, RequestLogEntry, RequestContext>(admin).map((r) => ({
+      ...r,
+      handler: guarded(r.handler as (ctx: RequestContext) => Reply),
+    })),
   ];
 }

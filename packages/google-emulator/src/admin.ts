@@ -2,6 +2,7 @@
  * The admin surface, in-process (`emulator.admin`) and over HTTP (`/__admin/...`): seeding,
  * reset, state for assertions, tokens, sync-token expiry, the clock, and fault injection.
  */
+import { faultAdmin } from '@calgate/emulator-kit';
 import { renderView } from './events/render.ts';
 import { exceptionView, storedView } from './events/views.ts';
 import type { ErrorRateRule, Faults, LatencyRule, NotificationFault, ScriptedFault } from './faults.ts';
@@ -108,6 +109,7 @@ export function createAdmin(deps: AdminDeps): EmulatorAdmin {
     id === undefined
       ? [...state.calendars.values()]
       : [state.calendars.get(id)].filter((c) => c !== undefined);
+  const kit = faultAdmin({ faults, log, facts: (entry: RequestLogEntry) => entry });
   return {
     seed: (seed) => applySeed(state, seed),
     reset(seed = deps.initialSeed) {
@@ -191,18 +193,12 @@ export function createAdmin(deps: AdminDeps): EmulatorAdmin {
       }
     },
     advanceClock: (ms) => state.advanceClock(ms),
-    setLatency(rule) {
-      faults.latency = rule === null ? [] : [rule];
-    },
-    addErrorRate: (rule) => {
-      faults.errorRates.push(rule);
-    },
-    script: (fault) => faults.script(fault),
-    clearFaults: () => faults.clear(),
-    requests: () => [...log],
-    clearRequests: () => {
-      log.length = 0;
-    },
+    setLatency: kit.setLatency,
+    addErrorRate: kit.addErrorRate,
+    script: kit.script,
+    clearFaults: kit.clearFaults,
+    requests: () => kit.requests(),
+    clearRequests: kit.clearRequests,
     notificationFault: (fault) => faults.addNotificationFault(fault),
     channels: () => channels.list(),
     notifications: () => channels.deliveries(),

@@ -1,8 +1,7 @@
 /**
  * startGoogleEmulator: wires state, tokens, faults and routes into one node:http server.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '@calgate/emulator-kit';
 import { createAdmin, type EmulatorAdmin } from './admin.ts';
 import { adminRoutes } from './admin-routes.ts';
 import type { ApiDeps } from './api.ts';
@@ -77,19 +76,12 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
     ...calendarRoutes(deps),
     ...freeBusyRoutes(deps),
   ]);
-  const pipeline = createPipeline({ router, faults, tokens, log, now: () => state.now() });
-  const server = createServer((req, res) => {
-    pipeline(req, res).catch(() => {
-      res.destroy();
-    });
-  });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const server = await listen(
+    (closing) => createPipeline({ router, faults, tokens, log, now: () => state.now(), closing }),
+    { port: options.port, host: options.host },
+    () => channels.clear(),
+  );
+  url = server.url;
   return {
     url,
     oauthEndpoints: {
@@ -100,11 +92,6 @@ export async function startGoogleEmulator(options: GoogleEmulatorOptions = {}): 
       oauth2FederatedSignonJwkCertsUrl: `${url}/oauth2/v3/certs`,
     },
     admin,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        channels.clear();
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    close: () => server.close(),
   };
 }

@@ -1,8 +1,18 @@
 /**
  * Injected faults: latency, random error rates, and scripted failures ("the next 2 events.list
  * calls on calendar X answer 503", "the next insert succeeds but its response is dropped").
- * Randomness comes from a seeded generator so runs repeat.
+ * Randomness comes from a seeded generator so runs repeat. The fault table is the emulator
+ * kit's; what a rule matches, and push-notification faults, are Google's.
  */
+import {
+  type ErrorRateRuleOf,
+  type FaultDecisionOf,
+  FaultTable,
+  type FaultAction as KitFaultAction,
+  type LatencyRuleOf,
+  opsMatch,
+  type ScriptedFaultOf,
+} from '@calgate/emulator-kit';
 
 /** Which requests a rule applies to; every given field must match. */
 export interface FaultMatch {
@@ -15,38 +25,14 @@ export interface FaultMatch {
   method?: string;
 }
 
-export type FaultAction =
-  /** Answer with this status and Google's error body (reason defaults by status). */
-  | { kind: 'error'; status: number; reason?: string; message?: string; retryAfterSeconds?: number }
-  /** Process the request (state changes happen) and then destroy the connection. */
-  | { kind: 'dropResponse' }
-  /** Destroy the connection before processing (nothing changes). */
-  | { kind: 'dropRequest' }
-  /** Delay this request, then process it normally. */
-  | { kind: 'latency'; ms: number };
+/** An injected error answers with Google's error body (reason and message default by status). */
+export type FaultAction = KitFaultAction<{ reason?: string; message?: string }>;
 
-export interface ScriptedFault {
-  match: FaultMatch;
-  /** How many matching requests it applies to (default 1). */
-  times?: number;
-  action: FaultAction;
-}
+export type ScriptedFault = ScriptedFaultOf<FaultMatch, FaultAction>;
 
-export interface LatencyRule {
-  ms: number;
-  /** Adds a uniformly random 0…jitterMs. */
-  jitterMs?: number;
-  match?: FaultMatch;
-}
+export type LatencyRule = LatencyRuleOf<FaultMatch>;
 
-export interface ErrorRateRule {
-  /** Probability 0…1 that a matching request fails. */
-  rate: number;
-  status?: number;
-  reason?: string;
-  retryAfterSeconds?: number;
-  match?: FaultMatch;
-}
+export type ErrorRateRule = ErrorRateRuleOf<FaultMatch, { reason?: string }>;
 
 /**
  * A fault on outgoing push notifications (events.watch channels), so a client's polling
@@ -67,22 +53,13 @@ export interface RequestFacts {
   account?: string;
 }
 
-export interface FaultDecision {
-  delayMs: number;
-  action?: FaultAction;
-}
-
-function opMatches(pattern: string, op: string): boolean {
-  const p = pattern.replace(/^calendar\./, '');
-  return p === op || (p.endsWith('.*') && op.startsWith(p.slice(0, -1)));
-}
+export type FaultDecision = FaultDecisionOf<FaultAction>;
 
 export function matches(match: FaultMatch | undefined, facts: RequestFacts): boolean {
   if (!match) {
     return true;
   }
-  const ops = match.op === undefined ? null : Array.isArray(match.op) ? match.op : [match.op];
-  if (ops && !ops.some((p) => opMatches(p, facts.op))) {
+  if (!opsMatch(match.op, facts.op, (p) => p.replace(/^calendar\./, ''))) {
     return false;
   }
   if (match.method !== undefined && match.method.toUpperCase() !== facts.method) {
@@ -100,37 +77,15 @@ export function matches(match: FaultMatch | undefined, facts: RequestFacts): boo
   return true;
 }
 
-/** mulberry32: small, fast, and good enough for fault dice. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export class Faults {
-  latency: LatencyRule[] = [];
-  errorRates: ErrorRateRule[] = [];
-  scripted: (ScriptedFault & { remaining: number })[] = [];
+export class Faults extends FaultTable<FaultMatch, RequestFacts, { reason?: string; message?: string }> {
   notifications: (NotificationFault & { remaining: number })[] = [];
-  #random: () => number;
 
   constructor(randomSeed = 1) {
-    this.#random = seeded(randomSeed);
+    super(matches, randomSeed);
   }
 
-  reseed(seed: number): void {
-    this.#random = seeded(seed);
-  }
-
-  clear(): void {
-    this.latency = [];
-    this.errorRates = [];
-    this.scripted = [];
+  override clear(): void {
+    super.clear();
     this.notifications = [];
   }
 
@@ -155,45 +110,5 @@ export class Faults {
     fault.remaining -= 1;
     this.notifications = this.notifications.filter((f) => f.remaining > 0);
     return fault.action;
-  }
-
-  script(fault: ScriptedFault): void {
-    this.scripted.push({ ...fault, remaining: fault.times ?? 1 });
-  }
-
-  decide(facts: RequestFacts): FaultDecision {
-    let delayMs = 0;
-    for (const rule of this.latency) {
-      if (matches(rule.match, facts)) {
-        delayMs += rule.ms + (rule.jitterMs ? this.#random() * rule.jitterMs : 0);
-      }
-    }
-    let action: FaultAction | undefined;
-    for (const fault of this.scripted) {
-      if (fault.remaining > 0 && matches(fault.match, facts)) {
-        fault.remaining -= 1;
-        if (fault.action.kind === 'latency') {
-          delayMs += fault.action.ms;
-          continue;
-        }
-        action = fault.action;
-        break;
-      }
-    }
-    this.scripted = this.scripted.filter((f) => f.remaining > 0);
-    if (!action) {
-      for (const rule of this.errorRates) {
-        if (matches(rule.match, facts) && this.#random() < rule.rate) {
-          action = {
-            kind: 'error',
-            status: rule.status ?? 503,
-            ...(rule.reason === undefined ? {} : { reason: rule.reason }),
-            ...(rule.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: rule.retryAfterSeconds }),
-          };
-          break;
-        }
-      }
-    }
-    return action ? { delayMs, action } : { delayMs };
   }
 }

@@ -1,17 +1,18 @@
 /**
- * The small HTTP layer: a route table matched by method and path pattern, body parsing, and
- * the one place where replies and errors become bytes on the wire.
+ * Google's side of the HTTP layer: body parsing (JSON and forms), Google's JSON formatting and
+ * error mapping. The route table and the wire are the emulator kit's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type KitRoute,
+  Router as KitRouter,
+  send as kitSend,
+  type Reply,
+  readText,
+} from '@calgate/emulator-kit';
 import { GoogleApiError, OAuthError } from './errors.ts';
 
-export interface Reply {
-  status: number;
-  /** JSON-serialised unless `raw` is set. */
-  body?: unknown;
-  raw?: string;
-  headers?: Record<string, string>;
-}
+export type { Reply };
 
 export interface RequestContext {
   method: string;
@@ -27,74 +28,23 @@ export interface RequestContext {
 
 export type Handler = (ctx: RequestContext) => Reply | Promise<Reply>;
 
-export interface Route {
-  method: string;
+export interface Route extends KitRoute<RequestContext> {
   /** `/calendar/v3/calendars/:calendarId/events` — `:name` matches one path segment. */
   pattern: string;
   /** The operation name fault rules and the request log use, e.g. `events.list`. */
   op: string;
-  handler: Handler;
 }
 
-interface CompiledRoute extends Route {
-  regex: RegExp;
-  names: string[];
-}
-
-export class Router {
-  readonly #routes: CompiledRoute[] = [];
-
-  add(routes: Route[]): void {
-    for (const route of routes) {
-      const names: string[] = [];
-      const source = route.pattern
-        .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-        .replace(/:(\w+)/g, (_m, name: string) => {
-          names.push(name);
-          return '([^/]+)';
-        });
-      this.#routes.push({ ...route, regex: new RegExp(`^${source}$`), names });
-    }
-  }
-
-  match(
-    method: string,
-    path: string,
-  ): { route: Route; params: Record<string, string> } | 'wrongMethod' | null {
-    let pathMatched = false;
-    for (const route of this.#routes) {
-      const m = route.regex.exec(path);
-      if (m === null) {
-        continue;
-      }
-      pathMatched = true;
-      if (route.method !== method) {
-        continue;
-      }
-      const params: Record<string, string> = {};
-      route.names.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1] ?? '');
-      });
-      return { route, params };
-    }
-    return pathMatched ? 'wrongMethod' : null;
-  }
-}
+export class Router extends KitRouter<Route> {}
 
 const MAX_BODY = 5 * 1024 * 1024;
 
 export async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > MAX_BODY) {
-      throw new GoogleApiError(413, 'uploadTooLarge', 'Request Entity Too Large');
-    }
-    chunks.push(buf);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readText(
+    req,
+    MAX_BODY,
+    () => new GoogleApiError(413, 'uploadTooLarge', 'Request Entity Too Large'),
+  );
   if (text.trim() === '') {
     return {};
   }
@@ -118,20 +68,7 @@ export async function readBody(req: IncomingMessage): Promise<Record<string, unk
 }
 
 export function send(res: ServerResponse, reply: Reply): void {
-  if (res.headersSent || res.destroyed) {
-    return;
-  }
-  const headers: Record<string, string> = { ...reply.headers };
-  let payload = '';
-  if (reply.raw !== undefined) {
-    payload = reply.raw;
-  } else if (reply.body !== undefined) {
-    payload = JSON.stringify(reply.body, null, 1);
-    headers['content-type'] ??= 'application/json; charset=UTF-8';
-  }
-  headers['content-length'] = String(Buffer.byteLength(payload));
-  res.writeHead(reply.status, headers);
-  res.end(payload);
+  kitSend(res, reply, { indent: 1, jsonType: 'application/json; charset=UTF-8' });
 }
 
 /** Maps a thrown error to Google's shape for the surface it came from. */

@@ -2,7 +2,8 @@
  * The admin surface, in-process (`emulator.admin`): seeding, reset, the messages agents
  * received, the request log, and scripted faults.
  */
-import { type FaultAction, type FaultMatch, type Faults, matches, type ScriptedFault } from './faults.ts';
+import { faultAdmin } from '@calgate/emulator-kit';
+import type { FaultAction, FaultMatch, Faults, ScriptedFault } from './faults.ts';
 import { applySeed, type LettaSeed } from './seed.ts';
 import type { RequestLogEntry } from './server.ts';
 import type { LettaState, ReceivedMessage } from './state.ts';
@@ -49,6 +50,16 @@ export function createAdmin(deps: AdminDeps): LettaEmulatorAdmin {
     organization: a.organization,
     created_at: a.createdAt,
   });
+  const kit = faultAdmin({
+    faults,
+    log,
+    strict: true,
+    facts: (r: RequestLogEntry) => ({
+      op: r.op,
+      method: r.method,
+      ...(r.agentId ? { agentId: r.agentId } : {}),
+    }),
+  });
   return {
     seed: (seed) => applySeed(state, seed).map(view),
     reset(seed = deps.initialSeed) {
@@ -60,16 +71,11 @@ export function createAdmin(deps: AdminDeps): LettaEmulatorAdmin {
     agents: () => [...state.agents.values()].map(view),
     messages: (agentId) =>
       state.received.filter((m) => agentId === undefined || m.agentId === agentId).map((m) => ({ ...m })),
-    requests: (match) =>
-      log.filter((r) =>
-        matches(match, { op: r.op, method: r.method, ...(r.agentId ? { agentId: r.agentId } : {}) }),
-      ),
-    clearRequests: () => {
-      log.length = 0;
-    },
-    script: (fault) => faults.script(fault),
-    fail: (match, action, times = 1) => faults.script({ match, action, times }),
-    clearFaults: () => faults.clear(),
-    pendingFaults: () => faults.scripted.map(({ remaining, ...f }) => ({ ...f, times: remaining })),
+    requests: kit.requests,
+    clearRequests: kit.clearRequests,
+    script: kit.script,
+    fail: kit.fail,
+    clearFaults: kit.clearFaults,
+    pendingFaults: kit.pendingFaults,
   };
 }

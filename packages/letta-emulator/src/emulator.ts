@@ -1,8 +1,7 @@
 /**
  * startLettaEmulator: wires state, faults and routes into one node:http server on loopback.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '@calgate/emulator-kit';
 import { createAdmin, type LettaEmulatorAdmin } from './admin.ts';
 import { agentRoutes } from './agents.ts';
 import { Faults } from './faults.ts';
@@ -52,28 +51,9 @@ export async function startLettaEmulator(options: LettaEmulatorOptions = {}): Pr
     ...agentRoutes(state),
     ...messageRoutes(state),
   ]);
-  const closing = new AbortController();
-  const pipeline = createPipeline({ router, faults, state, log, closing: closing.signal });
-  const server = createServer((req, res) => {
-    pipeline(req, res).catch(() => {
-      res.destroy();
-    });
+  const server = await listen((closing) => createPipeline({ router, faults, state, log, closing }), {
+    port: options.port,
+    host: options.host,
   });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  return {
-    url,
-    admin,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        closing.abort();
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
+  return { url: server.url, admin, close: () => server.close() };
 }

@@ -194,8 +194,11 @@ export interface NewCalendar {
  * Event ids may name a single instance of a recurring series (`<masterId>_<start>`, as Google
  * writes them): getEvent, patchEvent and deleteEvent then act on that instance alone.
  */
+/** Where a provider's calendars live (a connection's `provider`). */
+export type ProviderKind = 'google' | 'local' | 'microsoft' | 'caldav' | 'ics';
+
 export interface CalendarProvider {
-  readonly kind: 'google' | 'local';
+  readonly kind: ProviderKind;
   /**
    * Listings are answered from Postgres (Calgate's own calendars, mirrors), not by an upstream
    * API: fan-outs need not spare the account's quota.

@@ -2,12 +2,17 @@ import { CalgateError, newId } from '@calgate/core';
 import type { Prisma } from './db.ts';
 import type { SecretBox } from './secret-box.ts';
 
+/** Where a connection's calendars live. */
+export type ConnectionProviderKind = 'google' | 'local' | 'microsoft' | 'caldav' | 'ics';
+/** How Calgate signs in to it. */
+export type ConnectionAuthKind = 'oauth' | 'service_account' | 'none';
+
 export interface ConnectionRecord {
   id: string;
   tenantId: string;
-  provider: 'google' | 'local';
+  provider: ConnectionProviderKind;
   accountEmail: string;
-  auth: 'oauth' | 'service_account' | 'none';
+  auth: ConnectionAuthKind;
   status: 'active' | 'needs_reauth' | 'disabled';
   statusDetail: string | null;
   /**
@@ -40,7 +45,7 @@ export class ConnectionRepository {
 
   create(
     tenantId: string,
-    input: { provider: 'google' | 'local'; accountEmail: string; auth: 'oauth' | 'service_account' | 'none' },
+    input: { provider: ConnectionProviderKind; accountEmail: string; auth: ConnectionAuthKind },
   ): Promise<ConnectionRecord> {
     return this.#prisma.connection.create({
       data: { id: newId('con'), tenantId, ...input },
@@ -55,9 +60,9 @@ export class ConnectionRepository {
   upsert(
     tenantId: string,
     input: {
-      provider: 'google' | 'local';
+      provider: ConnectionProviderKind;
       accountEmail: string;
-      auth: 'oauth' | 'service_account' | 'none';
+      auth: ConnectionAuthKind;
       /** Replaces the stored scopes when given (a new consent); left alone when absent. */
       scopes?: string[];
     },

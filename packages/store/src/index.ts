@@ -51,7 +51,12 @@ export {
   type ConfirmationUseResult,
   type NewConfirmation,
 } from './confirmations.ts';
-export { type ConnectionRecord, ConnectionRepository } from './connections.ts';
+export {
+  type ConnectionAuthKind,
+  type ConnectionProviderKind,
+  type ConnectionRecord,
+  ConnectionRepository,
+} from './connections.ts';
 export { type AuditQuery, queryAudit, setCalendarEnabled } from './dashboard-queries.ts';
 export { type Database, type DatabaseOptions, openDatabase, type Prisma } from './db.ts';
 export { type GrantedCalendar, type KeyAccess, loadKeyAccess, loadKeyAccessById } from './key-access.ts';

@@ -1,3 +1,4 @@
+import type { ConnectionAuthKind, ConnectionProviderKind } from './connections.ts';
 import type { Database } from './db.ts';
 
 /** A calendar as one key sees it: the grant and what the tools need to reach it. */
@@ -10,8 +11,8 @@ export interface GrantedCalendar {
   enabled: boolean;
   accessRole: string;
   connectionId: string;
-  provider: 'google' | 'local';
-  auth: 'oauth' | 'service_account' | 'none';
+  provider: ConnectionProviderKind;
+  auth: ConnectionAuthKind;
   accountEmail: string;
   connectionStatus: 'active' | 'needs_reauth' | 'disabled';
   canRead: boolean;

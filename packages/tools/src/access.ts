@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import type { CalendarProvider, CalendarRef } from '@calgate/providers';
+import type { CalendarProvider, CalendarRef, ProviderKind } from '@calgate/providers';
 import { distance } from './validation.ts';
 
 /** A calendar as one API key sees it, with that key's grant. */
@@ -12,7 +12,7 @@ export interface KeyCalendar {
   enabled: boolean;
   accessRole: string;
   connectionId: string;
-  provider: 'google' | 'local';
+  provider: ProviderKind;
   auth: 'oauth' | 'service_account' | 'none';
   accountEmail: string;
   connectionStatus: 'active' | 'needs_reauth' | 'disabled';

@@ -63,6 +63,19 @@ describe('riskyAction: which calls destroy data or send it out', () => {
     });
   });
 
+  it('book_slot: only when it invites outsiders (a booking sends invitations too)', () => {
+    expect(
+      riskyAction('book_slot', { calendarId: 'primary', attendees: ['bob@acme.test'] }, insiders),
+    ).toBeUndefined();
+    expect(
+      riskyAction('book_slot', { calendarId: 'primary', attendees: ['eve@evil.test'] }, insiders),
+    ).toEqual({
+      tool: 'book_slot',
+      calendarId: 'primary',
+      does: 'invite eve@evil.test (outside your organisation) to a new event',
+    });
+  });
+
   it('update_event: only when its attendees include outsiders', () => {
     expect(riskyAction('update_event', { eventId: 'e', summary: 'y' }, insiders)).toBeUndefined();
     expect(riskyAction('update_event', { eventId: 'e', attendees: ['x@evil.test'] }, insiders)?.does).toBe(

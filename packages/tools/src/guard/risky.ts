@@ -25,6 +25,7 @@ export const RISKY_TOOLS: ReadonlySet<string> = new Set([
   'cancel_booking',
   'create_event',
   'update_event',
+  'book_slot',
   'manage_attendees',
   'schedule_prompt_at',
   'schedule_prompt_cron',
@@ -116,6 +117,7 @@ export function riskyAction(
       };
     case 'create_event':
     case 'update_event':
+    case 'book_slot':
       return inviting(tool, args, emails(args.attendees), insiders);
     case 'manage_attendees':
       return inviting(tool, args, emails(args.addAttendees), insiders);

@@ -21,6 +21,7 @@ import {
   hrefsOf,
   multigetBody,
   parseMultistatus,
+  propertyQueryBody,
   propfindBody,
   syncCollectionBody,
   textOf,
@@ -415,6 +416,28 @@ export class CaldavClient {
       signal,
     );
     return objectsOf(multistatus.responses, url);
+  }
+
+  /**
+   * Every object whose VEVENT has an RRULE or RDATE, whenever it starts: servers' time-range
+   * filters cannot all be trusted with recurrence (Xandikos misses series that began before the
+   * range), so a window read adds these and expands them itself.
+   */
+  async recurringObjects(calendarUrl: string, signal?: AbortSignal): Promise<CaldavObject[]> {
+    const byHref = new Map<string, CaldavObject>();
+    for (const name of ['RRULE', 'RDATE']) {
+      const { multistatus, url } = await this.#dav(
+        'REPORT',
+        calendarUrl,
+        propertyQueryBody(name),
+        '1',
+        signal,
+      );
+      for (const object of objectsOf(multistatus.responses, url)) {
+        byHref.set(object.href, object);
+      }
+    }
+    return [...byHref.values()];
   }
 
   /** The named objects (hrefs as the server gave them); missing ones are left out. */

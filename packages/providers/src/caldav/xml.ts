@@ -161,3 +161,8 @@ export function multigetBody(hrefs: readonly string[]): string {
 export function syncCollectionBody(token: string | undefined): string {
   return `<?xml version="1.0" encoding="utf-8"?><d:sync-collection ${NAMESPACES}><d:sync-token>${token === undefined ? '' : escapeXml(token)}</d:sync-token><d:sync-level>1</d:sync-level><d:prop><d:getetag/></d:prop></d:sync-collection>`;
 }
+
+/** calendar-query for VEVENTs that have property `name` (RFC 4791 prop-filter without a test). */
+export function propertyQueryBody(name: string): string {
+  return `<?xml version="1.0" encoding="utf-8"?><c:calendar-query ${NAMESPACES}><d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT"><c:prop-filter name="${escapeXml(name)}"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>`;
+}

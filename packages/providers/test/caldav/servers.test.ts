@@ -169,7 +169,7 @@ describe.each(servers)('%s', (_name, start) => {
   });
 
   it('lists a window with overrides, EXDATE and cancelled overrides applied by Calgate', async () => {
-    const events = await readWindow(
+    const { events } = await readWindow(
       client,
       work,
       'Europe/Berlin',
@@ -189,13 +189,13 @@ describe.each(servers)('%s', (_name, start) => {
     // 9 July in Auckland.
     const from = Date.parse('2026-07-09T00:00:00+12:00');
     const to = Date.parse('2026-07-10T00:00:00+12:00');
-    const events = await readWindow(client, zoned, 'Pacific/Auckland', from, to);
+    const { events } = await readWindow(client, zoned, 'Pacific/Auckland', from, to);
     expect(events.map((e) => [e.event.summary, e.event.start.dateTime ?? e.event.start.date])).toEqual([
       ['Trip', '2026-07-09'],
       ['Late call', '2026-07-09T23:30:00+12:00'],
     ]);
     // The trip ends at Auckland's midnight of 12 July: a window from then on misses it.
-    const after = await readWindow(
+    const { events: after } = await readWindow(
       client,
       zoned,
       'Pacific/Auckland',
@@ -213,9 +213,58 @@ describe.each(servers)('%s', (_name, start) => {
     expect(got.map((o) => o.href).sort()).toEqual(hrefs);
     expect(
       eventsOfObjects(got, 'Pacific/Auckland', undefined, undefined)
-        .map((e) => e.event.summary)
+        .events.map((e) => e.event.summary)
         .sort(),
     ).toEqual(['Late call', 'Trip']);
+  });
+
+  it('expands series that began long before the window, and leaves out an object it cannot expand, naming it', async () => {
+    const path = `${server.home}heavy/`;
+    await server.makeCalendar(new URL(path).pathname, { displayName: 'Heavy' });
+    await server.seed(
+      `${new URL(path).pathname}huge.ics`,
+      ics(
+        'BEGIN:VEVENT',
+        'UID:huge-1',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART:19900101T090000Z',
+        'RRULE:FREQ=DAILY;COUNT=50000',
+        'SUMMARY:Forever',
+        'END:VEVENT',
+      ),
+    );
+    await server.seed(`${new URL(path).pathname}trip.ics`, ALL_DAY);
+    // A series that began years before the window (Xandikos's time-range filter misses it).
+    await server.seed(
+      `${new URL(path).pathname}old.ics`,
+      ics(
+        'BEGIN:VEVENT',
+        'UID:old-1',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART;TZID=Europe/Berlin:20190704T090000',
+        'DURATION:PT1H',
+        'RRULE:FREQ=YEARLY',
+        'SUMMARY:Anniversary',
+        'END:VEVENT',
+      ),
+    );
+    const read = await readWindow(
+      client,
+      path,
+      'UTC',
+      Date.parse('2026-07-01T00:00:00Z'),
+      Date.parse('2026-08-01T00:00:00Z'),
+    );
+    expect(read.events.map((e) => [e.event.summary, e.event.start.dateTime ?? e.event.start.date])).toEqual([
+      ['Anniversary', '2026-07-04T09:00:00+02:00'],
+      ['Trip', '2026-07-09'],
+    ]);
+    expect(read.skipped).toEqual([
+      {
+        href: `${new URL(path).pathname}huge.ics`,
+        reason: expect.stringContaining('more than 10000 instances'),
+      },
+    ]);
   });
 
   it('syncs with sync-collection tokens, and says when a token is no longer valid', async () => {
@@ -276,6 +325,8 @@ describe.each(servers)('%s', (_name, start) => {
     expect(created.etag).toBeDefined();
     expect(created.data).toContain('DTSTART;TZID=Europe/Berlin:20260302T100000');
     expect(created.data).toContain('BEGIN:VTIMEZONE');
+    // What create answers is the server's copy: its ETag is the one a read gives.
+    expect((await client.get(created.href, work)).etag).toBe(created.etag);
 
     const standup = `${new URL(work).pathname}standup.ics`;
     const updated = await client.update(
@@ -381,7 +432,7 @@ describe.each(servers)('%s', (_name, start) => {
     );
     expect(after.data).toContain('RECURRENCE-ID;TZID=Europe/Berlin:20260602T080000');
     expect(after.data).toContain('EXDATE;TZID=Europe/Berlin:20260603T080000');
-    const events = await readWindow(
+    const { events } = await readWindow(
       client,
       work,
       'Europe/Berlin',

@@ -8,7 +8,7 @@
  * back, since servers rewrite what they are sent and its ETag with it.
  */
 import { randomUUID } from 'node:crypto';
-import { CalgateError } from '@calgate/core';
+import { CalgateError, isCalgateError } from '@calgate/core';
 import { checkTargetUrl, pinnedFetch, type TargetUrlPolicy } from '@calgate/scheduler';
 import ICAL from 'ical.js';
 import { ianaNameFor } from './ical/zones.ts';
@@ -247,12 +247,30 @@ export class CaldavClient {
    * a calendar (RFC 6764 and RFC 4791).
    */
   async discover(startUrl: string, signal?: AbortSignal): Promise<CaldavAccount> {
-    const first = await this.#probe(startUrl, signal);
-    let probe = first;
+    const wellKnown = new URL('/.well-known/caldav', startUrl).toString();
+    let probe: Awaited<ReturnType<CaldavClient['probeUrl']>>;
+    try {
+      probe = await this.probeUrl(startUrl, signal);
+    } catch (error) {
+      // A server root that is no WebDAV resource (404, 405, an HTML page): RFC 6764's well-known URL.
+      if (
+        !isCalgateError(error) ||
+        !['not_found', 'upstream_unavailable'].includes(error.code) ||
+        error.retry
+      ) {
+        throw error;
+      }
+      if (new URL(startUrl).pathname === '/.well-known/caldav') {
+        throw error;
+      }
+      probe = await this.probeUrl(wellKnown, signal).catch(() => {
+        throw error;
+      });
+    }
     if (probe.principal === undefined && !probe.isCalendar && probe.homeSets.length === 0) {
-      const wellKnown = new URL('/.well-known/caldav', probe.url).toString();
       if (new URL(probe.url).pathname !== '/.well-known/caldav') {
-        probe = await this.#probe(wellKnown, signal).catch(() => probe);
+        const fallback = probe;
+        probe = await this.probeUrl(wellKnown, signal).catch(() => fallback);
       }
     }
     if (probe.isCalendar) {
@@ -286,7 +304,8 @@ export class CaldavClient {
     return { principalUrl, homeSetUrls, accountEmail, calendars };
   }
 
-  async #probe(url: string, signal?: AbortSignal) {
+  /** PROPFIND depth 0 of one URL: what it is and where it points (principal, home sets). */
+  async probeUrl(url: string, signal?: AbortSignal) {
     const { multistatus, url: answered } = await this.#dav(
       'PROPFIND',
       url,

@@ -141,6 +141,38 @@ describe('recurrence edges', () => {
     expect(resource && resourceMaster(resource)).toBeUndefined();
   });
 
+  it('expands a bounded series without a window, and refuses an endless one', () => {
+    const bounded = parseCalendarText(
+      wrap(
+        'BEGIN:VEVENT',
+        'UID:b',
+        'DTSTART;TZID=Europe/Berlin:20260601T080000',
+        'RRULE:FREQ=DAILY;COUNT=3',
+        'END:VEVENT',
+      ),
+      'UTC',
+    ).resources[0];
+    const endless = parseCalendarText(
+      wrap(
+        'BEGIN:VEVENT',
+        'UID:e',
+        'DTSTART;TZID=Europe/Berlin:20260601T080000',
+        'RRULE:FREQ=DAILY',
+        'END:VEVENT',
+      ),
+      'UTC',
+    ).resources[0];
+    if (bounded === undefined || endless === undefined) {
+      throw new Error('not parsed');
+    }
+    expect(expandResource(bounded).map((e) => e.id)).toEqual([
+      'b_20260601T060000Z',
+      'b_20260602T060000Z',
+      'b_20260603T060000Z',
+    ]);
+    expect(() => expandResource(endless)).toThrow(/more than 10000 instances/);
+  });
+
   it('does not list a cancelled single event', () => {
     const text = wrap('BEGIN:VEVENT', 'UID:c', 'DTSTART:20260601T080000Z', 'STATUS:CANCELLED', 'END:VEVENT');
     expect(list(text, '2026-05-01T00:00:00Z', '2026-07-01T00:00:00Z')).toEqual([]);

@@ -124,6 +124,11 @@ function isExcluded(series: IcsSeries, key: number): boolean {
   return !series.allDay && series.exDays.size > 0 && series.exDays.has(dayOfNaive(series.zone.toNaive(key)));
 }
 
+/** expandRule's window without infinite ends (an unbounded side is left out). */
+function bounds(lo: number, hi: number): { from?: number; to?: number } {
+  return { ...(Number.isFinite(lo) ? { from: lo } : {}), ...(Number.isFinite(hi) ? { to: hi } : {}) };
+}
+
 /**
  * Occurrence keys the rules and RDATEs give in [lo, hi) (instants for timed series, naive
  * midnights for all-day ones), before exclusions.
@@ -139,7 +144,7 @@ function ruleKeys(series: IcsSeries, lo: number, hi: number, maxInstances: numbe
   }
   for (const rule of series.rules) {
     if (!series.allDay && series.zone.iana !== undefined) {
-      const expanded = expandRule(rule, startLocal, series.zone.iana, { from: lo, to: hi, maxInstances });
+      const expanded = expandRule(rule, startLocal, series.zone.iana, { ...bounds(lo, hi), maxInstances });
       if (!expanded.ok) {
         throw expanded.error;
       }
@@ -154,9 +159,9 @@ function ruleKeys(series: IcsSeries, lo: number, hi: number, maxInstances: numbe
       const local = localFromNaiveMs(series.zone.toNaive(rule.until.instant));
       naiveRule = { ...rule, until: { kind: 'local', local } };
     }
-    const naiveLo = series.allDay ? lo : series.zone.toNaive(lo) - MS_PER_DAY;
-    const naiveHi = series.allDay ? hi : series.zone.toNaive(hi) + MS_PER_DAY;
-    const expanded = expandRule(naiveRule, startLocal, 'UTC', { from: naiveLo, to: naiveHi, maxInstances });
+    const naiveLo = series.allDay || !Number.isFinite(lo) ? lo : series.zone.toNaive(lo) - MS_PER_DAY;
+    const naiveHi = series.allDay || !Number.isFinite(hi) ? hi : series.zone.toNaive(hi) + MS_PER_DAY;
+    const expanded = expandRule(naiveRule, startLocal, 'UTC', { ...bounds(naiveLo, naiveHi), maxInstances });
     if (!expanded.ok) {
       throw expanded.error;
     }

@@ -47,8 +47,23 @@ export function ianaZone(name: string): Zone {
 
 export const UTC_ZONE = ianaZone('UTC');
 
+const namesByTzid = new Map<string, string | undefined>();
+const NAME_CACHE_MAX = 2000;
+
 /** An IANA name for a TZID as calendar software writes them, or undefined. */
 export function ianaNameFor(tzid: string): string | undefined {
+  if (namesByTzid.has(tzid)) {
+    return namesByTzid.get(tzid);
+  }
+  const name = resolveIanaName(tzid);
+  if (namesByTzid.size >= NAME_CACHE_MAX) {
+    namesByTzid.clear();
+  }
+  namesByTzid.set(tzid, name);
+  return name;
+}
+
+function resolveIanaName(tzid: string): string | undefined {
   const trimmed = tzid.trim().replace(/^"|"$/g, '');
   if (trimmed === '') {
     return undefined;

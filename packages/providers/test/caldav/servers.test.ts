@@ -205,6 +205,75 @@ describe.each(servers)('%s', (_name, start) => {
     expect(after).toEqual([]);
   });
 
+  it('reads the zones objects carry as the server stores them: Windows names, custom VTIMEZONE rules, Etc/UTC', async () => {
+    const path = `${server.home}zones/`;
+    const base = new URL(path).pathname;
+    await server.makeCalendar(base, { displayName: 'Zones' });
+    await server.seed(
+      `${base}windows.ics`,
+      ics(
+        'BEGIN:VEVENT',
+        'UID:win-1',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART;TZID=Tokyo Standard Time:20260710T090000',
+        'DTEND;TZID=Tokyo Standard Time:20260710T100000',
+        'SUMMARY:Windows zone',
+        'END:VEVENT',
+      ),
+    );
+    await server.seed(
+      `${base}custom.ics`,
+      ics(
+        'BEGIN:VTIMEZONE',
+        'TZID:Office Time',
+        'BEGIN:STANDARD',
+        'DTSTART:19701101T030000',
+        'TZOFFSETFROM:+0130',
+        'TZOFFSETTO:+0030',
+        'RRULE:FREQ=YEARLY;BYMONTH=11;BYDAY=1SU',
+        'END:STANDARD',
+        'BEGIN:DAYLIGHT',
+        'DTSTART:19700405T020000',
+        'TZOFFSETFROM:+0030',
+        'TZOFFSETTO:+0130',
+        'RRULE:FREQ=YEARLY;BYMONTH=4;BYDAY=1SU',
+        'END:DAYLIGHT',
+        'END:VTIMEZONE',
+        'BEGIN:VEVENT',
+        'UID:custom-1',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART;TZID=Office Time:20260710T090000',
+        'DTEND;TZID=Office Time:20260710T100000',
+        'SUMMARY:Custom zone',
+        'END:VEVENT',
+      ),
+    );
+    await server.seed(
+      `${base}etc.ics`,
+      ics(
+        'BEGIN:VEVENT',
+        'UID:etc-1',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART;TZID=Etc/UTC:20260710T090000',
+        'DTEND;TZID=Etc/UTC:20260710T100000',
+        'SUMMARY:Etc zone',
+        'END:VEVENT',
+      ),
+    );
+    const { events } = await readWindow(
+      client,
+      path,
+      'UTC',
+      Date.parse('2026-07-10T00:00:00Z'),
+      Date.parse('2026-07-11T00:00:00Z'),
+    );
+    expect(events.map((e) => [e.event.summary, e.event.start.dateTime])).toEqual([
+      ['Windows zone', '2026-07-10T09:00:00+09:00'],
+      ['Custom zone', '2026-07-10T09:00:00+01:30'],
+      ['Etc zone', '2026-07-10T09:00:00Z'],
+    ]);
+  });
+
   it('multigets objects by the hrefs the server gave', async () => {
     const listed = await client.calendarQuery(zoned);
     const hrefs = listed.map((o) => o.href).sort();

@@ -173,6 +173,16 @@ describe('recurrence edges', () => {
     expect(() => expandResource(endless)).toThrow(/more than 10000 instances/);
   });
 
+  it('reads a byte-order mark, bare LF line ends and several VCALENDARs in one text', () => {
+    const one = wrap('BEGIN:VEVENT', 'UID:one', 'DTSTART:20260601T080000Z', 'END:VEVENT');
+    const two = wrap('BEGIN:VEVENT', 'UID:two', 'DTSTART:20260602T080000Z', 'END:VEVENT');
+    const text = `\uFEFF${one}${two}`.replace(/\r\n/g, '\n');
+    expect(list(text, '2026-05-01T00:00:00Z', '2026-07-01T00:00:00Z').map((e) => e.id)).toEqual([
+      'one',
+      'two',
+    ]);
+  });
+
   it('does not list a cancelled single event', () => {
     const text = wrap('BEGIN:VEVENT', 'UID:c', 'DTSTART:20260601T080000Z', 'STATUS:CANCELLED', 'END:VEVENT');
     expect(list(text, '2026-05-01T00:00:00Z', '2026-07-01T00:00:00Z')).toEqual([]);

@@ -36,9 +36,15 @@ export interface ParsedCalendar {
 export function parseCalendarText(text: string, calendarZone: string): ParsedCalendar {
   let calendar: ICAL.Component;
   try {
-    const parsed = ICAL.parse(text);
-    const root = Array.isArray(parsed[0]) ? parsed[0] : parsed;
-    calendar = new ICAL.Component(root as unknown[]);
+    const parsed = ICAL.parse(text.replace(/^\uFEFF/, ''));
+    // Several VCALENDARs in one text (some feeds concatenate them) are read as one.
+    const roots = (Array.isArray(parsed[0]) ? parsed : [parsed]) as unknown[][];
+    calendar = new ICAL.Component(roots[0] ?? []);
+    for (const extra of roots.slice(1)) {
+      for (const component of new ICAL.Component(extra).getAllSubcomponents()) {
+        calendar.addSubcomponent(component);
+      }
+    }
   } catch (cause) {
     throw new CalgateError(
       'invalid_argument',

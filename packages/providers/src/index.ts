@@ -2,6 +2,7 @@
  * @calgate/providers — the CalendarProvider contract and its implementations.
  */
 
+export * from './caldav/index.ts';
 export { standardPalette } from './colors.ts';
 export * from './google/index.ts';
 export {

@@ -3,6 +3,7 @@ export * from './agent.ts';
 export * from './backoff.ts';
 export * from './letta.ts';
 export * from './payload.ts';
+export * from './pinned-fetch.ts';
 export * from './signing.ts';
 export * from './ssrf.ts';
 export * from './test-target.ts';

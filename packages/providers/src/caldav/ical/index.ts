@@ -1,0 +1,4 @@
+export * from './expand.ts';
+export * from './read.ts';
+export * from './write.ts';
+export * from './zones.ts';

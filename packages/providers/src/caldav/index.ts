@@ -1,0 +1,7 @@
+/**
+ * CalDAV and iCalendar: the iCalendar model (read, expand, write) and the CalDAV client the
+ * `caldav` provider, the mirror's sync source and ICS import/export build on.
+ */
+export * from './client.ts';
+export * from './ical/index.ts';
+export * from './window.ts';

@@ -32,6 +32,7 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/grants/bulk': 'grants.bulk',
   'PATCH /api/v1/calendars/:id': 'calendar.update',
   'GET /oauth/google/callback': 'account.connect',
+  'GET /oauth/microsoft/callback': 'account.connect',
   'POST /api/v1/connections/service-account': 'account.connect',
   'DELETE /api/v1/connections/:id': 'account.disconnect',
   'POST /api/v1/invitations': 'member.invite',

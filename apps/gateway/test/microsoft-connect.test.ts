@@ -370,6 +370,22 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     );
     expect(back.status).toBe('active');
     expect(await rows(ANN)).toEqual(grantsBefore);
+
+    // Reconnecting one account with another account's sign-in is refused, and nothing changes.
+    const before = await gw.db.pool.query('SELECT id, account_email, status FROM connections ORDER BY id');
+    await expect(
+      gw.runtime.deps.dashboard.microsoft.connectOAuth(
+        tenant.tenantId,
+        { refreshToken: emulator.refreshToken(MEG) },
+        { access: 'none', keyIds: [] },
+        ANN,
+      ),
+    ).rejects.toThrow(
+      `Microsoft signed in ${MEG}, but reconnecting ${ANN} was asked; nothing changed. Reconnect again and choose ${ANN} on Microsoft's page.`,
+    );
+    expect(
+      (await gw.db.pool.query('SELECT id, account_email, status FROM connections ORDER BY id')).rows,
+    ).toEqual(before.rows);
   });
 
   it('disconnect removes the connection with its credentials, calendars and grants', async () => {

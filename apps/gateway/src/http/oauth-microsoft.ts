@@ -45,7 +45,7 @@ const StartQuery = z.strictObject({
   /** What Calgate asks Microsoft for; absent, it follows `access` (Write needs Calendars.ReadWrite). */
   microsoft: z.enum(['read', 'write']).optional(),
   /** The account to sign in as (Microsoft's `login_hint`); absent, the person picks one. */
-  account: z.email().max(320).optional(),
+  account: z.preprocess((value) => (value === '' ? undefined : value), z.email().max(320).optional()),
   /** Reconnecting a connected account: signs in as it, at the level it had. */
   reconnect: z.string().min(1).max(64).optional(),
   keys: z
@@ -142,7 +142,11 @@ export function registerMicrosoftOAuthRoutes(app: FastifyInstance, deps: Microso
       STATE_TTL_MS,
     );
     // Signed, so the level cannot be changed on the way back.
-    const state = await new SignJWT({ tid: session.tenantId, lvl: level })
+    const state = await new SignJWT({
+      tid: session.tenantId,
+      lvl: level,
+      ...(query.reconnect === undefined ? {} : { acc: loginHint }),
+    })
       .setProtectedHeader({ alg: 'HS256' })
       .setJti(nonce)
       .setIssuedAt()
@@ -172,7 +176,7 @@ export function registerMicrosoftOAuthRoutes(app: FastifyInstance, deps: Microso
         body: '<p>The request is missing its state. Start connecting the account again from the Accounts page.</p>',
       });
     }
-    let claims: { nonce: string; tenantId: string; level: MicrosoftAccessLevel };
+    let claims: { nonce: string; tenantId: string; level: MicrosoftAccessLevel; account?: string };
     try {
       const { payload } = await jwtVerify(parsed.data.state, deps.stateKey, {
         algorithms: ['HS256'],
@@ -185,6 +189,7 @@ export function registerMicrosoftOAuthRoutes(app: FastifyInstance, deps: Microso
         nonce: payload.jti,
         tenantId: payload.tid,
         level: payload.lvl === 'write' ? 'write' : 'read',
+        ...(typeof payload.acc === 'string' ? { account: payload.acc } : {}),
       };
     } catch {
       return pages.send(reply, 400, {
@@ -223,10 +228,12 @@ export function registerMicrosoftOAuthRoutes(app: FastifyInstance, deps: Microso
       const tokens = await deps.microsoft
         .oauth()
         .exchangeCode({ code: parsed.data.code, codeVerifier: stored.codeVerifier, redirectUri, scopes });
-      const result = await deps.microsoft.connectOAuth(claims.tenantId, tokens, {
-        access: stored.grantAccess,
-        keyIds: stored.grantKeyIds,
-      });
+      const result = await deps.microsoft.connectOAuth(
+        claims.tenantId,
+        tokens,
+        { access: stored.grantAccess, keyIds: stored.grantKeyIds },
+        claims.account,
+      );
       return pages.send(reply, 200, {
         title: `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail}`,
         body: connectedBody(result),

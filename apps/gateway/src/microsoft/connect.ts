@@ -146,6 +146,8 @@ export class MicrosoftConnections {
     tenantId: string,
     tokens: OAuthCredentials,
     choice: GrantChoice,
+    /** Reconnecting: the account it must be (Microsoft lets the person pick another one). */
+    expectedAccount?: string,
   ): Promise<ConnectResult> {
     const client = this.#client();
     let latest: OAuthCredentials = { ...tokens };
@@ -176,6 +178,12 @@ export class MicrosoftConnections {
       throw new CalgateError(
         'upstream_unavailable',
         'Microsoft Graph did not say whose account this is (/me has neither mail nor userPrincipalName).',
+      );
+    }
+    if (expectedAccount !== undefined && email !== expectedAccount.toLowerCase()) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Microsoft signed in ${email}, but reconnecting ${expectedAccount} was asked; nothing changed. Reconnect again and choose ${expectedAccount} on Microsoft's page.`,
       );
     }
     const reconnected = (await this.#connections.list(tenantId)).some(

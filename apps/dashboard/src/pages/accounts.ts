@@ -98,7 +98,7 @@ function microsoftForm(microsoft: MicrosoftStatus): HTMLElement {
   const scopes = h(
     'select',
     { id: 'microsoft-access', name: 'microsoft', disabled: off },
-    h('option', { value: 'read' }, 'Read only (Microsoft asks only to see calendars: Calendars.Read)'),
+    h('option', { value: 'read' }, 'Read only (Calendars.Read)'),
     h('option', { value: 'write' }, 'Read and write (Calendars.ReadWrite)'),
   );
   const access = h(

@@ -191,7 +191,11 @@ describe('the dashboard in Chromium: Microsoft not configured', () => {
     await expect(page.getByLabel('Microsoft permission').isDisabled()).resolves.toBe(true);
     // Looks disabled: not the accent colour of a usable button, and no pointer.
     const style = await connect.evaluate((button) => {
-      const css = getComputedStyle(button);
+      // Runs in the page (the test's own types have no DOM).
+      const view = globalThis as unknown as {
+        getComputedStyle(element: unknown): { cursor: string; backgroundColor: string };
+      };
+      const css = view.getComputedStyle(button);
       return { cursor: css.cursor, background: css.backgroundColor };
     });
     expect(style.cursor).toBe('not-allowed');

@@ -326,6 +326,38 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     );
   });
 
+  it('token endpoint failures are said plainly: an unavailable sign-in service, a wrong client secret', async () => {
+    const before = await gw.db.pool.query('SELECT id, status, scopes FROM connections ORDER BY id');
+    const start = await fetch(
+      `${gw.url}/oauth/microsoft/start?access=read&account=${encodeURIComponent(ANN)}`,
+      {
+        headers: { cookie: browser.cookie },
+        redirect: 'manual',
+      },
+    );
+    const back = await fetch(start.headers.get('location') as string, { redirect: 'manual' });
+    const callback = new URL(back.headers.get('location') as string);
+    emulator.admin.fail({ op: 'oauth.token' }, { kind: 'error', status: 503 });
+    const unavailable = await fetch(`${gw.url}${callback.pathname}${callback.search}`, {
+      headers: { cookie: browser.cookie },
+    });
+    expect(unavailable.status).toBe(502);
+    expect(await unavailable.text()).toContain('Microsoft&#39;s sign-in service is unavailable (HTTP 503');
+
+    let err = '';
+    const code = await main(
+      ['connect', 'microsoft', '--refresh-token', emulator.refreshToken(MEG), '--tenant', tenant.tenantId],
+      { ...emulator.env, MICROSOFT_CLIENT_SECRET: 'not-the-secret', DATABASE_URL: gw.db.url },
+      { out: () => {}, err: (text) => (err += text) },
+    );
+    expect(code).toBe(1);
+    expect(err).toContain("Microsoft rejected Calgate's app registration (invalid_client)");
+    expect(err).not.toContain('not-the-secret');
+    expect((await gw.db.pool.query('SELECT id, status, scopes FROM connections ORDER BY id')).rows).toEqual(
+      before.rows,
+    );
+  });
+
   it('reconnects after invalid_grant: needs_reauth shown, Reconnect signs in as the account, calendars and grants kept', async () => {
     const { body } = await call(gw, 'GET', '/api/v1/connections', { as: browser });
     const ann = body.connections.find((c: Body) => c.accountEmail === ANN);

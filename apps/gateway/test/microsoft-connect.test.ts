@@ -257,6 +257,11 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     });
     const scopes = new URL(start.headers.get('location') as string).searchParams.get('scope')?.split(' ');
     expect(scopes?.sort()).toEqual(['Calendars.ReadWrite', 'User.Read', 'offline_access'].sort());
+    // The dashboard's audit log records the connection, without the code.
+    const connects = async () =>
+      (await call(gw, 'GET', '/api/v1/audit?tool=account.connect', { as: browser })).body.entries as Body[];
+    await expect.poll(async () => (await connects()).map((entry) => entry.outcome)).toContain('ok');
+    expect(JSON.stringify(await connects())).not.toContain(callback.searchParams.get('code') as string);
     // Secrets never reach the log.
     const logs = gw.logs.join('\n');
     expect(logs).not.toContain(callback.searchParams.get('code') as string);

@@ -45,6 +45,9 @@ Commands:
                                 connect a Google account from an OAuth refresh token
   connect google-service-account --calendar ID [--access none|read|write] [--keys K1,K2]
                                 add a calendar shared with the service account
+  connect microsoft --refresh-token T [--access none|read|write] [--keys K1,K2]
+                                connect a Microsoft 365 or Outlook.com account from an OAuth
+                                refresh token (the new one Microsoft answers is stored sealed)
   target create --kind webhook --name N --url U
                                 add a webhook target for scheduled prompts (its whsec_
                                 signing secret is shown once)

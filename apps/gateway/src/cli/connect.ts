@@ -1,13 +1,18 @@
 import type { Database } from '@calgate/store';
 import { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Config } from '../config.ts';
+import type { ConnectResult } from '../connections/record.ts';
 import { GoogleProviders } from '../google/providers.ts';
 import { GoogleConnections } from '../google/service.ts';
 import { createLogger } from '../logger.ts';
+import { MicrosoftConnections, microsoftSetup } from '../microsoft/connect.ts';
 import { googleSetup, loadSecretBox } from '../runtime.ts';
 import { type Io, print, required, resolveTenant, UsageError, type Values } from './common.ts';
 
-/** `calgate connect google …` and `calgate connect google-service-account …`. */
+/**
+ * `calgate connect google …`, `calgate connect google-service-account …` and
+ * `calgate connect microsoft …`: one shape of answer for every provider.
+ */
 export async function connectCommand(
   db: Database,
   config: Config,
@@ -34,6 +39,22 @@ export async function connectCommand(
   const box = await loadSecretBox(config, embedded);
   const connections = new ConnectionRepository(db.prisma, box);
   const log = createLogger('silent');
+  if (command === 'connect microsoft') {
+    const microsoft = new MicrosoftConnections(
+      microsoftSetup(config),
+      connections,
+      tenancy,
+      log,
+      () => {},
+      new ApiKeyRepository(db.prisma),
+    );
+    const refreshToken = values['refresh-token'];
+    if (refreshToken === undefined || refreshToken === '') {
+      throw new UsageError('--refresh-token is required.');
+    }
+    printConnected(io, values, await microsoft.connectOAuth(tenantId, { refreshToken }, choice));
+    return;
+  }
   const google = new GoogleConnections(
     new GoogleProviders(await googleSetup(config), connections, log, () => {}),
     connections,
@@ -42,7 +63,7 @@ export async function connectCommand(
     () => {},
     new ApiKeyRepository(db.prisma),
   );
-  let result: Awaited<ReturnType<GoogleConnections['connectOAuth']>>;
+  let result: ConnectResult;
   if (command === 'connect google') {
     const refreshToken = values['refresh-token'];
     if (refreshToken === undefined || refreshToken === '') {
@@ -67,11 +88,14 @@ export async function connectCommand(
   } else {
     result = await google.connectServiceAccountCalendar(tenantId, required(values, 'calendar'), choice);
   }
+  printConnected(io, values, result);
+}
+
+function printConnected(io: Io, values: Values, result: ConnectResult): void {
   print(
     io,
     values.json,
     result,
     `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail} (${result.connectionId}): ${result.calendars.map((c) => `${c.id} ${c.summary}`).join(', ')}`,
   );
-  return;
 }

@@ -13,6 +13,7 @@ import {
   type RRule,
   weekdayOf,
 } from '@calgate/core';
+import { type Format, formatText, jsonOf } from '../../format.ts';
 import { rangeOut } from '../../range.ts';
 
 /** The most instances one call returns. */
@@ -116,4 +117,17 @@ export function expandInstances(request: ExpansionRequest): Expansion {
     }
     limit *= 2;
   }
+}
+
+/**
+ * expand_rrule's whole answer, made where the expansion runs (a worker thread for large ones):
+ * the result, its JSON and its text in the format asked for, each made once.
+ */
+export function expansionAnswer(input: { request: ExpansionRequest; format: Format }): {
+  result: { timeZone: string } & Expansion;
+  json: string;
+  text: string;
+} {
+  const result = { timeZone: input.request.timeZone, ...expandInstances(input.request) };
+  return { result, json: jsonOf(result), text: formatText(result, input.format) };
 }

@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { formatText, jsonOf, rememberAnswer } from '../src/format.ts';
 import { CpuPool } from '../src/index.ts';
-import { expandInstances } from '../src/tools/availability/expansion.ts';
+import { expandInstances, expansionToon } from '../src/tools/availability/expansion.ts';
 
 describe('CpuPool: CPU-bound work in worker threads', () => {
   const request = {
@@ -31,6 +31,25 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
       }
     } finally {
       await pool.close();
+    }
+  });
+
+  it('writes the TOON of an expansion exactly as the general encoder does', () => {
+    const cases = [
+      { ...request, count: 3 },
+      { ...request, rrule: 'FREQ=DAILY', count: 2_000, timeZone: 'UTC' },
+      // Off the rule: warnings follow the table.
+      { ...request, rrule: 'FREQ=WEEKLY;BYDAY=TU', count: 4 },
+      { ...request, rrule: 'FREQ=DAILY;COUNT=2', count: 5 },
+      {
+        ...request,
+        rrule: 'FREQ=DAILY;COUNT=3',
+        exdates: ['2026-03-23T09:00:00', '2026-03-24T09:00:00', '2026-03-25T09:00:00'],
+      },
+    ];
+    for (const input of cases) {
+      const result = { timeZone: input.timeZone, ...expandInstances(input) };
+      expect(expansionToon(result)).toBe(formatText(result, 'toon'));
     }
   });
 

@@ -8,10 +8,10 @@
 import { CalgateError, type ErrorCode, type Interval, mergeIntervals } from '@calgate/core';
 import type { BusyEvent, FreeBusyResult } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
-import type { BookingServices } from '../../catalogue.ts';
+import type { BookingServices, LedgerBooking } from '../../catalogue.ts';
 import { busyIntervalsOf, freeBusyBatches, needsUpstreamFreeBusy, oldestSync } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
-import { ledgerBusy } from '../bookings/ledger-busy.ts';
+import { ledgerBusy, prefetchLedger } from '../bookings/ledger-busy.ts';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'permission_denied',
@@ -88,6 +88,7 @@ export async function readBusy(
   options: { withEvents?: boolean } = {},
 ): Promise<CalendarBusyOrFailure[]> {
   const answers = new Map<string, CalendarBusyOrFailure>();
+  const ledger = prefetchLedger(context.booking, handles, window);
   const timeMin = new Date(window.start).toISOString();
   const timeMax = new Date(window.end).toISOString();
   const clip = (spans: readonly Interval[]) =>
@@ -148,7 +149,7 @@ export async function readBusy(
       }
     },
   );
-  await addBookings(handles, window, context, answers, clip);
+  await addBookings(handles, window, context, answers, clip, ledger);
   return handles.map(
     (handle) =>
       answers.get(handle.calendar.id) ??
@@ -163,6 +164,7 @@ async function addBookings(
   context: BusyContext,
   answers: Map<string, CalendarBusyOrFailure>,
   clip: (spans: readonly Interval[]) => Interval[],
+  prefetched: Promise<LedgerBooking[]> | undefined,
 ): Promise<void> {
   const upstream = new Map<string, Interval[]>();
   for (const answer of answers.values()) {
@@ -171,7 +173,7 @@ async function addBookings(
     }
   }
   try {
-    const booked = await ledgerBusy(context.booking, handles, window, upstream, context.signal);
+    const booked = await ledgerBusy(context.booking, handles, window, upstream, context.signal, prefetched);
     for (const [calendarId, spans] of booked) {
       const answer = answers.get(calendarId);
       if (answer?.ok) {

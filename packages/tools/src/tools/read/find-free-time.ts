@@ -14,7 +14,7 @@ import {
   syncedAtOut,
   windowInput,
 } from '../availability/window.ts';
-import { addLedgerBusy } from '../bookings/ledger-busy.ts';
+import { addLedgerBusy, prefetchLedger } from '../bookings/ledger-busy.ts';
 import { calendarIds } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
 
@@ -63,6 +63,7 @@ export const findFreeTime = defineTool({
 
     const answers = new Map<string, Span[] | { code: string; message: string }>();
     let syncedAt: string | undefined;
+    const ledger = prefetchLedger(booking, handles, span);
     for (const { calendarId, error } of unavailable) {
       answers.set(calendarId, { code: error.code, message: error.message });
     }
@@ -99,7 +100,7 @@ export const findFreeTime = defineTool({
       },
     );
     // Confirmed bookings are busy too, so this agrees with book_slot.
-    await addLedgerBusy(booking, handles, span, answers, signal);
+    await addLedgerBusy(booking, handles, span, answers, signal, ledger);
 
     const show = (ms: number) => instantOut(ms, zone);
     const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));

@@ -74,6 +74,7 @@ import {
   RedisLogLevelStore,
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
+import { MicrosoftProviders, microsoftSetup } from './microsoft/providers.ts';
 import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
 import { connectionMirror } from './mirror/lifecycle.ts';
@@ -235,6 +236,8 @@ export interface Runtime {
   keys: ApiKeyRepository;
   connections: ConnectionRepository;
   google: GoogleConnections;
+  /** Outlook connections' providers (one per connection). */
+  microsoftProviders: MicrosoftProviders;
   /** Delivery targets, schedules and deliveries. */
   scheduler: SchedulerRepository;
   embedded: boolean;
@@ -253,12 +256,28 @@ export async function calendarProviders(
   invalidate: () => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
-): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver; sources: SyncSources }> {
+): Promise<{
+  googleProviders: GoogleProviders;
+  microsoftProviders: MicrosoftProviders;
+  providers: ProviderResolver;
+  sources: SyncSources;
+}> {
   const local = new LocalCalendarProvider(new LocalEventStore(db));
   const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
+  const microsoftProviders = new MicrosoftProviders(
+    microsoftSetup(config),
+    connections,
+    log,
+    invalidate,
+    new TenancyRepository(db.prisma),
+  );
+  // Each connection's upstream by its provider: Outlook calendars through Graph, else Google.
   const google: ProviderResolver = (calendar, tenantId) =>
-    googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+    calendar.provider === 'microsoft'
+      ? microsoftProviders.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
+      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
   const sources = new SyncSources([
+    microsoftProviders.syncSources({ pageSize: config.mirror.pageSize }),
     googleSyncSources(
       googleProviders.setup,
       connections,
@@ -272,6 +291,7 @@ export async function calendarProviders(
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {
       googleProviders,
+      microsoftProviders,
       providers: (calendar, tenantId) => (calendar.provider === 'local' ? local : google(calendar, tenantId)),
       sources,
     };
@@ -315,7 +335,7 @@ export async function calendarProviders(
     }
     return provider;
   };
-  return { googleProviders, providers, sources };
+  return { googleProviders, microsoftProviders, providers, sources };
 }
 
 /**
@@ -494,7 +514,7 @@ export async function createRuntime(
     // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
     await createMirrorQueue(boss);
     const mirrorJobs = new MirrorJobs(boss);
-    const { googleProviders, providers, sources } = await calendarProviders(
+    const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
       config,
       db,
       connections,
@@ -563,6 +583,7 @@ export async function createRuntime(
       directory: calendarDirectory({
         tenancy,
         google: googleProviders,
+        microsoft: microsoftProviders,
         invalidate: () => authenticator.invalidate(),
       }),
       booking: bookingServices({
@@ -658,6 +679,7 @@ export async function createRuntime(
       keys,
       connections,
       google,
+      microsoftProviders,
       scheduler: schedulerRepository,
       embedded: database.embedded,
       async close() {

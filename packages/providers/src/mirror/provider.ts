@@ -124,6 +124,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
     const timeMin = parseBound(query.timeMin, 'timeMin')?.getTime();
     const timeMax = parseBound(query.timeMax, 'timeMax')?.getTime();
+    if (this.#format.covers !== undefined && !this.#format.covers(timeMin, timeMax, this.#now())) {
+      return this.#fallback(calendar, query, 'window outside what the mirror keeps', signal);
+    }
     const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
     const wanted = offset + query.maxResults + 1;
     const text = query.query === undefined ? {} : { query: query.query, withExceptions: true };

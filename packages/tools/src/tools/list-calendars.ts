@@ -6,6 +6,9 @@ const calendarOut = z.object({
   summary: z.string(),
   accountEmail: z.string(),
   connectionKind: z.enum(['oauth', 'service_account', 'local']),
+  provider: z
+    .enum(['google', 'microsoft', 'local', 'caldav', 'ics'])
+    .describe('Where the calendar lives: google, microsoft (Outlook), local (Calgate), caldav, ics.'),
   primary: z.boolean(),
   default: z.boolean().describe("The key's default calendar, meant by calendarId 'primary'."),
   timeZone: z.string(),
@@ -46,6 +49,7 @@ export const listCalendars = defineTool({
       summary: calendar.summary,
       accountEmail: calendar.accountEmail,
       connectionKind: calendar.auth === 'none' ? ('local' as const) : calendar.auth,
+      provider: calendar.provider,
       primary: calendar.primary,
       default: calendar.id === chosen?.id,
       timeZone: calendar.timeZone,

@@ -1,0 +1,128 @@
+/**
+ * Outlook accounts in gateway tests: the Microsoft Graph emulator with the app registration
+ * Calgate signs in as, the MICROSOFT_* settings that point a gateway at it, and an account
+ * connected the way the connect flows leave it: a `microsoft` connection in the store with its
+ * refresh token sealed in the OAuthCredentials shape, calendars discovered through Graph (`/me`,
+ * `/me/mailboxSettings`, `/me/calendars`) and granted to a key.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type MicrosoftEmulator,
+  type MicrosoftSeed,
+  startMicrosoftEmulator,
+} from '@calgate/microsoft-emulator';
+import { MICROSOFT_READ_SCOPES, MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
+import { expect } from 'vitest';
+import type { TestGateway } from './harness.ts';
+
+export interface TestMicrosoftEmulator extends MicrosoftEmulator {
+  /** The MICROSOFT_* settings (and one ENCRYPTION_KEY) that point a gateway at the emulator. */
+  env: Record<string, string>;
+  /** A refresh token of the account, as after consent to `scopes` (default: read and write). */
+  refreshToken(email: string, scopes?: readonly string[]): string;
+  /** A Graph request with a token of the account's own: someone changing things in Outlook directly. */
+  editDirectly(
+    email: string,
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<Response>;
+}
+
+export async function startTestMicrosoftEmulator(seed: MicrosoftSeed): Promise<TestMicrosoftEmulator> {
+  const emulator = await startMicrosoftEmulator({ seed });
+  return {
+    ...emulator,
+    env: {
+      MICROSOFT_CLIENT_ID: emulator.client.clientId,
+      MICROSOFT_CLIENT_SECRET: emulator.client.clientSecret,
+      MICROSOFT_GRAPH_URL: emulator.graphUrl,
+      MICROSOFT_LOGIN_URL: emulator.loginUrl,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    },
+    refreshToken: (email, scopes = MICROSOFT_WRITE_SCOPES) =>
+      emulator.admin.issueTokens({
+        email,
+        clientId: emulator.client.clientId,
+        scopes: scopes.filter((scope) => scope !== 'offline_access'),
+        offline: true,
+      }).refresh_token as string,
+    editDirectly: (email, method, path, body) =>
+      fetch(`${emulator.graphUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${emulator.admin.issueTokens({ email, scopes: ['Calendars.ReadWrite'] }).access_token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+  };
+}
+
+export interface ConnectedOutlook {
+  connectionId: string;
+  /** Calgate's calendar id by Outlook calendar name. */
+  calendars: Record<string, string>;
+  /** The Outlook calendar id by name. */
+  externalIds: Record<string, string>;
+  timeZone: string;
+}
+
+/**
+ * Connects the Outlook account to the tenant as the connect flows do, granting `access` on its
+ * calendars to `keyIds` (write only where Outlook lets the account edit). `scopes` are those
+ * consented to: Calgate's least-privilege read or write set, which has no MailboxSettings.Read.
+ */
+export async function connectOutlookAccount(
+  gw: TestGateway,
+  emulator: TestMicrosoftEmulator,
+  tenantId: string,
+  keyIds: readonly string[],
+  email: string,
+  access: 'read' | 'write',
+  scopes: readonly string[] = access === 'write' ? MICROSOFT_WRITE_SCOPES : MICROSOFT_READ_SCOPES,
+): Promise<ConnectedOutlook> {
+  const { connections, tenancy, microsoftProviders } = gw.runtime;
+  const connection = await connections.upsert(tenantId, {
+    provider: 'microsoft',
+    accountEmail: email.toLowerCase(),
+    auth: 'oauth',
+    scopes: [...scopes],
+  });
+  await connections.storeCredentials(
+    tenantId,
+    connection.id,
+    JSON.stringify({ refreshToken: emulator.refreshToken(email, scopes), scope: scopes.join(' ') }),
+  );
+  microsoftProviders.forget(connection.id);
+  const provider = microsoftProviders.forConnection(tenantId, connection.id, connection.accountEmail);
+  const account = await provider.discover();
+  expect(account.email).toBe(email.toLowerCase());
+  const writable = scopes.includes('Calendars.ReadWrite');
+  const synced = await tenancy.syncCalendars(
+    tenantId,
+    connection.id,
+    account.calendars.map((calendar) => ({
+      ...calendar,
+      accessRole: writable ? calendar.accessRole : 'reader',
+    })),
+  );
+  const out: ConnectedOutlook = {
+    connectionId: connection.id,
+    calendars: {},
+    externalIds: {},
+    timeZone: account.timeZone,
+  };
+  for (const calendar of synced.calendars) {
+    out.calendars[calendar.summary] = calendar.id;
+    out.externalIds[calendar.summary] = calendar.externalId;
+    for (const keyId of keyIds) {
+      await tenancy.setGrant(tenantId, keyId, calendar.id, {
+        read: true,
+        write: access === 'write' && calendar.accessRole !== 'reader',
+      });
+    }
+  }
+  gw.runtime.deps.authenticator.invalidate();
+  return out;
+}

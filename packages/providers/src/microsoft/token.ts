@@ -159,6 +159,8 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   readonly #clock: TokenClock;
   readonly #flight = singleFlight<string>();
   #credentials: OAuthCredentials | null = null;
+  /** The access token Graph last refused: not used again even when the store still holds it. */
+  #refused: string | undefined;
 
   constructor(config: MicrosoftClientConfig, store: CredentialStore, clock: TokenClock) {
     this.#config = config;
@@ -167,6 +169,9 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   }
 
   #usable(credentials: OAuthCredentials | null): string | undefined {
+    if (credentials?.accessToken && credentials.accessToken === this.#refused) {
+      return undefined;
+    }
     if (credentials?.accessToken && credentials.expiresAt !== undefined) {
       return credentials.expiresAt - EXPIRY_SKEW_MS > this.#clock.now() ? credentials.accessToken : undefined;
     }
@@ -185,6 +190,7 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   }
 
   invalidate(token: string): void {
+    this.#refused = token;
     if (this.#credentials?.accessToken === token) {
       const { accessToken: _dropped, expiresAt: _expiry, ...rest } = this.#credentials;
       this.#credentials = rest;

@@ -17,6 +17,8 @@ import {
 const ANN = 'ann@contoso.com';
 const BOB = 'bob@example.com';
 const ZED = 'zed@contoso.com';
+const CARL_UPN = 'carl@contoso.onmicrosoft.com';
+const DORA = 'dora@contoso.com';
 const W = 'W. Europe Standard Time';
 
 const DAY = 86_400_000;
@@ -132,6 +134,13 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
             },
           ],
         },
+        {
+          email: 'carl@contoso.com',
+          userPrincipalName: CARL_UPN,
+          hasMail: false,
+          timeZone: 'Eastern Standard Time',
+        },
+        { email: DORA, timeZone: W },
       ],
     });
     google = await startTestEmulator(
@@ -289,12 +298,12 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     ]);
   });
 
-  it('create_event in a Berlin zone is stored in Windows zone terms and reads back at the same instant', async () => {
+  it('create_event in Europe/Amsterdam (an IANA name Graph refuses) is sent by its Windows name; a rule Outlook cannot store is refused', async () => {
     const created = await call('create_event', {
       calendarId: cal.Team,
       summary: 'Berlin breakfast',
-      start: { dateTime: `${date(6)}T08:00:00`, timeZone: 'Europe/Berlin' },
-      end: { dateTime: `${date(6)}T09:00:00`, timeZone: 'Europe/Berlin' },
+      start: { dateTime: `${date(6)}T08:00:00`, timeZone: 'Europe/Amsterdam' },
+      end: { dateTime: `${date(6)}T09:00:00`, timeZone: 'Europe/Amsterdam' },
       recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
     });
     const stored = graphEvents('Team').find((e) => e.id === created.eventId);
@@ -571,6 +580,89 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
       events: EventOut[];
     };
     expect(found.events.map((e) => e.start.dateTime)).toHaveLength(2);
+  });
+
+  it('429 with Retry-After is waited out; an expired access token is refreshed once and the rotated refresh token stored sealed', async () => {
+    ms.admin.script({
+      match: { op: 'calendarView.list' },
+      times: 1,
+      action: { kind: 'error', status: 429, retryAfterSeconds: 1 },
+    });
+    const started = Date.now();
+    const { events } = await list({ calendarId: cal.Team, timeMin: at(0, 0), timeMax: at(1, 0) });
+    expect(events.map((e) => e.summary)).toEqual(['Team review']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    const views = ms.admin.requests().filter((r) => r.op === 'calendarView.list');
+    expect(views.slice(-2).map((r) => r.status)).toEqual([429, 200]);
+
+    const stored = async () =>
+      JSON.parse(
+        (await gw.runtime.connections.readCredentials(tenant.tenantId, outlook.connectionId)) as string,
+      ) as { refreshToken: string };
+    const before = (await stored()).refreshToken;
+    const refreshes = () => ms.admin.requests().filter((r) => r.op === 'oauth.token').length;
+    const tokensBefore = refreshes();
+    expect(ms.admin.expireAccessTokens({ email: ANN })).toBeGreaterThan(0);
+    await list({ calendarId: cal.Team, timeMin: at(0, 0), timeMax: at(1, 0) });
+    expect(refreshes()).toBe(tokensBefore + 1);
+    const after = (await stored()).refreshToken;
+    expect(after).not.toBe(before);
+    const { rows } = await gw.db.pool.query(
+      'SELECT credentials_ciphertext AS credentials FROM connections WHERE id = $1',
+      [outlook.connectionId],
+    );
+    expect(Buffer.from(rows[0].credentials).toString('latin1')).not.toContain(after);
+  });
+
+  it("an account whose /me.mail is empty is known by its userPrincipalName; with MailboxSettings.Read its zone is the mailbox's", async () => {
+    const other = await gw.seedTenant('Other');
+    const connected = await connectOutlookAccount(gw, ms, other.tenantId, [other.keyId], CARL_UPN, 'read', [
+      'offline_access',
+      'User.Read',
+      'Calendars.Read',
+      'MailboxSettings.Read',
+    ]);
+    expect(connected.timeZone).toBe('America/New_York');
+    const carl = await connectClient(gw.mcpUrl, other.secret);
+    try {
+      const listed = (await carl.callTool({ name: 'list_calendars', arguments: {} })).structuredContent as {
+        calendars: { accountEmail: string; timeZone: string; canWrite: boolean }[];
+      };
+      expect(listed.calendars).toEqual([
+        expect.objectContaining({ accountEmail: CARL_UPN, timeZone: 'America/New_York', canWrite: false }),
+      ]);
+      // Read-only consent: a write is refused with the account named, before Graph is asked.
+      const denied = await carl.callTool({
+        name: 'create_event',
+        arguments: { summary: 'x', start: { dateTime: at(1, 9) }, end: { dateTime: at(1, 10) } },
+      });
+      expect(denied.isError).toBe(true);
+      expect(textOf(denied)).toMatch(/read-only access to 'carl@contoso\.onmicrosoft\.com'/);
+    } finally {
+      await carl.close();
+    }
+  });
+
+  it('a refresh token Microsoft refuses (invalid_grant) marks the connection needs_reauth and says to reconnect', async () => {
+    const other = await gw.seedTenant('Lapsed');
+    await connectOutlookAccount(gw, ms, other.tenantId, [other.keyId], DORA, 'read');
+    const dora = await connectClient(gw.mcpUrl, other.secret);
+    try {
+      ms.admin.revokeRefreshTokens({ email: DORA });
+      ms.admin.expireAccessTokens({ email: DORA });
+      const result = await dora.callTool({
+        name: 'list_events',
+        arguments: { timeMin: at(0, 0), timeMax: at(1, 0) },
+      });
+      expect(textOf(result)).toMatch(/reconnect/i);
+      const { rows } = await gw.db.pool.query(
+        "SELECT status::text AS status FROM connections WHERE tenant_id = $1 AND provider = 'microsoft'",
+        [other.tenantId],
+      );
+      expect(rows.map((r) => r.status)).toEqual(['needs_reauth']);
+    } finally {
+      await dora.close();
+    }
   });
 
   it('create_calendar on the Outlook account', async () => {

@@ -153,6 +153,9 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     );
     gw = await startTestGateway({ ...google.env, ...ms.env, ...HIGH_RATE_LIMITS });
     tenant = await gw.seedTenant('Acme');
+    await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, {
+      toolsets: ['calendar', 'booking', 'search', 'rules'],
+    });
     // The workspace's zone: what Outlook calendars get when mailboxSettings may not be read.
     await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'Europe/Lisbon' });
     outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write');
@@ -534,6 +537,48 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
       end: at(0, 10),
     });
     expect(JSON.stringify(check)).toMatch(/busy|false/i);
+  });
+
+  it('get_availability over an Outlook and a Google calendar: one answer, opaque by default, events named with full', async () => {
+    const window = {
+      timeMin: at(0, 8),
+      timeMax: at(0, 13),
+      calendarIds: [cal.Calendar, googleCal],
+      timeZone: 'UTC',
+    };
+    const full = (await call('get_availability', { ...window, privacy: 'full' })) as {
+      busy: {
+        start: string;
+        end: string;
+        sourceCount: number;
+        events?: { calendarId: string; summary?: string }[];
+      }[];
+      calendarsMerged: number;
+    };
+    expect(full.calendarsMerged).toBe(2);
+    expect(full.busy.map((b) => [b.start, b.end, b.events?.map((e) => [e.calendarId, e.summary])])).toEqual([
+      [at(0, 9), at(0, 10), [[cal.Calendar, 'Planning']]],
+      [at(0, 10.5), at(0, 10.75), [[googleCal, 'Google sync']]],
+    ]);
+    const opaque = (await call('get_availability', window)) as { busy: Record<string, unknown>[] };
+    expect(opaque.busy).toEqual([
+      { start: at(0, 9), end: at(0, 10), sourceCount: 0 },
+      { start: at(0, 10.5), end: at(0, 10.75), sourceCount: 0 },
+    ]);
+    expect(JSON.stringify(opaque)).not.toMatch(/Planning|Google sync/);
+  });
+
+  it('rules and timesheets on an Outlook calendar: apply_rules files its events, get_time_summary counts them', async () => {
+    const { project } = (await call('create_project', { name: 'Roadmap work', client: 'Contoso' })) as {
+      project: { id: string };
+    };
+    await call('create_rule', { query: 'title:planning', projectId: project.id });
+    const window = { timeMin: at(0, 0), timeMax: at(1, 0), calendarIds: [cal.Calendar] };
+    await call('apply_rules', window);
+    const summary = (await call('get_time_summary', { ...window, groupBy: 'project', timeZone: 'UTC' })) as {
+      totals: { projectId: string | null; project: string; hours: number }[];
+    };
+    expect(summary.totals.find((t) => t.projectId === project.id)?.hours).toBe(1);
   });
 
   it('book_slot books an Outlook slot once, through the ledger; the taken slot is refused', async () => {

@@ -112,12 +112,12 @@ export class MicrosoftProviders {
     this.#byConnection.delete(connectionId);
   }
 
-  /** The mirror's sync sources for Outlook calendars (polled; Graph subscriptions are not opened). */
+  /** The mirror's sync sources for Outlook calendars: calendarView/delta, and Graph subscriptions. */
   syncSources(options: { pageSize?: number } = {}): ConnectionSources {
     return {
       provider: 'microsoft',
       label: 'Microsoft 365',
-      push: false,
+      push: true,
       format: MICROSOFT_MIRROR_FORMAT,
       forConnection: async (connection) => {
         const email = (await this.#connections.get(connection.tenantId, connection.connectionId))

@@ -44,7 +44,9 @@ export {
 } from './recurrence.ts';
 export {
   MICROSOFT_MIRROR_FORMAT,
+  MICROSOFT_PUSH_PATH,
   type MicrosoftSyncOptions,
+  microsoftClientState,
   microsoftMirrorCovers,
   microsoftSyncSource,
 } from './sync.ts';

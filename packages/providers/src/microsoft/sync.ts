@@ -24,6 +24,19 @@ export const MICROSOFT_MIRROR_BEFORE_MS = 400 * DAY_MS;
 export const MICROSOFT_MIRROR_AFTER_MS = 760 * DAY_MS;
 /** A window older than this is re-anchored (a full sync over). */
 export const MICROSOFT_MIRROR_REANCHOR_MS = 30 * DAY_MS;
+/** Where Graph delivers change notifications, under PUBLIC_URL. */
+export const MICROSOFT_PUSH_PATH = '/api/microsoft/push';
+/** Graph keeps a subscription on Outlook events at most 4,230 minutes; ask for a little less. */
+const SUBSCRIPTION_MINUTES = 4_200;
+
+/**
+ * A subscription's clientState: the channel id and its token, which the receiver checks (Graph
+ * sends it back with every notification, and names the channel nowhere else).
+ */
+export function microsoftClientState(channelId: string, token: string): string {
+  return `${channelId}.${token}`;
+}
+
 /** Events per delta page (Graph's `odata.maxpagesize` preference). */
 export const MICROSOFT_SYNC_PAGE_SIZE = 200;
 
@@ -137,9 +150,52 @@ export function microsoftSyncSource(client: GraphClient, options: MicrosoftSyncO
     to: given?.timeMax?.getTime() ?? anchor + MICROSOFT_MIRROR_AFTER_MS,
   });
 
+  const push: PushHooks = {
+    path: MICROSOFT_PUSH_PATH,
+    async open(calendar, channel) {
+      const expiration = now() + SUBSCRIPTION_MINUTES * 60_000;
+      const created = await client.request<{ id?: string; expirationDateTime?: string }>({
+        method: 'POST',
+        path: '/subscriptions',
+        body: {
+          changeType: 'created,updated,deleted',
+          notificationUrl: channel.address,
+          // A resource path in the body, not a URL: the id as it is.
+          resource: `/me/calendars/${calendar.externalId}/events`,
+          expirationDateTime: new Date(expiration).toISOString(),
+          clientState: microsoftClientState(channel.channelId, channel.token),
+        },
+        operation: 'subscriptions.create',
+        calendarId: calendar.externalId,
+      });
+      if (typeof created?.id !== 'string' || created.id === '') {
+        throw new CalgateError(
+          'upstream_unavailable',
+          `Microsoft Graph opened a subscription on ${calendar.calendarId} without an id.`,
+        );
+      }
+      const ends = Date.parse(created.expirationDateTime ?? '');
+      return { resourceId: created.id, expiration: Number.isNaN(ends) ? expiration : ends };
+    },
+    async stop(_calendar, channel) {
+      try {
+        await client.request<void>({
+          method: 'DELETE',
+          path: graphPath`/subscriptions/${channel.resourceId}`,
+          operation: 'subscriptions.delete',
+        });
+      } catch (error) {
+        if (!(isCalgateError(error) && error.code === 'not_found')) {
+          throw error;
+        }
+      }
+    },
+  };
+
   return {
     provider: 'microsoft',
     format: MICROSOFT_MIRROR_FORMAT,
+    push,
     full(calendar, { window, pageToken }, signal) {
       if (pageToken === null) {
         const anchor = now();

@@ -12,7 +12,7 @@
 import { CalgateError, isCalgateError } from '@calgate/core';
 import type { MirrorEventInput } from '@calgate/store';
 import { CALENDAR_EVENT_FORMAT } from '../mirror/format.ts';
-import type { MirrorFormat, SyncSource, SyncStep, SyncWindow } from '../mirror/source.ts';
+import type { MirrorFormat, PushHooks, SyncSource, SyncStep, SyncWindow } from '../mirror/source.ts';
 import { type GraphClient, graphPath } from './client.ts';
 import type { GraphEvent } from './graph-types.ts';
 import { PREFER_TEXT_BODY, toCalendarEvent } from './mapping.ts';

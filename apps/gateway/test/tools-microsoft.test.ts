@@ -301,6 +301,20 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     ]);
   });
 
+  it('a create whose answer is lost is sent again with the same transactionId: one event', async () => {
+    ms.admin.script({ match: { op: 'events.create' }, times: 1, action: { kind: 'dropResponse' } });
+    const out = await call('create_event', {
+      calendarId: cal.Team,
+      summary: 'Lost answer',
+      start: { dateTime: at(5, 16) },
+      end: { dateTime: at(5, 17) },
+    });
+    const stored = graphEvents('Team').filter((e) => e.subject === 'Lost answer');
+    expect(stored.map((e) => e.id)).toEqual([out.eventId]);
+    const creates = ms.admin.requests().filter((r) => r.op === 'events.create');
+    expect(creates.slice(-2).map((r) => r.fault ?? 'answered')).toEqual(['dropResponse', 'answered']);
+  });
+
   it('create_event in Europe/Amsterdam (an IANA name Graph refuses) is sent by its Windows name; a rule Outlook cannot store is refused', async () => {
     const created = await call('create_event', {
       calendarId: cal.Team,

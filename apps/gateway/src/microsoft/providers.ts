@@ -7,6 +7,7 @@
  */
 import { CalgateError } from '@calgate/core';
 import {
+  type CredentialStore,
   GraphClient,
   MailboxLimiters,
   MICROSOFT_MIRROR_FORMAT,
@@ -14,6 +15,7 @@ import {
   type MicrosoftClientConfig,
   MicrosoftTokenSource,
   microsoftSyncSource,
+  type OAuthCredentials,
 } from '@calgate/providers';
 import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Logger } from 'pino';
@@ -78,7 +80,21 @@ export class MicrosoftProviders {
     if (client === undefined) {
       throw new CalgateError('unavailable', NO_CLIENT);
     }
-    const store = connectionCredentials(this.#connections, tenantId, connectionId, onNeedsReauth);
+    const connections = this.#connections;
+    const store: CredentialStore = {
+      ...connectionCredentials(connections, tenantId, connectionId, onNeedsReauth),
+      async load(): Promise<OAuthCredentials> {
+        const text = await connections.readCredentials(tenantId, connectionId);
+        if (text === null) {
+          throw new CalgateError(
+            'needs_reauth',
+            'This Microsoft account has no stored credentials; reconnect it.',
+            { context: { connectionId } },
+          );
+        }
+        return JSON.parse(text) as OAuthCredentials;
+      },
+    };
     return new GraphClient({
       graphUrl: this.#setup.graphUrl,
       tokens: new MicrosoftTokenSource(client, store, CLOCK),

@@ -96,10 +96,9 @@ describe('MicrosoftCalendarProvider over the Graph emulator', () => {
   });
 
   it('reads an event only through its own calendar', async () => {
-    const [main, side] = (await provider.listCalendars()).slice(0, 2) as [
-      { externalId: string },
-      { externalId: string },
-    ];
+    const calendars = await provider.listCalendars();
+    const main = calendars.find((c) => c.summary === 'Calendar') as { externalId: string };
+    const side = calendars.find((c) => c.summary === 'Side') as { externalId: string };
     const page = await provider.listEvents(ref(main.externalId), {
       timeMin: at(0),
       timeMax: at(24),
@@ -115,7 +114,7 @@ describe('MicrosoftCalendarProvider over the Graph emulator', () => {
   });
 
   it('free/busy of a calendar other than the default one, events shown as free left out', async () => {
-    const [, side] = (await provider.listCalendars()).slice(0, 2) as [unknown, { externalId: string }];
+    const side = (await provider.listCalendars()).find((c) => c.summary === 'Side') as { externalId: string };
     const [result] = await provider.freeBusy([ref(side.externalId)], at(0), at(24));
     expect(result?.busy).toEqual([{ start: at(9), end: at(10) }]);
     expect(emulator.admin.requests().some((r) => r.op === 'getSchedule')).toBe(false);

@@ -218,6 +218,7 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     expect(offsite?.start).toEqual({ date: date(3) });
     expect(offsite?.end).toEqual({ date: date(5) });
     const planning = events[0] as EventOut;
+    expect(events.find((e) => e.summary === 'Holiday block')?.transparency).toBe('transparent');
     expect(planning.description).toBe('Roadmap & goals');
     expect(planning.location).toBe('Room 1');
     // Every read asked Graph for UTC times and text bodies.
@@ -252,6 +253,16 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
       .filter((r) => r.op === 'calendarView.list' && r.query.includes('skip'));
     expect(followed.length).toBeGreaterThan(0);
     expect(followed.every((r) => /outlook\.timezone="UTC"/.test(r.prefer ?? ''))).toBe(true);
+  });
+
+  it('a window given with an offset counts as that instant', async () => {
+    // 11:30+02:00 is 09:30 UTC: Planning (09:00–10:00 UTC) overlaps it, Team review (11:00) does not.
+    const { events } = await list({
+      calendarId: cal.Calendar,
+      timeMin: `${date(0)}T11:30:00+02:00`,
+      timeMax: `${date(0)}T11:45:00+02:00`,
+    });
+    expect(events.map((e) => e.summary)).toEqual(['Planning']);
   });
 
   it('one merged listing, in start order, for a key holding a Google and an Outlook calendar', async () => {

@@ -250,6 +250,34 @@ describe('Outlook calendars in the event mirror (calendarView/delta)', () => {
     expect(after.some((r) => r.status === 200 && /startDateTime/.test(r.query))).toBe(true);
   });
 
+  it('writes through Calgate read back from the mirror as Graph has them: a series, one occurrence deleted, the series changed', async () => {
+    const created = await call(viaMirror, 'create_event', {
+      calendarId,
+      summary: 'Written series',
+      start: { dateTime: at(10, 15) },
+      end: { dateTime: at(10, 16) },
+      recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
+    });
+    const seriesId = created.eventId as string;
+    const occurrences = (await listAll(viaGraph, window)).events.filter(
+      (e) => e.recurringEventId === seriesId,
+    );
+    expect(occurrences).toHaveLength(3);
+    await call(viaMirror, 'delete_event', { calendarId, eventId: occurrences[1]?.id });
+    await call(viaMirror, 'update_event', { calendarId, eventId: seriesId, location: 'Attic' });
+    const graph = await listAll(viaGraph, window);
+    const mirrored = await listAll(viaMirror, window);
+    expect(mirrored.syncedAt).toEqual(expect.any(String));
+    const written = (events: EventOut[]) =>
+      shape(events.filter((e) => e.summary === 'Written series')).map(({ summary, start, end }) => ({
+        summary,
+        start,
+        end,
+      }));
+    expect(written(mirrored.events)).toEqual(written(graph.events));
+    expect(written(mirrored.events)).toHaveLength(2);
+  });
+
   it('search_events reads the mirror', async () => {
     const found = (await call(viaMirror, 'search_events', {
       query: 'roadmap',

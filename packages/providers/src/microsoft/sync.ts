@@ -53,10 +53,15 @@ export function microsoftMirrorCovers(timeMin: number | undefined, timeMax: numb
   );
 }
 
-/** Outlook events in the mirror: rows keep Calgate's CalendarEvent; reads stay within the window. */
+/**
+ * Outlook events in the mirror: rows keep Calgate's CalendarEvent; reads stay within the window.
+ * The mirror holds a series as its occurrences (as calendarView/delta lists them), so a series
+ * master written through Calgate is not kept as a row: the next read syncs instead.
+ */
 export const MICROSOFT_MIRROR_FORMAT: MirrorFormat = {
   ...CALENDAR_EVENT_FORMAT,
   covers: microsoftMirrorCovers,
+  keeps: (event) => (event.recurrence?.length ?? 0) === 0 || event.recurringEventId !== undefined,
 };
 
 function encode(anchor: number, link: string): string {

@@ -312,13 +312,13 @@ export class MirroredCalendarProvider implements CalendarProvider {
     options?: WriteOptions,
   ): Promise<CalendarEvent> {
     const event = await this.#upstream.insertEvent(calendar, input, options);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
   async quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent> {
     const event = await this.#upstream.quickAdd(calendar, text, options);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
@@ -330,7 +330,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
   ): Promise<CalendarEvent> {
     const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
     const event = await this.#upstream.patchEvent(calendar, eventId, patch, upstreamOptions);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
@@ -366,6 +366,15 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
     const current = await this.#upstream.getEvent(calendar, eventId);
     return current.etag === undefined ? options : { ...options, ifMatch: current.etag };
+  }
+
+  /** Writes an event the upstream answered into the mirror, or syncs before the next read. */
+  async #keep(calendar: CalendarRef, event: CalendarEvent): Promise<void> {
+    if (this.#format.keeps !== undefined && !this.#format.keeps(event)) {
+      this.#dirty.add(calendar.id);
+      return;
+    }
+    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
   }
 
   async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {

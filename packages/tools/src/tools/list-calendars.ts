@@ -6,9 +6,7 @@ const calendarOut = z.object({
   summary: z.string(),
   accountEmail: z.string(),
   connectionKind: z.enum(['oauth', 'service_account', 'local']),
-  provider: z
-    .enum(['google', 'microsoft', 'local', 'caldav', 'ics'])
-    .describe('Where the calendar lives: google, microsoft (Outlook), local (Calgate), caldav, ics.'),
+  provider: z.string(),
   primary: z.boolean(),
   default: z.boolean().describe("The key's default calendar, meant by calendarId 'primary'."),
   timeZone: z.string(),

@@ -742,6 +742,13 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     expect(ms.admin.calendars(ANN).map((c) => c.name)).toContain('Side project');
     const listed = (await call('list_calendars', {})) as { calendars: { id: string; canWrite: boolean }[] };
     expect(listed.calendars.find((c) => c.id === out.calendar.id)?.canWrite).toBe(true);
+    const described = await refused('create_calendar', {
+      summary: 'Described',
+      description: 'Notes',
+      onAccountOf: cal.Team,
+    });
+    expect(described).toMatch(/Outlook calendars have no description/);
+    expect(ms.admin.calendars(ANN).map((c) => c.name)).not.toContain('Described');
   });
 });
 

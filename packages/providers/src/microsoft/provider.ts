@@ -481,6 +481,12 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
 
   /** A new calendar on the account (POST /me/calendars); it lives in the mailbox's zone. */
   async createCalendar(input: NewCalendar): Promise<CalendarInfo> {
+    if (input.description !== undefined && input.description !== '') {
+      throw new CalgateError(
+        'invalid_argument',
+        'Outlook calendars have no description; leave description out to create one on an Outlook account.',
+      );
+    }
     if (input.timeZone !== undefined) {
       const windows = windowsZoneFor(input.timeZone);
       if (!windows.ok) {

@@ -27,6 +27,7 @@ import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
 import { keySettings } from './key-settings.ts';
 import type { LogLevelStore } from './log-levels.ts';
 import { requestLoggerFactory } from './logger.ts';
+import { registerMicrosoftPush } from './microsoft/push.ts';
 import type { ClientDocuments } from './oauth/client-documents.ts';
 import { registerConsentRoutes } from './oauth/consent.ts';
 import { OAUTH_PATHS } from './oauth/metadata.ts';
@@ -147,6 +148,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   if (deps.mirrorPush !== undefined) {
     registerMirrorPush(app, deps.mirrorPush);
+    registerMicrosoftPush(app, deps.mirrorPush);
   }
   registerAuthorizationServer(app, {
     ...deps.oauthServer,

@@ -2,10 +2,13 @@ import { CalgateError } from '@calgate/core';
 import type { TenancyRepository } from '@calgate/store';
 import type { CalendarAccess, CalendarDirectory, KeyCalendar } from '@calgate/tools';
 import type { GoogleProviders } from './google/providers.ts';
+import type { MicrosoftProviders } from './microsoft/providers.ts';
 
 export interface DirectoryDeps {
   tenancy: TenancyRepository;
   google: GoogleProviders;
+  /** Outlook accounts' providers; absent, calendars are not created on Outlook accounts. */
+  microsoft?: MicrosoftProviders;
   /** Drops cached key lookups so the next call sees the new calendar and grant. */
   invalidate: () => void;
 }
@@ -39,9 +42,16 @@ function chooseAccount(calendars: readonly KeyCalendar[], onAccountOf: string | 
   return chosen;
 }
 
+function microsoftProvider(deps: DirectoryDeps, tenantId: string, account: KeyCalendar) {
+  if (deps.microsoft === undefined) {
+    throw new CalgateError('unavailable', 'Calendars cannot be created on Outlook accounts here.');
+  }
+  return deps.microsoft.forConnection(tenantId, account.connectionId, account.accountEmail);
+}
+
 /**
  * Creates calendars for the calling key: locally in Calgate's store, or on a Google account
- * connected through OAuth; the key gets read and write on the new calendar either way.
+ * or Outlook account connected through OAuth; the key gets read and write on the new calendar either way.
  */
 export function calendarDirectory(deps: DirectoryDeps): DirectoryFactory {
   return (access) => ({
@@ -58,8 +68,16 @@ export function calendarDirectory(deps: DirectoryDeps): DirectoryFactory {
           ...description,
         });
       } else {
-        const provider = deps.google.forConnection(tenantId, account.connectionId, account.auth);
-        const info = await provider.createCalendar({ summary: input.summary, timeZone, ...description });
+        const info =
+          account.provider === 'microsoft'
+            ? await microsoftProvider(deps, tenantId, account).createCalendar({
+                summary: input.summary,
+                timeZone,
+                ...description,
+              })
+            : await deps.google
+                .forConnection(tenantId, account.connectionId, account.auth)
+                .createCalendar({ summary: input.summary, timeZone, ...description });
         const synced = await deps.tenancy.syncCalendars(tenantId, account.connectionId, [info]);
         const [created] = synced.calendars;
         if (created === undefined) {

@@ -75,6 +75,7 @@ import {
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
 import { MicrosoftConnections, microsoftSetup } from './microsoft/connect.ts';
+import { MicrosoftProviders } from './microsoft/providers.ts';
 import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
 import { connectionMirror } from './mirror/lifecycle.ts';
@@ -236,6 +237,8 @@ export interface Runtime {
   keys: ApiKeyRepository;
   connections: ConnectionRepository;
   google: GoogleConnections;
+  /** Outlook connections' providers (one per connection). */
+  microsoftProviders: MicrosoftProviders;
   /** Delivery targets, schedules and deliveries. */
   scheduler: SchedulerRepository;
   embedded: boolean;
@@ -254,12 +257,28 @@ export async function calendarProviders(
   invalidate: () => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
-): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver; sources: SyncSources }> {
+): Promise<{
+  googleProviders: GoogleProviders;
+  microsoftProviders: MicrosoftProviders;
+  providers: ProviderResolver;
+  sources: SyncSources;
+}> {
   const local = new LocalCalendarProvider(new LocalEventStore(db));
   const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
+  const microsoftProviders = new MicrosoftProviders(
+    microsoftSetup(config),
+    connections,
+    log,
+    invalidate,
+    new TenancyRepository(db.prisma),
+  );
+  // Each connection's upstream by its provider: Outlook calendars through Graph, else Google.
   const google: ProviderResolver = (calendar, tenantId) =>
-    googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+    calendar.provider === 'microsoft'
+      ? microsoftProviders.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
+      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
   const sources = new SyncSources([
+    microsoftProviders.syncSources({ pageSize: config.mirror.pageSize }),
     googleSyncSources(
       googleProviders.setup,
       connections,
@@ -273,6 +292,7 @@ export async function calendarProviders(
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {
       googleProviders,
+      microsoftProviders,
       providers: (calendar, tenantId) => (calendar.provider === 'local' ? local : google(calendar, tenantId)),
       sources,
     };
@@ -316,7 +336,7 @@ export async function calendarProviders(
     }
     return provider;
   };
-  return { googleProviders, providers, sources };
+  return { googleProviders, microsoftProviders, providers, sources };
 }
 
 /**
@@ -495,7 +515,7 @@ export async function createRuntime(
     // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
     await createMirrorQueue(boss);
     const mirrorJobs = new MirrorJobs(boss);
-    const { googleProviders, providers, sources } = await calendarProviders(
+    const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
       config,
       db,
       connections,
@@ -564,6 +584,7 @@ export async function createRuntime(
       directory: calendarDirectory({
         tenancy,
         google: googleProviders,
+        microsoft: microsoftProviders,
         invalidate: () => authenticator.invalidate(),
       }),
       booking: bookingServices({
@@ -667,6 +688,7 @@ export async function createRuntime(
       keys,
       connections,
       google,
+      microsoftProviders,
       scheduler: schedulerRepository,
       embedded: database.embedded,
       async close() {

@@ -1,8 +1,10 @@
 /**
  * Microsoft accounts in gateway tests: the Graph emulator with the app registration Calgate signs
- * in as, the MICROSOFT_* settings that point a gateway (and the CLI) at it, refresh tokens as if
- * an account had consented, and "Connect Microsoft" as a browser goes through it (the emulator's
- * /authorize redirects at once with a code).
+ * in as, the MICROSOFT_* settings that point a gateway (and the CLI) at it, refresh tokens as if an
+ * account had consented, "Connect Microsoft" as a browser goes through it (the emulator's
+ * /authorize redirects at once with a code), and an account connected the way the connect flows
+ * leave it: a `microsoft` connection in the store with its refresh token sealed in the
+ * OAuthCredentials shape, calendars discovered through Graph and granted to a key.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -10,46 +12,78 @@ import {
   type MicrosoftSeed,
   startMicrosoftEmulator,
 } from '@calgate/microsoft-emulator';
-import { MICROSOFT_READ_SCOPES } from '@calgate/providers';
+import { MICROSOFT_READ_SCOPES, MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
 import { expect } from 'vitest';
 import type { TestGateway } from './harness.ts';
 
 export const MS_CLIENT = { clientId: 'c0ffee00-0000-4000-8000-000000000028', clientSecret: 'ms-app-secret' };
 
 export interface TestMicrosoftEmulator extends MicrosoftEmulator {
-  /** MICROSOFT_* settings for the emulator as the app registration, and one ENCRYPTION_KEY. */
+  /** The MICROSOFT_* settings (and one ENCRYPTION_KEY) that point a gateway at the emulator. */
   env: Record<string, string>;
-  /** A refresh token of the account, as if it had consented to `scopes` (default: read only). */
+  /** A refresh token of the account, as after consent to `scopes` (default: the emulator's). */
   refreshToken(email: string, scopes?: readonly string[]): string;
+  /** A Graph request with a token of the account's own: someone changing things in Outlook directly. */
+  editDirectly(
+    email: string,
+    method: 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<Response>;
 }
 
-/** The emulator with `users`, whose app registration redirects to `${publicUrl}/oauth/microsoft/callback`. */
-export async function startMicrosoftTestEmulator(
+export interface TestEmulatorOptions {
+  /** Registers MS_CLIENT with the redirect URI `${publicUrl}/oauth/microsoft/callback` (consent flows). */
+  publicUrl?: string;
+  /** What `refreshToken` consents to by default (read and write unless said). */
+  scopes?: readonly string[];
+}
+
+export async function startTestMicrosoftEmulator(
   seed: Omit<MicrosoftSeed, 'clients'>,
-  publicUrl = 'http://calgate.test',
+  options: TestEmulatorOptions = {},
 ): Promise<TestMicrosoftEmulator> {
+  const { publicUrl, scopes: defaultScopes = MICROSOFT_WRITE_SCOPES } = options;
   const emulator = await startMicrosoftEmulator({
-    seed: {
-      ...seed,
-      clients: [{ ...MS_CLIENT, redirectUris: [`${publicUrl}/oauth/microsoft/callback`] }],
-    },
+    seed:
+      publicUrl === undefined
+        ? seed
+        : { ...seed, clients: [{ ...MS_CLIENT, redirectUris: [`${publicUrl}/oauth/microsoft/callback`] }] },
   });
+  const client = publicUrl === undefined ? emulator.client : MS_CLIENT;
   return Object.assign(emulator, {
     env: {
-      MICROSOFT_CLIENT_ID: MS_CLIENT.clientId,
-      MICROSOFT_CLIENT_SECRET: MS_CLIENT.clientSecret,
+      MICROSOFT_CLIENT_ID: client.clientId,
+      MICROSOFT_CLIENT_SECRET: client.clientSecret,
       MICROSOFT_GRAPH_URL: emulator.graphUrl,
       MICROSOFT_LOGIN_URL: emulator.loginUrl,
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     },
-    refreshToken: (email: string, scopes: readonly string[] = MICROSOFT_READ_SCOPES) =>
+    refreshToken: (email: string, scopes: readonly string[] = defaultScopes) =>
       emulator.admin.issueTokens({
         email,
-        clientId: MS_CLIENT.clientId,
+        clientId: client.clientId,
         scopes: scopes.filter((scope) => scope !== 'offline_access'),
         offline: true,
       }).refresh_token as string,
+    editDirectly: (email: string, method: 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown) =>
+      fetch(`${emulator.graphUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${emulator.admin.issueTokens({ email, scopes: ['Calendars.ReadWrite'] }).access_token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
   });
+}
+
+/** The emulator as the consent-flow tests use it: MS_CLIENT redirecting to `publicUrl`, read-only consent by default. */
+export function startMicrosoftTestEmulator(
+  seed: Omit<MicrosoftSeed, 'clients'>,
+  publicUrl = 'http://calgate.test',
+): Promise<TestMicrosoftEmulator> {
+  return startTestMicrosoftEmulator(seed, { publicUrl, scopes: MICROSOFT_READ_SCOPES });
 }
 
 /**
@@ -74,4 +108,72 @@ export async function connectMicrosoftByConsent(
   expect(callback.pathname).toBe('/oauth/microsoft/callback');
   const response = await fetch(`${gw.url}${callback.pathname}${callback.search}`, { headers: { cookie } });
   return { callback, authorize, response };
+}
+
+export interface ConnectedOutlook {
+  connectionId: string;
+  /** Calgate's calendar id by Outlook calendar name. */
+  calendars: Record<string, string>;
+  /** The Outlook calendar id by name. */
+  externalIds: Record<string, string>;
+  timeZone: string;
+}
+
+/**
+ * Connects the Outlook account to the tenant as the connect flows do, granting `access` on its
+ * calendars to `keyIds` (write only where Outlook lets the account edit). `scopes` are those
+ * consented to: Calgate's least-privilege read or write set, which has no MailboxSettings.Read.
+ */
+export async function connectOutlookAccount(
+  gw: TestGateway,
+  emulator: TestMicrosoftEmulator,
+  tenantId: string,
+  keyIds: readonly string[],
+  email: string,
+  access: 'read' | 'write',
+  scopes: readonly string[] = access === 'write' ? MICROSOFT_WRITE_SCOPES : MICROSOFT_READ_SCOPES,
+): Promise<ConnectedOutlook> {
+  const { connections, tenancy, microsoftProviders } = gw.runtime;
+  const connection = await connections.upsert(tenantId, {
+    provider: 'microsoft',
+    accountEmail: email.toLowerCase(),
+    auth: 'oauth',
+    scopes: [...scopes],
+  });
+  await connections.storeCredentials(
+    tenantId,
+    connection.id,
+    JSON.stringify({ refreshToken: emulator.refreshToken(email, scopes), scope: scopes.join(' ') }),
+  );
+  microsoftProviders.forget(connection.id);
+  const provider = microsoftProviders.forConnection(tenantId, connection.id, connection.accountEmail);
+  const account = await provider.discover();
+  expect(account.email).toBe(email.toLowerCase());
+  const writable = scopes.includes('Calendars.ReadWrite');
+  const synced = await tenancy.syncCalendars(
+    tenantId,
+    connection.id,
+    account.calendars.map((calendar) => ({
+      ...calendar,
+      accessRole: writable ? calendar.accessRole : 'reader',
+    })),
+  );
+  const out: ConnectedOutlook = {
+    connectionId: connection.id,
+    calendars: {},
+    externalIds: {},
+    timeZone: account.timeZone,
+  };
+  for (const calendar of synced.calendars) {
+    out.calendars[calendar.summary] = calendar.id;
+    out.externalIds[calendar.summary] = calendar.externalId;
+    for (const keyId of keyIds) {
+      await tenancy.setGrant(tenantId, keyId, calendar.id, {
+        read: true,
+        write: access === 'write' && calendar.accessRole !== 'reader',
+      });
+    }
+  }
+  gw.runtime.deps.authenticator.invalidate();
+  return out;
 }

@@ -300,12 +300,21 @@ export function fakeIds(like: Ids): Ids {
   };
 }
 
-export async function seedWorld(gw: TestGateway): Promise<World> {
+export async function seedWorld(
+  gw: TestGateway,
+  options: {
+    /** Makes tenant B's calendar 'Narwhal Ledger' elsewhere (an Outlook account) instead of in Calgate. */
+    b1?: (tenantId: string) => Promise<string>;
+  } = {},
+): Promise<World> {
   const a = await gw.seedTenant('Tenant Alpha');
   const b = await gw.seedTenant('Tenant Beta');
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
-  const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
+  const b1 =
+    options.b1 === undefined
+      ? await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC')
+      : await options.b1(b.tenantId);
   const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });

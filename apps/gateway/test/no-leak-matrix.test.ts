@@ -3,6 +3,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {
+  connectOutlookAccount,
+  startTestMicrosoftEmulator,
+  type TestMicrosoftEmulator,
+} from './microsoft-fixture.ts';
+import {
   busyOf,
   fakeIds,
   foreignStrings,
@@ -20,6 +25,9 @@ import {
   snapshot,
   type World,
 } from './no-leak-fixture.ts';
+
+/** The Outlook account holding tenant B's calendar in the second run. */
+const NARWHAL = 'narwhal@contoso.com';
 
 type Args = Record<string, unknown>;
 
@@ -441,8 +449,12 @@ function brief(result: CallToolResult): string {
   return JSON.stringify(result.content).slice(0, 600);
 }
 
-describe('no leak between tenants, keys and grants, tool by tool', () => {
+describe.each([
+  ['Calgate calendars', false],
+  ["tenant B's calendar on Outlook", true],
+])('no leak between tenants, keys and grants, tool by tool (%s)', (_label, onOutlook) => {
   let gw: TestGateway;
+  let ms: TestMicrosoftEmulator | undefined;
   let world: World;
   let fakes: Record<CalendarKey, Ids>;
   let asSeeded: unknown;
@@ -450,8 +462,24 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
 
   beforeAll(async () => {
     // The tenants' delivery targets are receivers on loopback.
-    gw = await startTestGateway({ ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
-    world = await seedWorld(gw);
+    if (onOutlook) {
+      ms = await startTestMicrosoftEmulator({
+        users: [{ email: NARWHAL, timeZone: 'UTC', calendars: [{ name: 'Narwhal Ledger' }] }],
+      });
+    }
+    gw = await startTestGateway({ ...ms?.env, ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
+    const emulator = ms;
+    world = await seedWorld(
+      gw,
+      emulator === undefined
+        ? {}
+        : {
+            b1: async (tenantId) =>
+              (await connectOutlookAccount(gw, emulator, tenantId, [], NARWHAL, 'write')).calendars[
+                'Narwhal Ledger'
+              ] as string,
+          },
+    );
     fakes = {
       a1: fakeIds(world.calendars.a1),
       a2: fakeIds(world.calendars.a2),
@@ -467,6 +495,7 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
   afterAll(async () => {
     await Promise.all(world?.clients.map((client) => client.close()) ?? []);
     await gw?.stop();
+    await ms?.close();
     await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
   });
 

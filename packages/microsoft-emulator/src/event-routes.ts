@@ -77,8 +77,11 @@ export function eventRoutes(state: MicrosoftState, paging: Paging, notifier: Not
 
   const list = (ctx: RequestContext, caller: Caller) => {
     const calendar = calendarFor(state, caller.mailbox, ctx.params.calendarId);
+    // `$filter=transactionId eq '…'` finds the event a create with that transactionId made.
+    const filter = /^transactionId eq '([^']*)'$/.exec(ctx.query.get('$filter') ?? '');
     const records = [...calendar.events.values()]
       .filter((e) => e.kind !== 'exception')
+      .filter((e) => filter === null || e.transactionId === filter[1])
       .sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : 1));
     const result = page(records, skipOf(ctx.query), topOf(ctx.query, 10), paging);
     return json(

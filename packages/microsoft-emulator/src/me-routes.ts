@@ -3,6 +3,7 @@ import { GRAPH_PREFIX, graphRoute, linkTo, skipOf, topOf } from './api.ts';
 import { graphErrors } from './errors.ts';
 import { json, type RequestContext, type Route } from './http.ts';
 import { renderCalendar } from './render.ts';
+import { addCalendar } from './seed.ts';
 import type { CalendarRecord, MicrosoftState } from './state.ts';
 
 export interface Paging {
@@ -88,6 +89,23 @@ export function meRoutes(state: MicrosoftState, paging: Paging): Route[] {
           ? {}
           : { '@odata.nextLink': linkTo(ctx, { $skip: String(result.next) }) }),
       });
+    }),
+    graphRoute(state, 'POST', '/me/calendars', 'calendars.create', 'calendarWrite', (ctx, { mailbox }) => {
+      const name = typeof ctx.body.name === 'string' ? ctx.body.name.trim() : '';
+      if (name === '') {
+        throw graphErrors.badRequest("The property 'name' is required.");
+      }
+      if (state.calendarsOf(mailbox).some((c) => c.name.toLowerCase() === name.toLowerCase())) {
+        throw graphErrors.badRequest(`A folder with the specified name already exists., ${name}`);
+      }
+      const created = addCalendar(state, mailbox, { name });
+      return json(
+        {
+          '@odata.context': context(ctx, `users('${mailbox}')/calendars/$entity`),
+          ...renderCalendar(created),
+        },
+        201,
+      );
     }),
     graphRoute(state, 'GET', '/me/calendar', 'calendars.get', 'calendarRead', (ctx, { mailbox }) =>
       json({

@@ -53,7 +53,11 @@ export type ProviderResolver = (calendar: KeyCalendar, tenantId: string) => Cale
  * calendar shared with the account as reader reads the same; the message covers both.)
  */
 export function readOnlyForCalgate(calendar: KeyCalendar): boolean {
-  return calendar.provider === 'google' && calendar.auth === 'oauth' && calendar.accessRole === 'reader';
+  return (
+    (calendar.provider === 'google' || calendar.provider === 'microsoft') &&
+    calendar.auth === 'oauth' &&
+    calendar.accessRole === 'reader'
+  );
 }
 
 /**

@@ -25,6 +25,8 @@ export function connectionCredentials(
   tenantId: string,
   connectionId: string,
   onNeedsReauth: (reason: string) => void,
+  /** Whose account it is, for the reconnect message. */
+  provider = 'Google',
 ): CredentialStore {
   return {
     async load(): Promise<OAuthCredentials> {
@@ -32,7 +34,7 @@ export function connectionCredentials(
       if (text === null) {
         throw new CalgateError(
           'needs_reauth',
-          'This Google account has no stored credentials; reconnect it.',
+          `This ${provider} account has no stored credentials; reconnect it.`,
           {
             context: { connectionId },
           },

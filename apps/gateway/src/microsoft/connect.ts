@@ -25,6 +25,7 @@ import type { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { CalendarRecorder, type ConnectResult, type GrantChoice } from '../connections/record.ts';
+import { connectionCredentials } from '../google/providers.ts';
 import { connectionWritable } from '../google/service.ts';
 import type { ConnectionMirror } from '../mirror/lifecycle.ts';
 import { MicrosoftOAuth } from './authorize.ts';
@@ -66,26 +67,7 @@ export function microsoftCredentials(
   connectionId: string,
   onNeedsReauth: (reason: string) => void = () => {},
 ): CredentialStore {
-  return {
-    async load(): Promise<OAuthCredentials> {
-      const text = await connections.readCredentials(tenantId, connectionId);
-      if (text === null) {
-        throw new CalgateError(
-          'needs_reauth',
-          'This Microsoft account has no stored credentials; reconnect it.',
-          { context: { connectionId } },
-        );
-      }
-      return JSON.parse(text) as OAuthCredentials;
-    },
-    async save(credentials: OAuthCredentials): Promise<void> {
-      await connections.storeCredentials(tenantId, connectionId, JSON.stringify(credentials));
-    },
-    async markNeedsReauth(reason: string): Promise<void> {
-      await connections.setStatus(tenantId, connectionId, 'needs_reauth', reason);
-      onNeedsReauth(reason);
-    },
-  };
+  return connectionCredentials(connections, tenantId, connectionId, onNeedsReauth, 'Microsoft');
 }
 
 const TOKEN_TIMEOUT_MS = 15_000;

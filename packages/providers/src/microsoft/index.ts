@@ -28,6 +28,11 @@ export {
   type WriteContext as GraphWriteContext,
 } from './mapping.ts';
 export {
+  type MicrosoftAccount,
+  MicrosoftCalendarProvider,
+  type MicrosoftProviderOptions,
+} from './provider.ts';
+export {
   type GraphDayOfWeek,
   type GraphPatternedRecurrence,
   type GraphRecurrencePattern,
@@ -37,6 +42,14 @@ export {
   toPatternedRecurrence,
   toRecurrenceLines,
 } from './recurrence.ts';
+export {
+  MICROSOFT_MIRROR_FORMAT,
+  MICROSOFT_PUSH_PATH,
+  type MicrosoftSyncOptions,
+  microsoftClientState,
+  microsoftMirrorCovers,
+  microsoftSyncSource,
+} from './sync.ts';
 export {
   type GraphDateTimeTimeZone,
   type GraphTime,

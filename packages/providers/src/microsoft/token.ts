@@ -159,6 +159,8 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   readonly #clock: TokenClock;
   readonly #flight = singleFlight<string>();
   #credentials: OAuthCredentials | null = null;
+  /** The access token Graph last refused: not used again even when the store still holds it. */
+  #refused: string | undefined;
 
   constructor(config: MicrosoftClientConfig, store: CredentialStore, clock: TokenClock) {
     this.#config = config;
@@ -167,6 +169,9 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   }
 
   #usable(credentials: OAuthCredentials | null): string | undefined {
+    if (credentials?.accessToken && credentials.accessToken === this.#refused) {
+      return undefined;
+    }
     if (credentials?.accessToken && credentials.expiresAt !== undefined) {
       return credentials.expiresAt - EXPIRY_SKEW_MS > this.#clock.now() ? credentials.accessToken : undefined;
     }
@@ -185,6 +190,7 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   }
 
   invalidate(token: string): void {
+    this.#refused = token;
     if (this.#credentials?.accessToken === token) {
       const { accessToken: _dropped, expiresAt: _expiry, ...rest } = this.#credentials;
       this.#credentials = rest;
@@ -192,14 +198,31 @@ export class MicrosoftTokenSource implements AccessTokenSource {
   }
 
   async #obtain(): Promise<string> {
-    if (this.#credentials === null) {
-      this.#credentials = await this.#store.load();
-    }
+    // Read afresh before every refresh: another process (a gateway, the worker) sharing the
+    // connection may have rotated the refresh token, retiring the one this instance held.
+    this.#credentials = await this.#store.load();
     const loaded = this.#credentials;
     const usable = this.#usable(loaded);
     if (usable !== undefined) {
       return usable;
     }
+    try {
+      return await this.#refresh(loaded);
+    } catch (error) {
+      if (
+        !(error instanceof CalgateError && error.code === 'needs_reauth' && error.context.rotated === true)
+      ) {
+        throw error;
+      }
+      // Refused because another process rotated the token meanwhile: use what it stored.
+      const stored = await this.#store.load();
+      this.#credentials = stored;
+      const theirs = this.#usable(stored);
+      return theirs ?? (await this.#refresh(stored, true));
+    }
+  }
+
+  async #refresh(loaded: OAuthCredentials, lastTry = false): Promise<string> {
     let answer: RefreshAnswer;
     try {
       answer = await refreshAccessToken(
@@ -215,6 +238,14 @@ export class MicrosoftTokenSource implements AccessTokenSource {
           throw error;
         }
         const refusal = permanentGraphError(failure, { operation: 'oauth.token' });
+        if (refusal.code === 'needs_reauth' && !lastTry) {
+          const stored = await this.#store.load().catch(() => null);
+          if (stored !== null && stored.refreshToken !== loaded.refreshToken) {
+            throw new CalgateError(refusal.code, refusal.message, {
+              context: { ...refusal.context, rotated: true },
+            });
+          }
+        }
         if (refusal.code === 'needs_reauth') {
           // A reconnect stores new tokens, which the next call loads.
           this.#credentials = null;

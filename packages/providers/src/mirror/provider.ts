@@ -127,6 +127,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
     const timeMin = parseBound(query.timeMin, 'timeMin')?.getTime();
     const timeMax = parseBound(query.timeMax, 'timeMax')?.getTime();
+    if (this.#format.covers !== undefined && !this.#format.covers(timeMin, timeMax, this.#now())) {
+      return this.#fallback(calendar, query, 'window outside what the mirror keeps', signal);
+    }
     const offset = query.pageToken === undefined ? 0 : decodeToken(query.pageToken);
     const wanted = offset + query.maxResults + 1;
     const text = query.query === undefined ? {} : { query: query.query, withExceptions: true };
@@ -312,13 +315,13 @@ export class MirroredCalendarProvider implements CalendarProvider {
     options?: WriteOptions,
   ): Promise<CalendarEvent> {
     const event = await this.#upstream.insertEvent(calendar, input, options);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
   async quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent> {
     const event = await this.#upstream.quickAdd(calendar, text, options);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
@@ -330,7 +333,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
   ): Promise<CalendarEvent> {
     const upstreamOptions = await this.#upstreamOptions(calendar, eventId, options);
     const event = await this.#upstream.patchEvent(calendar, eventId, patch, upstreamOptions);
-    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
+    await this.#keep(calendar, event);
     return event;
   }
 
@@ -366,6 +369,15 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
     const current = await this.#upstream.getEvent(calendar, eventId);
     return current.etag === undefined ? options : { ...options, ifMatch: current.etag };
+  }
+
+  /** Writes an event the upstream answered into the mirror, or syncs before the next read. */
+  async #keep(calendar: CalendarRef, event: CalendarEvent): Promise<void> {
+    if (this.#format.keeps !== undefined && !this.#format.keeps(event)) {
+      this.#dirty.add(calendar.id);
+      return;
+    }
+    await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
   }
 
   async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {

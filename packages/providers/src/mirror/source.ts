@@ -77,6 +77,16 @@ export interface MirrorFormat {
    * absent: occurrences carry the series' link.
    */
   instanceLink?(masterLink: string, masterId: string, instanceId: string): string;
+  /**
+   * Whether the mirror holds every event of a listing's window (ms since the epoch; undefined:
+   * open); absent: it holds everything. A window it does not cover is read from the upstream.
+   */
+  covers?(timeMin: number | undefined, timeMax: number | undefined, now: number): boolean;
+  /**
+   * Whether a write's answer can be kept as a row at once; absent: always. When not (Outlook's
+   * series masters: its mirror holds occurrences), the calendar is synced before the next read.
+   */
+  keeps?(event: CalendarEvent): boolean;
 }
 
 /** A push channel as the upstream opened it. */

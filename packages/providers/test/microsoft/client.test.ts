@@ -573,6 +573,45 @@ describe('tokens', () => {
     expect(seen.map((s) => s.headers.authorization)).toEqual(['Bearer token-1', 'Bearer token-2']);
   });
 
+  it('uses a refresh token another process rotated (sharing the store) instead of reporting needs_reauth', async () => {
+    // Microsoft retires a refresh token once used; two processes share the connection's store.
+    let current = 'refresh-1';
+    let issued = 0;
+    const refused = new Set<string>();
+    handler = (request, response) => {
+      if (request.url.startsWith('/login/')) {
+        const given = new URLSearchParams(String(request.body)).get('refresh_token');
+        if (given !== current) {
+          json(response, 400, { error: 'invalid_grant', error_description: 'AADSTS70008: expired' });
+          return;
+        }
+        issued += 1;
+        current = `refresh-${issued + 1}`;
+        json(response, 200, { access_token: `access-${issued}`, refresh_token: current, expires_in: 3600 });
+      } else if (refused.has(String(request.headers.authorization))) {
+        json(response, 401, { error: { code: 'InvalidAuthenticationToken', message: 'expired' } });
+      } else {
+        json(response, 200, { auth: request.headers.authorization });
+      }
+    };
+    const store = new MemoryStore('refresh-1');
+    const gateway = client({ tokens: new MicrosoftTokenSource(config(), store, clock) });
+    const worker = client({ tokens: new MicrosoftTokenSource(config(), store, clock) });
+    const me = { path: '/me', operation: 'me.get' } as const;
+    expect(await gateway.request(me)).toEqual({ auth: 'Bearer access-1' });
+    // The worker finds the gateway's token in the store: no second refresh.
+    expect(await worker.request(me)).toEqual({ auth: 'Bearer access-1' });
+    expect(issued).toBe(1);
+    refused.add('Bearer access-1');
+    // The gateway refreshes (refresh-2 retired, refresh-3 stored); the worker, refused too,
+    // takes what the gateway stored rather than spending the retired refresh-2.
+    expect(await gateway.request(me)).toEqual({ auth: 'Bearer access-2' });
+    expect(await worker.request(me)).toEqual({ auth: 'Bearer access-2' });
+    expect(issued).toBe(2);
+    expect(store.reauth).toEqual([]);
+    expect(store.credentials.refreshToken).toBe('refresh-3');
+  });
+
   it('marks the connection needs_reauth on invalid_grant, without calling Graph', async () => {
     handler = (request, response) => {
       if (request.url.startsWith('/login/')) {

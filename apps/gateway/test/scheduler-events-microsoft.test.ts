@@ -1,0 +1,97 @@
+/**
+ * Prompts relative to events on an Outlook calendar, end to end: an MCP client schedules "2
+ * minutes before each event titled Acme" over a calendar of the Graph emulator; the gateway's
+ * in-process worker plans from Graph's listing and delivers to a real receiver, with the event's
+ * Outlook id in the payload.
+ */
+import { type Receiver, startReceiver, until } from '@calgate/testkit';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  connectOutlookAccount,
+  startTestMicrosoftEmulator,
+  type TestMicrosoftEmulator,
+} from './microsoft-fixture.ts';
+
+const MINUTE = 60_000;
+const ANN = 'ann@contoso.com';
+
+describe('prompts relative to events on an Outlook calendar', () => {
+  let ms: TestMicrosoftEmulator;
+  let gw: TestGateway;
+  let client: Client;
+  let receiver: Receiver;
+  let secret = '';
+  let calendarId: string;
+
+  beforeAll(async () => {
+    ms = await startTestMicrosoftEmulator({ users: [{ email: ANN, timeZone: 'UTC' }] });
+    gw = await startTestGateway({
+      ...ms.env,
+      ...HIGH_RATE_LIMITS,
+      TARGETS_ALLOW_PRIVATE: 'true',
+      WORKER_IN_PROCESS: 'true',
+    });
+    const owner = await gw.seedTenant('Events');
+    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'scheduler'] });
+    const outlook = await connectOutlookAccount(gw, ms, owner.tenantId, [owner.keyId], ANN, 'write');
+    calendarId = outlook.calendars.Calendar as string;
+    receiver = await startReceiver(() => secret);
+    const hook = await gw.runtime.scheduler.targets.create(owner.tenantId, {
+      kind: 'webhook',
+      name: 'hook',
+      url: receiver.url,
+    });
+    secret = hook.secret ?? '';
+    client = await connectClient(gw.mcpUrl, owner.secret);
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await gw?.stop();
+    await receiver?.close();
+    await ms?.close();
+  });
+
+  async function call(name: string, args: Record<string, unknown>) {
+    const result = await client.callTool({ name, arguments: args });
+    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+    return result.structuredContent as Record<string, unknown>;
+  }
+
+  async function event(summary: string, start: number) {
+    const out = await call('create_event', {
+      calendarId,
+      summary,
+      start: { dateTime: new Date(start).toISOString() },
+      end: { dateTime: new Date(start + 30 * MINUTE).toISOString() },
+    });
+    return String(out.eventId);
+  }
+
+  it('prompts 2 minutes before each matching Outlook event, with the event in the payload; others are ignored', async () => {
+    const start = Math.ceil((Date.now() + 2 * MINUTE + 4_000) / 1000) * 1000;
+    const acme = await event('Acme sync', start);
+    await event('Dentist', start);
+    const made = await call('schedule_prompt_around_events', {
+      prompt: 'Prepare for the Acme meeting',
+      query: 'title:Acme',
+      offsetMinutes: -2,
+    });
+    expect(made.kind).toBe('around_events');
+    expect(Date.parse(String(made.nextRun))).toBe(start - 2 * MINUTE);
+    const got = await until(
+      () => receiver.received.find((r) => r.body.scheduleId === made.scheduleId),
+      20_000,
+    );
+    expect(got?.verified).toBe(true);
+    expect(got?.body).toMatchObject({
+      type: 'prompt.due',
+      prompt: 'Prepare for the Acme meeting',
+      occurrence: new Date(start - 2 * MINUTE).toISOString(),
+      event: { calendarId, eventId: acme },
+    });
+    await call('cancel_scheduled_prompt', { scheduleId: made.scheduleId });
+  }, 60_000);
+});

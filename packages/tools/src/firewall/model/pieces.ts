@@ -6,14 +6,16 @@
 // Score of a text: a text of at most WINDOW characters is scored whole; a longer one as the maximum
 // over its windows (sentences packed up to WINDOW characters, one sentence overlapping); a text over
 // MAX_CHUNK characters is first cut into chunks overlapping by CHUNK_OVERLAP.
-import { decodings } from '../../../packages/tools/src/firewall/decode.ts';
-import { foldedVariants } from '../../../packages/tools/src/firewall/normalize.ts';
+import { decodings } from '../decode.ts';
+import { foldedVariants } from '../normalize.ts';
 import { DEFAULT_FEATURES, DIM, type FeatureOptions, featurise, normalise, type Sparse } from './features.ts';
 import { CONCEPT_COUNT, conceptCounts } from './lexicon.ts';
 
 export const NCONCEPT = CONCEPT_COUNT;
 export const NPAIR = (NCONCEPT * (NCONCEPT - 1)) / 2;
-export const TOTAL_DIM = DIM + NCONCEPT + NPAIR;
+/** First slot of the concepts counted inside quotation marks. */
+export const QUOTED_AT = DIM + NCONCEPT + NPAIR;
+export const TOTAL_DIM = QUOTED_AT + NCONCEPT;
 
 export const WINDOW = 300;
 export const MAX_CHUNK = 2048;
@@ -27,6 +29,8 @@ export interface ModelOptions {
   window: number;
   /** Also count concepts on folded variants and n-grams on decodings. */
   views: boolean;
+  /** Also count concepts inside quotation marks on their own (a text that quotes a payload). */
+  quotes: boolean;
 }
 export const DEFAULT_MODEL: ModelOptions = {
   ngrams: true,
@@ -34,7 +38,37 @@ export const DEFAULT_MODEL: ModelOptions = {
   features: DEFAULT_FEATURES,
   window: WINDOW,
   views: true,
+  quotes: true,
 };
+
+// A span between quotation marks, at most 300 characters on one line. ASCII double quotes count
+// unless the span is a JSON key or value (a colon next to it).
+const QUOTED = /(?<![:]\s*)"([^"\n]{2,300})"(?!\s*:)|[“„«»「『‹]([^“”„«»「」『』‹›\n]{2,300})[”“»«」』›]/gu;
+
+/** The text between quotation marks in `text`, joined by newlines. */
+export function quotedSpans(text: string): string {
+  const out: string[] = [];
+  for (const m of text.matchAll(QUOTED)) {
+    out.push(m[1] ?? m[2] ?? '');
+  }
+  return out.join('\n');
+}
+
+/** Concepts counted inside quotation marks, as sparse features after the pair slots. */
+export function quotedSparse(text: string): Sparse {
+  const quoted = quotedSpans(text);
+  const idx: number[] = [];
+  const val: number[] = [];
+  if (quoted !== '') {
+    conceptCounts(normalise(quoted)).forEach((v, i) => {
+      if (v > 0) {
+        idx.push(QUOTED_AT + i);
+        val.push(Math.log1p(v));
+      }
+    });
+  }
+  return { idx: Int32Array.from(idx), val: Float32Array.from(val) };
+}
 
 /** Concept counts (maximum over the text and its views) and pair conjunctions, as sparse features. */
 export function conceptSparse(text: string, extra: string[] = []): Sparse {
@@ -82,6 +116,9 @@ export function features(text: string, o: ModelOptions = DEFAULT_MODEL): Sparse 
   }
   if (o.concepts) {
     parts.push(conceptSparse(text, extra));
+    if (o.quotes) {
+      parts.push(quotedSparse(text));
+    }
   }
   const n = parts.reduce((a, p) => a + p.idx.length, 0);
   const idx = new Int32Array(n);
@@ -148,11 +185,23 @@ export function pieces(text: string, window: number = WINDOW): string[] {
   return out;
 }
 
+/** The highest-scoring piece of a text and its score. */
+export function bestPiece(
+  text: string,
+  scorePiece: (piece: string) => number,
+  window = WINDOW,
+): { score: number; piece: string } {
+  let best = { score: Number.NEGATIVE_INFINITY, piece: text };
+  for (const piece of pieces(text, window)) {
+    const score = scorePiece(piece);
+    if (score > best.score) {
+      best = { score, piece };
+    }
+  }
+  return best;
+}
+
 /** Score of a text: the maximum of `scorePiece` over its pieces. */
 export function maxOverPieces(text: string, scorePiece: (piece: string) => number, window = WINDOW): number {
-  let s = Number.NEGATIVE_INFINITY;
-  for (const piece of pieces(text, window)) {
-    s = Math.max(s, scorePiece(piece));
-  }
-  return s;
+  return bestPiece(text, scorePiece, window).score;
 }

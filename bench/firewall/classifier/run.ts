@@ -79,7 +79,11 @@ const trainOptions = {
 };
 const method = classifierMethod(
   'classifier',
-  { ...DEFAULT_MODEL, quotes: process.env.FIREWALL_QUOTES !== '0' },
+  {
+    ...DEFAULT_MODEL,
+    quotes: process.env.FIREWALL_QUOTES !== '0',
+    quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
+  },
   trainOptions,
 );
 const cvOn = process.env.FIREWALL_CV !== '0';

@@ -79,7 +79,11 @@ export function trainClassifier(
   rule?: (e: Entry) => boolean,
   opts: TrainOptions = DEFAULT_TRAIN,
 ): ExportedModel {
-  const mo: ModelOptions = { ...DEFAULT_MODEL, quotes: process.env.FIREWALL_QUOTES !== '0' };
+  const mo: ModelOptions = {
+    ...DEFAULT_MODEL,
+    quotes: process.env.FIREWALL_QUOTES !== '0',
+    quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
+  };
   const method = classifierMethod('export', mo, opts, ruleBonus, rule);
   const threshold = pickThreshold(method, corpus, targetFpr);
   const m = method.fitModel(corpus);
@@ -100,6 +104,7 @@ export function trainClassifier(
     window: mo.window,
     views: mo.views,
     quotes: mo.quotes,
+    quotedNgrams: mo.quotedNgrams,
     bias: m.b,
     scale,
     threshold,

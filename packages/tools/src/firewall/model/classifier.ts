@@ -21,6 +21,7 @@ export interface ModelMeta {
   window: number;
   views: boolean;
   quotes: boolean;
+  quotedNgrams: boolean;
   bias: number;
   /** Weight of one int8 step. */
   scale: number;
@@ -82,6 +83,7 @@ export function classifierOf(meta: ModelMeta, weights: Int8Array): Classifier {
     window: meta.window,
     views: meta.views,
     quotes: meta.quotes === true,
+    quotedNgrams: meta.quotedNgrams === true,
   };
   const piece = (text: string): number => {
     const x = features(text, options);

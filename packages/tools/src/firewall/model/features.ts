@@ -62,7 +62,7 @@ function isWordCp(cp: number): boolean {
   return WORDCHAR.test(String.fromCodePoint(cp));
 }
 
-function addText(t: string, o: FeatureOptions): void {
+function addText(t: string, o: FeatureOptions, salt = 0): void {
   const cps: number[] = [32];
   for (const ch of t) {
     cps.push(ch.codePointAt(0) ?? 0);
@@ -74,7 +74,7 @@ function addText(t: string, o: FeatureOptions): void {
     for (let n = 1; n <= o.nMax && i + n <= len; n++) {
       h = Math.imul(h ^ (cps[i + n - 1] ?? 0), PRIME) ^ (h >>> 15);
       if (n >= o.nMin) {
-        bump(Math.imul(h ^ seed(n), PRIME));
+        bump(Math.imul(h ^ seed(n), PRIME) ^ salt);
       }
     }
   }
@@ -89,9 +89,9 @@ function addText(t: string, o: FeatureOptions): void {
         h = inWord ? Math.imul(h ^ cp, PRIME) : Math.imul(seed(6) ^ cp, PRIME);
         inWord = true;
       } else if (inWord) {
-        bump(Math.imul(h ^ seed(6), PRIME));
+        bump(Math.imul(h ^ seed(6), PRIME) ^ salt);
         if (have) {
-          bump(Math.imul((prev * 31) ^ h ^ seed(7), PRIME));
+          bump(Math.imul((prev * 31) ^ h ^ seed(7), PRIME) ^ salt);
         }
         prev = h;
         have = true;
@@ -101,11 +101,25 @@ function addText(t: string, o: FeatureOptions): void {
   }
 }
 
-/** Sparse n-gram vector of `text` plus the n-grams of `extra` texts (its decodings), L2-normalised. */
-export function featurise(text: string, o: FeatureOptions = DEFAULT_FEATURES, extra: string[] = []): Sparse {
+/** Hashes of n-grams seen inside quotation marks are moved by this, apart from the same n-grams outside. */
+const QUOTED_SALT = 0x5bd1e995;
+
+/**
+ * Sparse n-gram vector of `text` plus the n-grams of `extra` texts (its decodings) and, hashed
+ * apart, those of `quoted` (the text between its quotation marks), L2-normalised.
+ */
+export function featurise(
+  text: string,
+  o: FeatureOptions = DEFAULT_FEATURES,
+  extra: string[] = [],
+  quoted = '',
+): Sparse {
   addText(normalise(text), o);
   for (const x of extra) {
     addText(normalise(x), o);
+  }
+  if (quoted !== '') {
+    addText(normalise(quoted), o, QUOTED_SALT);
   }
   const idx = new Int32Array(touched.length);
   const val = new Float32Array(touched.length);

@@ -263,6 +263,97 @@ export const CONCEPTS: Record<string, string[]> = {
     '系统提示',
   ],
   override: [
+    // ru uk el he ar fa hi zh ja ko
+    'игнорируй',
+    'проигнорируй',
+    'игнорировать',
+    'забудь',
+    'не обращай внимания',
+    'больше не действ',
+    'отменен',
+    'новые инструкции',
+    'приоритет',
+    'вместо',
+    'недействительн',
+    'ігноруй',
+    'проігноруй',
+    'не зважай',
+    'більше не діють',
+    'скасован',
+    'нові інструкції',
+    'пріоритет',
+    'замість',
+    'недійсн',
+    'αγνόησε',
+    'αγνοήστε',
+    'ξέχασε',
+    'ξεχάστε',
+    'παράβλεψε',
+    'δεν ισχύ',
+    'ακυρώθηκ',
+    'νέες οδηγίες',
+    'προτεραιότητα',
+    'התעלם',
+    'תתעלם',
+    'שכח',
+    'תשכח',
+    'בוטל',
+    'לא בתוקף',
+    'אינן בתוקף',
+    'הוראות חדשות',
+    'עדיפות',
+    'במקום',
+    'تجاهل',
+    'انس ',
+    'إنس ',
+    'لم تعد سارية',
+    'ملغاة',
+    'ألغيت',
+    'تعليمات جديدة',
+    'أولوية',
+    'بدلا من',
+    'بدلاً من',
+    'لا تعتمد',
+    'نادیده بگیر',
+    'فراموش کن',
+    'دیگر معتبر نیست',
+    'لغو شد',
+    'دستورالعمل جدید',
+    'اولویت',
+    'به جای',
+    'अनदेखा',
+    'नज़रअंदाज़',
+    'नजरअंदाज',
+    'भूल जाओ',
+    'भूल जाइए',
+    'अब मान्य नहीं',
+    'नए निर्देश',
+    'प्राथमिकता',
+    'के बजाय',
+    '忽略',
+    '无视',
+    '無視',
+    '忘记',
+    '忘記',
+    '不再有效',
+    '作废',
+    '作廢',
+    '新的指令',
+    '新指令',
+    '覆盖',
+    '取代',
+    '忘れ',
+    '無効',
+    '破棄',
+    '新しい指示',
+    '上書き',
+    '무시',
+    '잊어',
+    '잊고',
+    '더 이상 유효',
+    '무효',
+    '새로운 지시',
+    '새 지침',
     // fi hu da/no bg th sw
     'unohda',
     'ohita',
@@ -733,6 +824,96 @@ export const CONCEPTS: Record<string, string[]> = {
     '取消',
   ],
   role: [
+    // ru uk el he ar fa hi zh ja ko
+    'теперь ты',
+    'ты теперь',
+    'с этого момента',
+    'отныне',
+    'притворись',
+    'представь, что ты',
+    'веди себя как',
+    'без ограничений',
+    'режим разработчика',
+    'тепер ти',
+    'ти тепер',
+    'відтепер',
+    'з цього моменту',
+    'удавай',
+    'уяви, що ти',
+    'без обмежень',
+    'режим розробника',
+    'από τώρα',
+    'από εδώ και πέρα',
+    'είσαι πλέον',
+    'τώρα είσαι',
+    'προσποιήσου',
+    'παίξε τον ρόλο',
+    'χωρίς περιορισμούς',
+    'λειτουργία προγραμματιστή',
+    'מעכשיו',
+    'מעתה',
+    'אתה עכשיו',
+    'העמד פנים',
+    'ללא הגבלות',
+    'בלי הגבלות',
+    'מצב מפתח',
+    'משוחרר',
+    'من الآن',
+    'من الان',
+    'أنت الآن',
+    'انت الان',
+    'مثّل دور',
+    'بدون قيود',
+    'بلا حدود',
+    'وضع المطور',
+    'از این به بعد',
+    'از حالا',
+    'تو الان',
+    'وانمود کن',
+    'بدون محدودیت',
+    'حالت توسعه',
+    'अब से',
+    'अब तुम',
+    'आज से तुम',
+    'दिखावा करो',
+    'की भूमिका',
+    'बिना किसी प्रतिबंध',
+    'बिना रोक',
+    'डेवलपर मोड',
+    '从现在起',
+    '從現在起',
+    '从现在开始',
+    '從現在開始',
+    '你现在是',
+    '你現在是',
+    '假装',
+    '假裝',
+    '扮演',
+    '没有限制',
+    '沒有限制',
+    '不受限制',
+    '开发者模式',
+    '開發者模式',
+    '越狱',
+    '越獄',
+    '今から',
+    'あなたは今',
+    'ふりをして',
+    'ロールプレイ',
+    '制限のない',
+    '制限なし',
+    '開発者モード',
+    '脱獄',
+    '지금부터',
+    '이제부터',
+    '이제 너는',
+    '너는 이제',
+    '척해',
+    '연기해',
+    '제한 없는',
+    '제한이 없는',
+    '개발자 모드',
+    '탈옥',
     'you are now',
     'from now on',
     'pretend',
@@ -971,6 +1152,49 @@ export const CONCEPTS: Record<string, string[]> = {
     '使用者',
   ],
   reader: [
+    // ru uk el he ar fa hi zh ja ko
+    'читающ',
+    'кто читает',
+    'который читает',
+    'обрабатывающ',
+    'если ты читаешь',
+    'читаєш',
+    'хто читає',
+    'що читає',
+    'який читає',
+    'διαβάζει',
+    'διαβάζεις',
+    'επεξεργάζεται',
+    'שקורא',
+    'שקוראת',
+    'שמעבד',
+    'כשתקרא',
+    'الذي يقرأ',
+    'يقرأ هذ',
+    'تقرأ هذ',
+    'يعالج هذ',
+    'می‌خوانی',
+    'می خوانی',
+    'خواننده',
+    'पढ़ रहे',
+    'पढ़ने वाले',
+    'पढ़ रहा',
+    'जो भी पढ़',
+    '阅读此',
+    '閱讀此',
+    '读到这',
+    '讀到這',
+    '正在读',
+    '正在讀',
+    '处理此',
+    '處理此',
+    '読んでいる',
+    'これを読',
+    '読み込んで',
+    '処理している',
+    '읽고 있는',
+    '이것을 읽',
+    '처리하는',
     'when you read',
     'if you are an ai',
     'whoever reads',
@@ -1709,7 +1933,15 @@ interface Out {
   concept: number;
   len: number;
   wordStart: boolean;
+  /** Letters that may be glued before the stem as prefixes (Hebrew ו ה ב כ ל מ ש, Arabic و ف ب ل ك ال). */
+  prefixes?: string;
 }
+
+const HEBREW = /[\u0590-\u05ff]/u;
+const ARABIC = /[\u0600-\u06ff]/u;
+/** Prefix letters of Hebrew and of Arabic-script words, and how many may be glued together. */
+const PREFIXES = { he: 'והבכלמש', ar: 'وفبلكا' };
+const MAX_PREFIX = 3;
 const next: Map<number, number>[] = [new Map()];
 const fail: number[] = [0];
 const outs: Out[][] = [[]];
@@ -1737,10 +1969,16 @@ for (const [concept, name] of CONCEPT_NAMES.entries()) {
       }
       state = to;
     }
+    const first = stem[0] ?? '';
     outs[state]?.push({
       concept,
       len: stem.length,
-      wordStart: !UNSPACED.test(stem) && WORDISH.test(stem[0] ?? ''),
+      wordStart: !UNSPACED.test(stem) && WORDISH.test(first),
+      ...(HEBREW.test(first)
+        ? { prefixes: PREFIXES.he }
+        : ARABIC.test(first)
+          ? { prefixes: PREFIXES.ar }
+          : {}),
     });
   }
 }
@@ -1762,9 +2000,29 @@ for (const [concept, name] of CONCEPT_NAMES.entries()) {
   }
 }
 
+/** Whether `start` begins a word of `norm`, or follows only prefix letters that do. */
+function startsWord(norm: string, start: number, prefixes: string | undefined): boolean {
+  if (start <= 0 || !WORDISH.test(norm[start - 1] ?? '')) {
+    return true;
+  }
+  if (prefixes === undefined) {
+    return false;
+  }
+  for (let k = 1; k <= MAX_PREFIX && start - k >= 0; k++) {
+    if (!prefixes.includes(norm[start - k] ?? '')) {
+      return false;
+    }
+    if (start - k === 0 || !WORDISH.test(norm[start - k - 1] ?? '')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /**
  * Counts of each concept (capped at 50) in already-normalised text: stems of spaced scripts match
- * at a word start, stems in Han, kana, Hangul and Thai anywhere.
+ * at a word start (Hebrew and Arabic-script stems also after prefix letters), stems in Han, kana,
+ * Hangul and Thai anywhere.
  */
 export function conceptCounts(norm: string): number[] {
   const counts = new Array<number>(CONCEPT_COUNT).fill(0);
@@ -1776,11 +2034,8 @@ export function conceptCounts(norm: string): number[] {
     }
     state = edges(state).get(ch) ?? 0;
     for (const o of outs[state] ?? []) {
-      if (o.wordStart) {
-        const start = i - o.len + 1;
-        if (start > 0 && WORDISH.test(norm[start - 1] ?? '')) {
-          continue;
-        }
+      if (o.wordStart && !startsWord(norm, i - o.len + 1, o.prefixes)) {
+        continue;
       }
       const had = counts[o.concept] ?? 0;
       if (had < 50) {

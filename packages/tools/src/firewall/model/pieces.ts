@@ -31,6 +31,8 @@ export interface ModelOptions {
   views: boolean;
   /** Also count concepts inside quotation marks on their own (a text that quotes a payload). */
   quotes: boolean;
+  /** Also hash the n-grams inside quotation marks apart from the others. */
+  quotedNgrams: boolean;
 }
 export const DEFAULT_MODEL: ModelOptions = {
   ngrams: true,
@@ -39,6 +41,7 @@ export const DEFAULT_MODEL: ModelOptions = {
   window: WINDOW,
   views: true,
   quotes: true,
+  quotedNgrams: false,
 };
 
 // A span between quotation marks, at most 300 characters on one line. ASCII double quotes count
@@ -112,7 +115,7 @@ export function features(text: string, o: ModelOptions = DEFAULT_MODEL): Sparse 
     extra.push(...decoded);
   }
   if (o.ngrams) {
-    parts.push(featurise(text, o.features, decoded));
+    parts.push(featurise(text, o.features, decoded, o.quotedNgrams ? quotedSpans(text) : ''));
   }
   if (o.concepts) {
     parts.push(conceptSparse(text, extra));

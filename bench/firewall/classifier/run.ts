@@ -101,22 +101,26 @@ for (const [name, splits] of Object.entries(protocols)) {
 }
 
 // The rule bonus: the one that detects most on leave-one-language-out at the target FPR (ties: the smaller).
+// The rule bonus: the largest whose leave-one-language-out detection is within one point of the
+// best, with cv5 false positives about the target. Differences under a point are noise here, and
+// then the rules (which encode known payloads) are given the larger say.
 let bonus = 0;
 const bonusRows: string[] = [];
 if (cvOn) {
-  let best = -1;
-  for (const b of BONUSES) {
+  const tried = BONUSES.map((b) => {
     const rs = ['cv5', 'lolo', 'loko'].map((n) =>
       decide(scored[n] ?? [], TARGET_FPR, { bonus: b, rule, always }),
     );
     const [c, l] = rs;
     bonusRows.push(`| ${b} | ${rs.map((r) => `${pct(r.tp, r.p)} / ${pct(r.fp, r.n)}`).join(' | ')} |`);
-    const score = (l?.tp ?? 0) / Math.max(l?.p ?? 1, 1);
-    if (score > best + 1e-9 && (c?.fp ?? 0) / Math.max(c?.n ?? 1, 1) <= TARGET_FPR * 1.5) {
-      best = score;
-      bonus = b;
-    }
-  }
+    return {
+      b,
+      detected: (l?.tp ?? 0) / Math.max(l?.p ?? 1, 1),
+      withinFpr: (c?.fp ?? 0) / Math.max(c?.n ?? 1, 1) <= TARGET_FPR * 1.5,
+    };
+  }).filter((t) => t.withinFpr);
+  const best = Math.max(...tried.map((t) => t.detected));
+  bonus = Math.max(0, ...tried.filter((t) => t.detected >= best - 0.01).map((t) => t.b));
 }
 if (process.env.FIREWALL_BONUS !== undefined) {
   bonus = Number(process.env.FIREWALL_BONUS);
@@ -244,7 +248,7 @@ const report = `Cross-validation on the training data only (bench/firewall/froze
 
 ${summary}
 
-Rule bonus tried (detected / benign flagged; cv5 | lolo | loko): the one with most detected on lolo at about the target FPR on cv5 is kept.
+Rule bonus tried (detected / benign flagged; cv5 | lolo | loko): the largest within one point of the most detected on lolo, at about the target FPR on cv5, is kept.
 
 | bonus | cv5 | lolo | loko |
 |---|---|---|---|

@@ -3,10 +3,11 @@
 // refused (target ≤ 0.5 %) and the time to screen one text. The frozen test set comes first: it
 // was written and frozen before tuning (bench/firewall/frozen/test/README.md), so it is the figure
 // users get; only its totals by kind and language are printed, never its texts, so that nobody
-// tunes on it. Then the development set (frozen/dev, the one to tune on) and the corpus written
-// with the rules (bench/firewall/*.jsonl, made by generate.ts), with their misses. Appends the
-// result to bench/results/firewall.md (BENCH_RECORD=0 to skip).
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+// tunes on it. Then the data the classifier was trained and cross-validated on: the development
+// set (frozen/dev), the training corpus (train/) and the corpus written with the rules
+// (bench/firewall/*.jsonl, made by generate.ts), with their misses. Appends the result to
+// bench/results/firewall.md (BENCH_RECORD=0 to skip).
+import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 // The bench screens exactly what the write tools screen.
 import { screenText } from '@calgate/tools';
@@ -25,16 +26,21 @@ interface Entry {
 
 interface Corpus {
   title: string;
-  /** Folder under bench/firewall holding injections.jsonl and benign.jsonl. */
+  /**
+   * Folder under bench/firewall holding injections.jsonl and benign.jsonl, or (`split`) folders
+   * of <lang>-inj-NN.jsonl and <lang>-ben-NN.jsonl files.
+   */
   dir: string;
+  split?: boolean;
   /** Whether its misses may be printed (not for the frozen test set). */
   showMisses: boolean;
 }
 
 const CORPORA: readonly Corpus[] = [
   { title: 'frozen test set (never tuned on)', dir: 'frozen/test/', showMisses: false },
-  { title: 'development set (tuned on)', dir: 'frozen/dev/', showMisses: true },
-  { title: 'corpus written with the rules', dir: '', showMisses: true },
+  { title: 'development set (trained and tuned on)', dir: 'frozen/dev/', showMisses: true },
+  { title: 'training corpus (trained and tuned on)', dir: 'train/', split: true, showMisses: false },
+  { title: 'corpus written with the rules (trained on)', dir: '', showMisses: true },
 ];
 
 async function load(path: string): Promise<Entry[]> {
@@ -43,6 +49,14 @@ async function load(path: string): Promise<Entry[]> {
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => JSON.parse(line) as Entry);
+}
+
+/** The files of a split corpus whose names say `kind` (inj or ben), in path order. */
+async function loadSplit(dir: string, kind: 'inj' | 'ben'): Promise<Entry[]> {
+  const files = (await readdir(`${root}bench/firewall/${dir}`, { recursive: true }))
+    .filter((name) => new RegExp(`-${kind}-[^/]*\\.jsonl$`).test(name))
+    .sort();
+  return (await Promise.all(files.map((name) => load(`${dir}${name}`)))).flat();
 }
 
 function median(values: number[]): number {
@@ -89,8 +103,10 @@ function timePerText(entries: readonly Entry[]): { median: number; p95: number }
 }
 
 async function report(corpus: Corpus): Promise<{ text: string; rate: number; falseRate: number }> {
-  const injections = await load(`${corpus.dir}injections.jsonl`);
-  const benign = await load(`${corpus.dir}benign.jsonl`);
+  const injections = corpus.split
+    ? await loadSplit(corpus.dir, 'inj')
+    : await load(`${corpus.dir}injections.jsonl`);
+  const benign = corpus.split ? await loadSplit(corpus.dir, 'ben') : await load(`${corpus.dir}benign.jsonl`);
   const caught = new Set(injections.filter(refused).map((entry) => entry.id));
   const wrong = benign.filter(refused);
   const time = timePerText([...injections, ...benign]);
@@ -139,7 +155,7 @@ if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nThe frozen test set is the figure to quote; the other two were tuned on.\n\n${body}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe frozen test set is the figure to quote; the others were trained and tuned on.\n\n${body}`,
   );
 }
 const [test] = results;

@@ -2,10 +2,22 @@
 // bench:peer listing, with an organizer and attendees' names) made into its structured content
 // and text as the tool wrapper does, without screening, with screening on a warm cache (the
 // common case: the same events read again), and with every text new (a cold cache). Prints
-// microseconds per answer and appends them to bench/results/read-screen.md (BENCH_RECORD=0 to skip).
+// microseconds per answer. Then the time to screen one field with the firewall's screener (the
+// classifier, with the rules where it agrees) and with the rules alone, uncached: every text of the
+// development corpus (bench/firewall/frozen/dev) and synthetic long descriptions made of it.
+// Appends them to bench/results/read-screen.md (BENCH_RECORD=0 to skip).
+import { readFileSync } from 'node:fs';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { CachedScreener, detectorScreener, formatText, Insiders, jsonOf, screenAnswer } from '@calgate/tools';
+import {
+  CachedScreener,
+  detectorScreener,
+  firewallScreener,
+  formatText,
+  Insiders,
+  jsonOf,
+  screenAnswer,
+} from '@calgate/tools';
 import { machineSummary, today } from '../lib/machine.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
@@ -50,7 +62,7 @@ function median(values: number[]): number {
 }
 
 let sink = 0;
-const cached = new CachedScreener(detectorScreener);
+const cached = new CachedScreener(firewallScreener);
 // Each answer is a fresh object, as a tool's is (jsonOf remembers the JSON of an object it saw).
 const variants: Record<'plain' | 'warm' | 'cold', (round: number, index: number) => void> = {
   plain: () => {
@@ -62,7 +74,7 @@ const variants: Record<'plain' | 'warm' | 'cold', (round: number, index: number)
   },
   cold: (round, index) => {
     const { answer: screened } = screenAnswer(answer(`-${round}-${index}`), {
-      screener: new CachedScreener(detectorScreener),
+      screener: new CachedScreener(firewallScreener),
       insiders,
     });
     sink += shape(screened);
@@ -85,6 +97,51 @@ const plain = median(rounds.plain);
 const warm = median(rounds.warm);
 const cold = median(rounds.cold);
 
+// Per field, uncached: each text timed as the median of 3 screenings, after a warm-up.
+const devTexts = ['injections.jsonl', 'benign.jsonl'].flatMap((name) =>
+  readFileSync(new URL(`../firewall/frozen/dev/${name}`, import.meta.url), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => (JSON.parse(line) as { text: string }).text),
+);
+const longTexts = (size: number): string[] =>
+  Array.from({ length: 60 }, (_, i) => {
+    let text = '';
+    for (let j = i; text.length < size; j = (j + 7) % devTexts.length) {
+      text += `${devTexts[j] ?? ''}\n`;
+    }
+    return text.slice(0, size);
+  });
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+}
+function perField(screen: (text: string) => unknown, texts: string[]): { p50: number; p95: number } {
+  const times = texts.map((text) => {
+    const samples: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      sink += screen(text) === undefined ? 0 : 1;
+      samples.push(performance.now() - started);
+    }
+    return median(samples);
+  });
+  return { p50: quantile(times, 0.5), p95: quantile(times, 0.95) };
+}
+for (const text of devTexts.slice(0, 300)) {
+  firewallScreener.screen(text);
+  detectorScreener.screen(text);
+}
+const fieldRows = [
+  { group: `development corpus fields (${devTexts.length})`, texts: devTexts },
+  { group: 'synthetic 2 KB descriptions (60)', texts: longTexts(2048) },
+  { group: 'synthetic 4 KB descriptions (60)', texts: longTexts(4096) },
+].map(({ group, texts }) => {
+  const fw = perField((text) => firewallScreener.screen(text), texts);
+  const rules = perField((text) => detectorScreener.screen(text), texts);
+  return `| ${group} | ${fw.p50.toFixed(2)} / ${fw.p95.toFixed(2)} | ${rules.p50.toFixed(2)} / ${rules.p95.toFixed(2)} |`;
+});
+
 const lines = [
   `## ${today()} — ${machineSummary()}`,
   '',
@@ -96,7 +153,15 @@ const lines = [
   `| screening, warm cache (texts read before) | ${warm.toFixed(1)} | ${(warm - plain).toFixed(1)} µs |`,
   `| screening, cold cache (every text new) | ${cold.toFixed(1)} | ${(cold - plain).toFixed(1)} µs |`,
   '',
-  `Cache: ${cached.hits} hits, ${cached.misses} misses. (checksum ${sink % 997})`,
+  `Cache: ${cached.hits} hits, ${cached.misses} misses.`,
+  '',
+  'One field screened, uncached (ms, p50 / p95 of the median of 3 screenings per text):',
+  '',
+  '| texts | firewall screener (classifier + rules) | rules alone |',
+  '|---|---|---|',
+  ...fieldRows,
+  '',
+  `(checksum ${sink % 997})`,
   '',
 ];
 console.info(lines.join('\n'));

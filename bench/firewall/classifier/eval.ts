@@ -7,6 +7,14 @@
 // (1 − target FPR) quantile of benign out-of-fold scores from an inner 3-fold split.
 import type { Entry } from './data.ts';
 
+/** Texts of this kind (the corpus written with the rules) are trained on but never scored in a fold. */
+export const TRAIN_ONLY = 'rules-corpus';
+
+/** `splits` with the train-only texts taken out of every test part. */
+export function scoredOnlyOnHeldOut(splits: Split[]): Split[] {
+  return splits.map((sp) => ({ train: sp.train, test: sp.test.filter((e) => e.kind !== TRAIN_ONLY) }));
+}
+
 export interface Method {
   name: string;
   /** Trains on `train` and returns a scorer (higher = more likely an injection). */
@@ -137,37 +145,69 @@ export function tallyDecisions(decisions: { e: Entry; hit: boolean }[]): Result 
   return r;
 }
 
-/**
- * Runs `m` over `splits`: each split's threshold is picked on its training part, its test part is
- * scored. `orRule` (when given) flags an entry in addition to the classifier.
- */
-export function crossValidate(
-  m: Method,
-  splits: Split[],
-  targetFpr: number,
-  orRule?: (e: Entry) => boolean,
-): { alone: Result; withRule?: Result } {
-  const scored: { e: Entry; v: number; thr: number }[] = [];
-  for (const sp of splits) {
-    const thr = pickThreshold(m, sp.train, targetFpr);
+/** One split scored: out-of-fold logits of its training part (inner 3 folds) and its test logits. */
+export interface Scored {
+  inner: { e: Entry; v: number }[];
+  test: { e: Entry; v: number }[];
+}
+
+/** Scores every split once; thresholds and rule bonuses are then tried on the cached logits. */
+export function scoreSplits(m: Method, splits: Split[]): Scored[] {
+  return splits.map((sp) => {
+    const folds = stratifiedFolds(sp.train, 3, 7);
+    const inner: { e: Entry; v: number }[] = [];
+    for (let f = 0; f < 3; f++) {
+      const score = m.fit(sp.train.filter((_, i) => folds[i] !== f));
+      sp.train.forEach((e, i) => {
+        if (folds[i] === f && e.label === 0) {
+          inner.push({ e, v: score(e) });
+        }
+      });
+    }
     const score = m.fit(sp.train);
-    for (const e of sp.test) {
-      scored.push({ e, v: score(e), thr });
+    return { inner, test: sp.test.map((e) => ({ e, v: score(e) })) };
+  });
+}
+
+export interface Decision {
+  /** Added to the logit of a text the rules find. */
+  bonus: number;
+  rule?: (e: Entry) => boolean;
+  /** Flags regardless of the score (hidden text, refused before any scoring). */
+  always?: (e: Entry) => boolean;
+}
+
+/**
+ * Decisions on scored splits: each split's threshold is the (1 − targetFpr) quantile of its inner
+ * benign scores (logit + bonus where the rules find something); a test text is flagged at or above it.
+ */
+export function decide(scored: Scored[], targetFpr: number, d: Decision = { bonus: 0 }): Result {
+  const s = (e: Entry, v: number): number => v + (d.bonus > 0 && d.rule?.(e) === true ? d.bonus : 0);
+  const out: { e: Entry; v: number; hit: boolean }[] = [];
+  for (const sp of scored) {
+    const thr =
+      quantile(
+        sp.inner.map(({ e, v }) => s(e, v)),
+        1 - targetFpr,
+      ) + 1e-9;
+    for (const { e, v } of sp.test) {
+      out.push({ e, v: s(e, v), hit: s(e, v) >= thr || d.always?.(e) === true });
     }
   }
-  const alone = tallyDecisions(scored.map(({ e, v, thr }) => ({ e, hit: v >= thr })));
-  const pos = scored.filter((s) => s.e.label === 1).map((s) => s.v);
-  const neg = scored.filter((s) => s.e.label === 0).map((s) => s.v);
-  alone.auc = auc(pos, neg);
+  const r = tallyDecisions(out);
+  const pos = out.filter((x) => x.e.label === 1).map((x) => x.v);
+  const neg = out.filter((x) => x.e.label === 0).map((x) => x.v);
+  r.auc = auc(pos, neg);
   for (const f of [0.005, 0.01, 0.02, 0.05]) {
     const t = quantile(neg, 1 - f) + 1e-9;
-    alone.roc.push([f, pos.filter((v) => v >= t).length / Math.max(pos.length, 1)]);
+    r.roc.push([f, pos.filter((v) => v >= t).length / Math.max(pos.length, 1)]);
   }
-  if (orRule === undefined) {
-    return { alone };
-  }
-  const withRule = tallyDecisions(scored.map(({ e, v, thr }) => ({ e, hit: v >= thr || orRule(e) })));
-  return { alone, withRule };
+  return r;
+}
+
+/** Runs `m` over `splits` at `targetFpr` (the classifier alone). */
+export function crossValidate(m: Method, splits: Split[], targetFpr: number): Result {
+  return decide(scoreSplits(m, splits), targetFpr);
 }
 
 export function cv5(dev: Entry[]): Split[] {
@@ -188,7 +228,7 @@ export function lolo(dev: Entry[]): Split[] {
 export function loko(dev: Entry[]): Split[] {
   const benign = dev.filter((e) => e.label === 0);
   const f = stratifiedFolds(benign, 5, 3);
-  const kinds = [...new Set(dev.filter((e) => e.label === 1).map((e) => e.kind))];
+  const kinds = [...new Set(dev.filter((e) => e.label === 1 && e.kind !== TRAIN_ONLY).map((e) => e.kind))];
   return kinds.map((k, i) => {
     const held = new Set(benign.filter((_, j) => f[j] === i % 5));
     return {

@@ -1,6 +1,6 @@
 // Sparse binary logistic regression, class-balanced, trained with Adagrad + L2. The shuffle is
 // seeded, so the same data and options always give the same weights.
-import type { Sparse } from './features.ts';
+import type { Sparse } from '@calgate/tools/firewall-model';
 
 export interface LinearModel {
   w: Float32Array;
@@ -12,8 +12,10 @@ export interface TrainOptions {
   lr: number;
   l2: number;
   seed: number;
+  /** Benign texts weigh this much more than class balance alone gives them. */
+  negWeight: number;
 }
-export const DEFAULT_TRAIN: TrainOptions = { epochs: 20, lr: 0.5, l2: 1e-5, seed: 1 };
+export const DEFAULT_TRAIN: TrainOptions = { epochs: 20, lr: 0.5, l2: 1e-5, seed: 1, negWeight: 1 };
 
 /** xorshift32 in [0, 1). */
 function rng(seed: number): () => number {
@@ -50,7 +52,10 @@ export function train(
   let gb2 = 1e-8;
   const pos = ys.filter((y) => y === 1).length;
   const neg = ys.length - pos;
-  const classWeight = [ys.length / (2 * Math.max(neg, 1)), ys.length / (2 * Math.max(pos, 1))];
+  const classWeight = [
+    (o.negWeight * ys.length) / (2 * Math.max(neg, 1)),
+    ys.length / (2 * Math.max(pos, 1)),
+  ];
   const order = ys.map((_, i) => i);
   const random = rng(o.seed);
   for (let epoch = 0; epoch < o.epochs; epoch++) {

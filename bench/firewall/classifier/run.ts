@@ -1,65 +1,154 @@
-// Trains the prompt-injection classifier on the firewall's DEV corpus, prints its cross-validation
-// figures beside the current detector's, times both per field, and writes the model to model/.
-// All figures are DEV-set cross-validation; the frozen test corpus is never read.
-// Appends the report to bench/results/firewall-classifier.md (BENCH_RECORD=0 to skip).
-// Usage: npm run bench:firewall-classifier
+// Trains the firewall's prompt-injection classifier on the DEV corpus (bench/firewall/frozen/dev)
+// and the training corpus (bench/firewall/train), prints its cross-validation figures beside the
+// rules', picks the operating point (threshold at a target false-positive rate, and the bonus a
+// text gets when the rules also find it) on cross-validation, times it per field, and writes the
+// model the firewall ships (packages/tools/src/firewall/model/). The frozen test corpus is never
+// read. Appends the report to bench/results/firewall-classifier.md (BENCH_RECORD=0 to skip).
+// Usage: npm run bench:firewall-classifier   (FIREWALL_CV=0: train and export only)
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { screenText } from '@calgate/tools';
+import {
+  BARE_MAX,
+  classifierOf,
+  cleanInvisible,
+  DEFAULT_MODEL,
+  findInjection,
+  isBare,
+  loadClassifier,
+  MODEL_DIR,
+} from '@calgate/tools/firewall-model';
 import { machineSummary, today } from '../../lib/machine.ts';
-import { type Entry, loadDev } from './data.ts';
-import { crossValidate, cv5, loko, lolo, type Result, type Tally, tallyDecisions } from './eval.ts';
-import { loadClassifier, MODEL_DIR } from './infer.ts';
-import { DEFAULT_MODEL } from './model.ts';
+import { type Entry, loadAll } from './data.ts';
+import {
+  cv5,
+  decide,
+  loko,
+  lolo,
+  type Result,
+  type Scored,
+  scoredOnlyOnHeldOut,
+  scoreSplits,
+  type Tally,
+  TRAIN_ONLY,
+  tallyDecisions,
+} from './eval.ts';
+import { DEFAULT_TRAIN } from './logreg.ts';
 import { classifierMethod, trainClassifier, writeModel } from './train.ts';
 import { UNSEEN_LANGUAGE_CASES } from './unseen.ts';
 
-const TARGET_FPR = 0.01;
+const TARGET_FPR = Number(process.env.FIREWALL_TARGET_FPR ?? 0.005);
+const BONUSES = [0, 1, 2, 3, 4, 6];
 const RUNS = 3;
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const started = performance.now();
+const log = (s: string): void =>
+  console.error(`[${((performance.now() - started) / 1000).toFixed(0)} s] ${s}`);
 
-const dev = loadDev();
-const detectorHits = new Map<Entry, boolean>();
-for (const e of dev) {
-  detectorHits.set(e, !screenText(e.field, e.text).ok);
+const data = loadAll();
+const langs = [...new Set(data.map((e) => e.lang))].sort();
+log(
+  `${data.length} texts (${data.filter((e) => e.label === 1).length} injections), ${langs.length} languages`,
+);
+
+// The rules and the invisible-text check, as the firewall applies them: hidden text and a short
+// text that is nothing but a payload the rules find are refused whatever the score (judge.ts).
+const hidden = new Map<Entry, boolean>();
+const ruled = new Map<Entry, boolean>();
+for (const e of data) {
+  const cleaned = cleanInvisible('text', e.text);
+  const found = cleaned.ok ? findInjection(cleaned.value.value) : undefined;
+  const bare =
+    cleaned.ok &&
+    found !== undefined &&
+    cleaned.value.value.length <= BARE_MAX &&
+    isBare(cleaned.value.value, found);
+  hidden.set(e, !cleaned.ok || bare);
+  ruled.set(e, found !== undefined);
 }
-const detector = (e: Entry): boolean => detectorHits.get(e) ?? false;
-const rules = tallyDecisions(dev.map((e) => ({ e, hit: detector(e) })));
+const rule = (e: Entry): boolean => ruled.get(e) ?? false;
+const always = (e: Entry): boolean => hidden.get(e) ?? false;
+const rules = tallyDecisions(
+  data.filter((e) => e.kind !== TRAIN_ONLY).map((e) => ({ e, hit: rule(e) || always(e) })),
+);
 
-const method = classifierMethod();
-const protocols = { cv5: cv5(dev), lolo: lolo(dev), loko: loko(dev) };
-const results: Record<string, { alone: Result; withRule?: Result }> = {};
+const trainOptions = {
+  ...DEFAULT_TRAIN,
+  ...(process.env.FIREWALL_EPOCHS ? { epochs: Number(process.env.FIREWALL_EPOCHS) } : {}),
+  ...(process.env.FIREWALL_L2 ? { l2: Number(process.env.FIREWALL_L2) } : {}),
+  ...(process.env.FIREWALL_NEG_WEIGHT ? { negWeight: Number(process.env.FIREWALL_NEG_WEIGHT) } : {}),
+};
+const method = classifierMethod(
+  'classifier',
+  {
+    ...DEFAULT_MODEL,
+    quotes: process.env.FIREWALL_QUOTES !== '0',
+    quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
+  },
+  trainOptions,
+);
+const cvOn = process.env.FIREWALL_CV !== '0';
+const wanted = (process.env.FIREWALL_PROTOCOLS ?? 'cv5,lolo,loko').split(',');
+const protocols = Object.fromEntries(
+  Object.entries({ cv5, lolo, loko })
+    .filter(([name]) => cvOn && wanted.includes(name))
+    .map(([name, split]) => [name, scoredOnlyOnHeldOut(split(data))]),
+);
+const heldOut = data.filter((e) => e.kind !== TRAIN_ONLY);
+const scored: Record<string, Scored[]> = {};
 for (const [name, splits] of Object.entries(protocols)) {
-  const t0 = performance.now();
-  results[name] = crossValidate(method, splits, TARGET_FPR, detector);
-  console.error(
-    `classifier ${name}: ${splits.length} folds in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-  );
+  scored[name] = scoreSplits(method, splits);
+  log(`classifier ${name}: ${splits.length} folds`);
 }
-// Ablations: each feature family on its own (same protocols, thresholds and training options).
-const ablations = [
-  { label: 'n-grams alone (no concepts, no views)', mo: { ...DEFAULT_MODEL, concepts: false, views: false } },
-  { label: 'concept lexicon alone (with views)', mo: { ...DEFAULT_MODEL, ngrams: false } },
-].map(({ label, mo }) => {
-  const m = classifierMethod(label, mo);
-  const rows = Object.entries(protocols).map(([name, splits]) => {
-    const t0 = performance.now();
-    const r = crossValidate(m, splits, TARGET_FPR).alone;
-    console.error(`${label} ${name}: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
-    return { name, r };
-  });
-  return { label, rows };
-});
 
-const model = trainClassifier(dev, 'bench/firewall/frozen/dev');
-writeModel(MODEL_DIR, model);
-const clf = loadClassifier(MODEL_DIR);
+// The rule bonus: the one that detects most on leave-one-language-out at the target FPR (ties: the smaller).
+// The rule bonus: the largest whose leave-one-language-out detection is within one point of the
+// best, with cv5 false positives about the target. Differences under a point are noise here, and
+// then the rules (which encode known payloads) are given the larger say.
+let bonus = 0;
+const bonusRows: string[] = [];
+if (cvOn) {
+  const tried = BONUSES.map((b) => {
+    const rs = ['cv5', 'lolo', 'loko'].map((n) =>
+      decide(scored[n] ?? [], TARGET_FPR, { bonus: b, rule, always }),
+    );
+    const [c, l] = rs;
+    bonusRows.push(`| ${b} | ${rs.map((r) => `${pct(r.tp, r.p)} / ${pct(r.fp, r.n)}`).join(' | ')} |`);
+    return {
+      b,
+      detected: (l?.tp ?? 0) / Math.max(l?.p ?? 1, 1),
+      withinFpr: (c?.fp ?? 0) / Math.max(c?.n ?? 1, 1) <= TARGET_FPR * 1.5,
+    };
+  }).filter((t) => t.withinFpr);
+  const best = Math.max(...tried.map((t) => t.detected));
+  bonus = Math.max(0, ...tried.filter((t) => t.detected >= best - 0.01).map((t) => t.b));
+}
+if (process.env.FIREWALL_BONUS !== undefined) {
+  bonus = Number(process.env.FIREWALL_BONUS);
+}
+log(`rule bonus ${bonus}`);
 
-// Latency: each text timed as the median of RUNS screenings, after a warm-up.
-function median(values: number[]): number {
+const model = trainClassifier(
+  data,
+  'bench/firewall/frozen/dev + bench/firewall/train',
+  TARGET_FPR,
+  bonus,
+  rule,
+);
+// FIREWALL_EXPORT=0: an experiment, the shipped model stays as it is.
+const exported = process.env.FIREWALL_EXPORT !== '0';
+if (exported) {
+  writeModel(MODEL_DIR, model);
+}
+const clf = exported ? loadClassifier(MODEL_DIR) : classifierOf(model.meta, model.weights);
+log(exported ? 'exported' : 'trained (not exported)');
+
+function pct(a: number, b: number): string {
+  return `${((100 * a) / Math.max(b, 1)).toFixed(1)} %`;
+}
+const frac = (a: number, b: number): string => `${a}/${b} (${pct(a, b)})`;
+function p(values: number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 }
 function timeOne(f: () => unknown): number {
   const samples: number[] = [];
@@ -68,131 +157,120 @@ function timeOne(f: () => unknown): number {
     f();
     samples.push(performance.now() - t0);
   }
-  return median(samples);
+  return p(samples, 0.5);
 }
-function p(values: number[], q: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
-}
-for (const e of dev.slice(0, 300)) {
-  clf.logit(e.text);
-  screenText(e.field, e.text);
-}
-const longTexts = (size: number): string[] =>
-  Array.from({ length: 50 }, (_, i) => {
-    let s = '';
-    for (let j = i; s.length < size; j = (j + 7) % dev.length) {
-      s += `${dev[j]?.text ?? ''}\n`;
-    }
-    return s.slice(0, size);
-  });
-const latencyRows: { group: string; items: { field: string; text: string }[] }[] = [];
-for (const field of [...new Set(dev.map((e) => e.field))].sort()) {
-  latencyRows.push({ group: field, items: dev.filter((e) => e.field === field) });
-}
-latencyRows.push({ group: 'all dev fields', items: dev });
-latencyRows.push({
-  group: 'synthetic 2 KB descriptions',
-  items: longTexts(2048).map((text) => ({ field: 'description', text })),
-});
-latencyRows.push({
-  group: 'synthetic 4 KB descriptions',
-  items: longTexts(4096).map((text) => ({ field: 'description', text })),
-});
-const ms = (v: number): string => v.toFixed(2);
-const latency = latencyRows.map(({ group, items }) => {
-  const c = items.map((x) => timeOne(() => clf.logit(x.text)));
-  const d = items.map((x) => timeOne(() => screenText(x.field, x.text)));
-  return `| ${group} | ${items.length} | ${ms(p(c, 0.5))} / ${ms(p(c, 0.95))} | ${ms(p(d, 0.5))} / ${ms(p(d, 0.95))} |`;
-});
 
-// Report.
-const pct = (a: number, b: number): string => `${((100 * a) / Math.max(b, 1)).toFixed(1)} %`;
-const frac = (a: number, b: number): string => `${a}/${b} (${pct(a, b)})`;
+const final: Record<string, Result> = {};
+const alone: Record<string, Result> = {};
+for (const name of Object.keys(scored)) {
+  alone[name] = decide(scored[name] ?? [], TARGET_FPR);
+  final[name] = decide(scored[name] ?? [], TARGET_FPR, { bonus, rule, always });
+}
 const summaryRow = (label: string, protocol: string, r: Result): string =>
   `| ${label} | ${protocol} | ${frac(r.tp, r.p)} | ${frac(r.fp, r.n)} | ${Number.isNaN(r.auc) ? '–' : r.auc.toFixed(3)} | ${
     r.roc.length === 0 ? '–' : r.roc.map(([, t]) => (100 * t).toFixed(0)).join(' / ')
   } |`;
-const get = (name: string): { alone: Result; withRule?: Result } => {
-  const r = results[name];
-  if (r === undefined) {
-    throw new Error(`no result for ${name}`);
-  }
-  return r;
-};
 const summary = [
-  '| model | protocol | injections detected | benign flagged (false positives) | AUC | detected at pooled FPR 0.5 / 1 / 2 / 5 % |',
+  '| model | protocol | injections detected | benign flagged | AUC | detected at pooled FPR 0.5 / 1 / 2 / 5 % |',
   '|---|---|---|---|---|---|',
-  summaryRow('current detector (screenText), no training', 'all dev', rules),
-  ...ablations.flatMap(({ label, rows }) => rows.map(({ name, r }) => summaryRow(label, name, r))),
-  ...['cv5', 'lolo', 'loko'].map((n) => summaryRow('classifier', n, get(n).alone)),
-  ...['cv5', 'lolo', 'loko'].map((n) => {
-    const w = get(n).withRule;
-    return w === undefined ? '' : summaryRow('classifier OR current detector', n, w);
-  }),
+  summaryRow('rules alone (detect.ts), no training', 'all', rules),
+  ...Object.keys(alone).map((n) => summaryRow('classifier alone', n, alone[n] as Result)),
+  ...Object.keys(final).map((n) =>
+    summaryRow(`**firewall** (classifier, rules +${bonus})`, n, final[n] as Result),
+  ),
 ].join('\n');
 
 const cell = (t: Tally | undefined, label: 0 | 1): string =>
   t === undefined ? '–' : label === 1 ? `${t.tp}/${t.p}` : `${t.fp}/${t.n}`;
-const langs = [...new Set(dev.map((e) => e.lang))].sort();
+const cols = (): Result[] => [
+  rules,
+  ...['cv5', 'lolo', 'loko'].map((n) => final[n]).filter((r) => r !== undefined),
+];
 const byLang = [
-  '| language | detector: detected | cv5: detected | lolo: detected | detector: false pos. | cv5: false pos. | lolo: false pos. |',
+  '| language | rules: detected | cv5 | lolo | rules: false pos. | cv5 | lolo |',
   '|---|---|---|---|---|---|---|',
   ...langs.map((l) => {
-    const cols = [rules, get('cv5').alone, get('lolo').alone].map((r) => r.byLang.get(l));
-    return `| ${l} | ${cols.map((t) => cell(t, 1)).join(' | ')} | ${cols.map((t) => cell(t, 0)).join(' | ')} |`;
+    const cs = cols()
+      .slice(0, 3)
+      .map((r) => r.byLang.get(l));
+    return `| ${l} | ${cs.map((t) => cell(t, 1)).join(' | ')} | ${cs.map((t) => cell(t, 0)).join(' | ')} |`;
   }),
 ].join('\n');
-
 const kindRows = (label: 0 | 1): string[] =>
-  [...new Set(dev.filter((e) => e.label === label).map((e) => e.kind))].sort().map((k) => {
-    const cols = [rules, get('cv5').alone, get('lolo').alone, get('loko').alone].map((r) => r.byKind.get(k));
-    return `| ${k} | ${cols.map((t) => cell(t, label)).join(' | ')} |`;
+  [...new Set(heldOut.filter((e) => e.label === label).map((e) => e.kind))].sort().map((k) => {
+    return `| ${k} | ${cols()
+      .map((r) => cell(r.byKind.get(k), label))
+      .join(' | ')} |`;
   });
 const byKind = [
-  '| injection kind (detected) | detector | cv5 | lolo | loko |',
+  '| injection kind (detected) | rules | cv5 | lolo | loko |',
   '|---|---|---|---|---|',
   ...kindRows(1),
   '',
-  '| benign kind (flagged) | detector | cv5 | lolo | loko |',
+  '| benign kind (flagged) | rules | cv5 | lolo | loko |',
   '|---|---|---|---|---|',
   ...kindRows(0),
 ].join('\n');
 
-const latencyTable = [
-  '| field | texts | classifier p50 / p95 (ms) | current detector p50 / p95 (ms) |',
-  '|---|---|---|---|',
-  ...latency,
-].join('\n');
+// Latency of the classifier per field text (the rules run only on texts it leans towards).
+for (const e of data.slice(0, 300)) {
+  clf.logit(e.text);
+}
+const longTexts = (size: number): string[] =>
+  Array.from({ length: 50 }, (_, i) => {
+    let s = '';
+    for (let j = i; s.length < size; j = (j + 7) % data.length) {
+      s += `${data[j]?.text ?? ''}\n`;
+    }
+    return s.slice(0, size);
+  });
+const latencyRows: { group: string; texts: string[] }[] = [
+  { group: 'all training fields', texts: data.map((e) => e.text) },
+  { group: 'synthetic 2 KB descriptions', texts: longTexts(2048) },
+  { group: 'synthetic 4 KB descriptions', texts: longTexts(4096) },
+];
+const latency = latencyRows.map(({ group, texts }) => {
+  const c = texts.map((t) => timeOne(() => clf.logit(t)));
+  return `| ${group} | ${texts.length} | ${p(c, 0.5).toFixed(2)} / ${p(c, 0.95).toFixed(2)} |`;
+});
 
 const unseenRight = UNSEEN_LANGUAGE_CASES.filter((c) => clf.isInjection(c.text) === (c.label === 1)).length;
 const m = model.meta;
-const report = `DEV-set cross-validation only (bench/firewall/frozen/dev: ${m.trainedOn.injections} injections, ${
-  m.trainedOn.entries - m.trainedOn.injections
-} benign texts, ${langs.length} languages); the frozen test corpus was not read. Thresholds are picked on each fold's training part at a target FPR of ${
+const report = `Cross-validation on the training data only (bench/firewall/frozen/dev and bench/firewall/train: ${
+  m.trainedOn.injections
+} injections, ${m.trainedOn.entries - m.trainedOn.injections} benign texts, ${
+  langs.length
+} languages); the frozen test corpus was not read. Each fold's threshold is picked on its training part (inner 3-fold) at a target false-positive rate of ${(
   100 * TARGET_FPR
-} %. cv5 = 5 stratified folds; lolo = leave one language out; loko = leave one injection kind out (a fifth of the benign texts held out each time, so some benign texts are counted twice). The current detector is not trained: its row covers all of dev.
+).toFixed(
+  1,
+)} %. cv5 = 5 stratified folds; lolo = leave one language out; loko = leave one injection kind out (a fifth of the benign texts held out each time). "firewall" is the shipped decision: flagged when the logit, plus ${bonus} when the rules find a payload, reaches the threshold (hidden text is always refused).
 
 ${summary}
+
+Rule bonus tried (detected / benign flagged; cv5 | lolo | loko): the largest within one point of the most detected on lolo, at about the target FPR on cv5, is kept.
+
+| bonus | cv5 | lolo | loko |
+|---|---|---|---|
+${bonusRows.join('\n')}
 
 ${byLang}
 
 ${byKind}
 
-Time per field text, median of ${RUNS} runs each; the classifier as exported (int8 weights, windows of ${
-  m.window
-} characters, 2 KB chunks), the detector as the write tools call it.
+Classifier time per field text, median of ${RUNS} runs each (ms, p50 / p95):
 
-${latencyTable}
+| texts | count | classifier |
+|---|---|---|
+${latency.join('\n')}
 
-Hand-written texts in six languages absent from dev (unseen.ts; blatant, anecdotal): ${unseenRight}/${
-  UNSEEN_LANGUAGE_CASES.length
-} decided as labelled.
+Hand-written texts in six languages (unseen.ts; blatant, anecdotal): ${unseenRight}/${UNSEEN_LANGUAGE_CASES.length} decided as labelled by the classifier alone.
 
-Exported model (trained on all of dev): threshold ${m.threshold.toFixed(3)} (logit), weights SHA-256 ${m.weightsSha256.slice(
-  0,
-  16,
-)}…, ${m.totalDim} int8 weights. Run time ${((performance.now() - started) / 1000).toFixed(0)} s.
+Exported model (trained on all of it): threshold ${m.threshold.toFixed(3)}, with the rules ${m.ruleThreshold.toFixed(
+  3,
+)} (logit), weights SHA-256 ${m.weightsSha256.slice(0, 16)}…, ${m.totalDim} int8 weights. Run time ${(
+  (performance.now() - started) / 1000
+).toFixed(0)} s.
 `;
 console.log(`firewall classifier, ${machineSummary()}\n\n${report}`);
 if (process.env.BENCH_RECORD !== '0') {

@@ -1,41 +1,28 @@
 // Trains the classifier on a labelled corpus and exports it in the calgate-clf-v1 format:
-// clf.json (options, bias, int8 scale, logit threshold, target FPR, SHA-256 of the lexicon and of
+// clf.json (options, bias, int8 scale, logit thresholds (alone, and for texts the rules find), target FPR, SHA-256 of the lexicon and of
 // the weights, training counts) and clf.weights.bin (one int8 weight per feature slot, TOTAL_DIM
 // bytes, dense). Deterministic: the same corpus gives byte-identical files.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import {
+  BITS,
+  conceptsSha256,
+  DEFAULT_MODEL,
+  FORMAT,
+  features,
+  type ModelMeta,
+  type ModelOptions,
+  maxOverPieces,
+  type Sparse,
+  TOTAL_DIM,
+} from '@calgate/tools/firewall-model';
 import type { Entry } from './data.ts';
 import { type Method, pickThreshold } from './eval.ts';
-import { BITS, type Sparse } from './features.ts';
-import { CONCEPTS } from './lexicon.ts';
 import { DEFAULT_TRAIN, type LinearModel, score, type TrainOptions, train } from './logreg.ts';
-import { DEFAULT_MODEL, features, type ModelOptions, maxOverPieces, TOTAL_DIM } from './model.ts';
-
-export const FORMAT = 'calgate-clf-v1';
-
-export interface ModelMeta {
-  format: string;
-  bits: number;
-  totalDim: number;
-  features: ModelOptions['features'];
-  window: number;
-  views: boolean;
-  bias: number;
-  scale: number;
-  threshold: number;
-  targetFpr: number;
-  conceptsSha256: string;
-  weightsSha256: string;
-  trainedOn: { entries: number; injections: number; corpus: string };
-}
 
 export interface ExportedModel {
   meta: ModelMeta;
   weights: Int8Array;
-}
-
-export function conceptsSha256(): string {
-  return createHash('sha256').update(JSON.stringify(CONCEPTS)).digest('hex');
 }
 
 /**
@@ -46,6 +33,9 @@ export function classifierMethod(
   name = 'classifier',
   mo: ModelOptions = DEFAULT_MODEL,
   opts: TrainOptions = DEFAULT_TRAIN,
+  /** Added to the logit of a text the rules find (0: the rules are not used). */
+  ruleBonus = 0,
+  rule?: (e: Entry) => boolean,
 ): Method & { fitModel(train: Entry[]): LinearModel; featuresOf(text: string): Sparse } {
   const cache = new Map<string, Sparse>();
   const featuresOf = (t: string): Sparse => {
@@ -69,18 +59,32 @@ export function classifierMethod(
     fitModel,
     fit(tr) {
       const m = fitModel(tr);
-      return (e) => maxOverPieces(e.text, (piece) => score(m, featuresOf(piece)), mo.window);
+      return (e) =>
+        maxOverPieces(e.text, (piece) => score(m, featuresOf(piece)), mo.window) +
+        (ruleBonus > 0 && rule?.(e) === true ? ruleBonus : 0);
     },
   };
 }
 
 /**
  * Trains on all of `corpus` (texts are trained whole; scoring takes the maximum over windows),
- * picks the threshold by inner 3-fold cross-validation at `targetFpr`, quantises to int8.
+ * picks the threshold by inner 3-fold cross-validation at `targetFpr` on the logit plus
+ * `ruleBonus` for texts the rules find, quantises to int8.
  */
-export function trainClassifier(corpus: Entry[], corpusName: string, targetFpr = 0.01): ExportedModel {
-  const mo = DEFAULT_MODEL;
-  const method = classifierMethod('export', mo);
+export function trainClassifier(
+  corpus: Entry[],
+  corpusName: string,
+  targetFpr = 0.005,
+  ruleBonus = 0,
+  rule?: (e: Entry) => boolean,
+  opts: TrainOptions = DEFAULT_TRAIN,
+): ExportedModel {
+  const mo: ModelOptions = {
+    ...DEFAULT_MODEL,
+    quotes: process.env.FIREWALL_QUOTES !== '0',
+    quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
+  };
+  const method = classifierMethod('export', mo, opts, ruleBonus, rule);
   const threshold = pickThreshold(method, corpus, targetFpr);
   const m = method.fitModel(corpus);
   let maxAbs = 0;
@@ -99,15 +103,19 @@ export function trainClassifier(corpus: Entry[], corpusName: string, targetFpr =
     features: mo.features,
     window: mo.window,
     views: mo.views,
+    quotes: mo.quotes,
+    quotedNgrams: mo.quotedNgrams,
     bias: m.b,
     scale,
     threshold,
     targetFpr,
+    ruleThreshold: ruleBonus > 0 ? threshold - ruleBonus : threshold,
     conceptsSha256: conceptsSha256(),
     weightsSha256: createHash('sha256').update(weights).digest('hex'),
     trainedOn: {
       entries: corpus.length,
       injections: corpus.filter((e) => e.label === 1).length,
+      languages: new Set(corpus.map((e) => e.lang)).size,
       corpus: corpusName,
     },
   };

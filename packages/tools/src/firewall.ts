@@ -7,12 +7,13 @@
  * (firewall/invisible.ts). Prompt-injection payloads (instruction overrides, fake role markers
  * and data boundaries, text addressed to AI agents, tool calls, links that send data out) are
  * refused with the field named, in the major languages and through look-alike letters, split
- * words, leetspeak and obvious encodings (firewall/detect.ts). Emoji, including ZWJ sequences,
+ * words, leetspeak and obvious encodings: the classifier (firewall/model/) decides, with the rules
+ * (firewall/detect.ts) where it agrees (firewall/judge.ts). Emoji, including ZWJ sequences,
  * flags and keycaps, and text in any script pass unchanged.
  */
 import type { CalgateError, Result } from '@calgate/core';
-import { findInjection } from './firewall/detect.ts';
 import { cleanInvisible } from './firewall/invisible.ts';
+import { judge } from './firewall/judge.ts';
 import { excerpt, refuse, type SanitizedField, type ScreenedText } from './firewall/refusal.ts';
 
 export { type Finding, findInjection } from './firewall/detect.ts';
@@ -27,7 +28,7 @@ export function screenText(field: string, value: string): Result<ScreenedText, C
   if (!cleaned.ok) {
     return cleaned;
   }
-  const found = findInjection(cleaned.value.value);
+  const found = judge(cleaned.value.value);
   if (found !== undefined) {
     return refuse(
       field,

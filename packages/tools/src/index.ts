@@ -46,7 +46,7 @@ export { CpuTurns } from './cpu-turns.ts';
 export { type ExposureNote, type Flag, screenAnswer } from './firewall/answers.ts';
 export { Insiders } from './firewall/insiders.ts';
 export { CachedScreener } from './firewall/screen-cache.ts';
-export { detectorScreener, type Screener } from './firewall/screener.ts';
+export { detectorScreener, firewallScreener, type Screener } from './firewall/screener.ts';
 export { screenText } from './firewall.ts';
 export { eventTable, formatText, jsonOf, rememberAnswer, toonView } from './format.ts';
 export {

@@ -8,10 +8,10 @@ import type { SessionOptions } from '../server.ts';
 import { type ExposureNote, screenAnswer } from './answers.ts';
 import { Insiders } from './insiders.ts';
 import { CachedScreener } from './screen-cache.ts';
-import { detectorScreener, type Screener } from './screener.ts';
+import { firewallScreener, type Screener } from './screener.ts';
 
-/** The detector behind one cache shared by every request of the process. */
-export const defaultScreener: Screener = new CachedScreener(detectorScreener);
+/** The firewall's verdict behind one cache shared by every request of the process. */
+export const defaultScreener: Screener = new CachedScreener(firewallScreener);
 
 // Keyed by the key's cached address list (a principal is made per request from the cached key).
 const insidersOf = new WeakMap<

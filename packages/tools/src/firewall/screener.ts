@@ -1,11 +1,12 @@
 /**
- * The read-side seam: whether a field's text, read from a calendar, addresses an AI reader. Today
- * the write firewall's detector answers (invisible-text checks, then findInjection on the
- * normalised text); a classifier can take its place behind the same interface. Reasons are
- * generic, for people and for the placeholder an agent sees, never the text itself.
+ * The read-side seam: whether a field's text, read from a calendar, addresses an AI reader. The
+ * firewall's verdict answers (invisible-text checks, then judge.ts: the classifier, with the rules
+ * where it agrees), the same as for writes; the rules alone remain as `detectorScreener`. Reasons
+ * are generic, for people and for the placeholder an agent sees, never the text itself.
  */
 import { findInjection } from './detect.ts';
 import { cleanInvisible } from './invisible.ts';
+import { judge } from './judge.ts';
 
 export interface Screener {
   /** Why the text must not reach a model as it is ("addresses an AI assistant"), or undefined. */
@@ -30,7 +31,19 @@ function reasonOf(what: string): string {
   return REASONS.addresses;
 }
 
-/** The write firewall's detector as a Screener. */
+/** The firewall's verdict (classifier and rules, as writes are screened) as a Screener. */
+export const firewallScreener: Screener = {
+  screen(text) {
+    const cleaned = cleanInvisible('text', text);
+    if (!cleaned.ok) {
+      return REASONS.invisible;
+    }
+    const found = judge(cleaned.value.value);
+    return found === undefined ? undefined : reasonOf(found.what);
+  },
+};
+
+/** The rules alone (detect.ts) as a Screener. */
 export const detectorScreener: Screener = {
   screen(text) {
     const cleaned = cleanInvisible('text', text);

@@ -145,6 +145,15 @@ describe('pages a browser lands on', () => {
           google: true,
         },
       ],
+      'GET /oauth/microsoft/start': [
+        { path: '/oauth/microsoft/start', who: 'signed out', status: 401 },
+        { path: '/oauth/microsoft/start', who: 'bogus session', status: 401 },
+        { path: '/oauth/microsoft/start?access=write', who: 'signed in', status: 503 },
+      ],
+      'GET /oauth/microsoft/callback': [
+        { path: '/oauth/microsoft/callback?state=x&code=y', who: 'signed in', status: 503 },
+        { path: '/oauth/microsoft/callback?state=x&code=y', who: 'signed out', status: 503 },
+      ],
       'GET /events/:calendarId/:eventId': [
         { path: eventPath, who: 'signed in', status: 200 },
         { path: eventPath, who: 'signed out', status: 401 },

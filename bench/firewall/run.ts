@@ -38,6 +38,11 @@ interface Corpus {
 
 const CORPORA: readonly Corpus[] = [
   { title: 'frozen test set (never tuned on)', dir: 'frozen/test/', showMisses: false },
+  {
+    title: 'frozen test set, round 2 (never tuned on; written without sight of any corpus)',
+    dir: 'frozen/test2/',
+    showMisses: false,
+  },
   { title: 'development set (trained and tuned on)', dir: 'frozen/dev/', showMisses: true },
   { title: 'training corpus (trained and tuned on)', dir: 'train/', split: true, showMisses: false },
   { title: 'corpus written with the rules (trained on)', dir: '', showMisses: true },

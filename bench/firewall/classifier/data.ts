@@ -22,11 +22,11 @@ export const TRAIN_DIR =
   process.env.FIREWALL_TRAIN_DIR ?? fileURLToPath(new URL('../train/', import.meta.url));
 const TEST_DIR = fileURLToPath(new URL('../frozen/test/', import.meta.url));
 
-/** Throws when `path` lies inside bench/firewall/frozen/test/ (by resolved path or by name). */
+/** Throws when `path` lies inside a frozen test set, bench/firewall/frozen/test or test2, … (by resolved path or by name). */
 export function refuseFrozenTest(path: string): void {
   const full = resolve(path);
   const normalised = full.replaceAll('\\', '/');
-  if (`${full}/`.startsWith(TEST_DIR) || /\/frozen\/test(\/|$)/.test(normalised)) {
+  if (`${full}/`.startsWith(TEST_DIR) || /\/frozen\/test\d*(\/|$)/.test(normalised)) {
     throw new Error(`refusing to read ${path}: the frozen test corpus is never used for training or tuning`);
   }
 }

@@ -25,8 +25,11 @@ import {
   type SessionOptions,
   WorkBudget,
 } from '@calgate/tools';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type RequestId, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
@@ -45,7 +48,7 @@ import { confirmationsFor } from './confirmations.ts';
 import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
-import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport } from './mcp-json.ts';
+import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport, speak2025 } from './mcp-json.ts';
 import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
@@ -352,9 +355,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           .send(
             jsonRpcBytes(
               { result, jsonrpc: '2.0', id: direct.id },
-              structuredContent === undefined
+              structuredContent === undefined || structuredContent === null
                 ? undefined
-                : { structured: structuredContent, json: jsonOf(structuredContent) },
+                : {
+                    structured: structuredContent as Record<string, unknown>,
+                    json: jsonOf(structuredContent),
+                  },
             ),
           );
       }
@@ -393,6 +399,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         headers.set(name, value);
       }
     }
+    speak2025(transport);
     const aborted = new AbortController();
     const unwatch = canElicit ? relay.watch(transport, key.keyId) : undefined;
     // A client that goes away mid-call aborts the handlers. A finished exchange needs no close:

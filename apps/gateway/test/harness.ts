@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
+import {
+  Client as Client2026,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransport2026,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.ts';
@@ -93,6 +97,27 @@ export async function connectClient(mcpUrl: string, secret: string): Promise<Cli
     requestInit: { headers: { Authorization: `Bearer ${secret}` } },
   });
   await client.connect(transport);
+  return client;
+}
+
+/**
+ * The v2 SDK client over streamable HTTP with a bearer key, speaking MCP 2026-07-28 (`pin`) or
+ * choosing by `server/discover` (`auto`).
+ */
+export async function connectClient2026(
+  mcpUrl: string,
+  secret: string,
+  mode: 'auto' | 'pin' = 'pin',
+): Promise<Client2026> {
+  const client = new Client2026(
+    { name: 'calgate-test', version: '1.0.0' },
+    { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport2026(new URL(mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+    }),
+  );
   return client;
 }
 

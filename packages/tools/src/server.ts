@@ -507,6 +507,21 @@ export function directToolCall(
   return callTool(options, entry, args, signal);
 }
 
+/**
+ * How long 2026-07-28 clients may keep list and read results, and whether a shared cache may.
+ * What `server/discover` says is the same for every key. Tools, prompts and resources follow the
+ * key's grants and toolsets, which an owner can change at any moment: kept by the client alone,
+ * and asked again each time (`subscriptions/listen` tells of changes). Resource contents are live.
+ */
+const CACHE_HINTS = {
+  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: 0, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
 /** An MCP server for one request of one key, offering only the tools that key can use. */
 export function createMcpServer(sessionOptions: SessionOptions): Server {
   // One budget for every call of the request, batch or not.
@@ -524,6 +539,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator,
+      cacheHints: CACHE_HINTS,
     },
   );
   const visible = options.catalogue.entries.filter((entry) => isVisible(entry, options.access));

@@ -38,7 +38,7 @@ interface KeyStreams {
   streams: Set<Tracked>;
 }
 
-const LIST_CHANGED = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+export const LIST_CHANGED = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
 /** A client that leaves this much unread is not listening; its stream is dropped. */
 const MAX_BUFFERED = 64 * 1024;
 

@@ -49,7 +49,8 @@ import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport, speak2025 } from './mcp-json.ts';
-import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import { carrying, type Era, eraOf, KeyedEventBus, modernHandler } from './mcp-modern.ts';
+import { LIST_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
@@ -152,6 +153,8 @@ declare module 'fastify' {
     keyAccess?: KeyAccess;
     /** The key's MCP log level, looked up during the guard for tool calls. */
     logLevel?: Promise<LogLevel | undefined> | undefined;
+    /** The MCP revision a POST speaks (see eraOf). */
+    mcpEra?: Era | undefined;
   }
 }
 
@@ -225,10 +228,13 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.metrics?.rateLimited('batch_too_large', cost);
       return reply.status(413).send(errorBody('rate_limited', message, request.id));
     }
+    const era = request.method === 'POST' ? eraOf(request.headers, request.body) : 'legacy';
     // The key's log level is asked for beside the rate limit (one Redis round trip for both
-    // with auto-pipelining); only tool calls send log messages.
+    // with auto-pipelining); only tool calls send log messages. 2026-07-28 requests carry their own.
     const level =
-      request.method === 'POST' && callsTool(request.body) ? logLevels.get(auth.access.keyId) : undefined;
+      era === 'legacy' && request.method === 'POST' && callsTool(request.body)
+        ? logLevels.get(auth.access.keyId)
+        : undefined;
     level?.catch(() => {});
     // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
     // and logs an outage once, not per request.
@@ -250,6 +256,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     request.keyAccess = auth.access;
     request.logLevel = level;
+    request.mcpEra = era;
   }
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
@@ -258,6 +265,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     if (relay.deliver(key.keyId, request.body)) {
       return reply.status(202).send();
     }
+    const era = request.mcpEra ?? 'legacy';
     const initialize = initializeParams(request.body);
     if (initialize !== undefined) {
       await capabilities.setElicits(key.keyId, declaresFormElicitation(initialize));
@@ -266,7 +274,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = await request.logLevel;
     // A risky call of a client that can show forms may ask the person on the call's own stream.
+    // 2026-07-28 has no requests from server to client: risky calls go to the dashboard.
     const canElicit =
+      era === 'legacy' &&
       deps.confirmations !== undefined &&
       key.hijackPolicy === 'ask' &&
       callsRiskyTool(request.body) &&
@@ -274,7 +284,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined && !canElicit;
-    const direct = jsonAnswer ? directRequest(request.headers, request.body) : undefined;
+    const direct = jsonAnswer && era === 'legacy' ? directRequest(request.headers, request.body) : undefined;
     let encoded: EncodedAnswer | undefined;
     const session: SessionOptions = {
       catalogue: deps.catalogue,
@@ -302,6 +312,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       cpuTurns,
       exposures: deps.exposures,
       canElicit,
+      era,
       ...(deps.confirmations === undefined
         ? {}
         : confirmationsFor(deps.confirmations, deps.audit, key, {
@@ -365,6 +376,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           );
       }
     }
+    if (era === 'modern') {
+      return serveModern(request, reply, key, session);
+    }
     const server = createMcpServer(session);
     if (direct !== undefined) {
       // One request, one JSON answer: served without the SDK transport (see mcp-json.ts).
@@ -427,6 +441,72 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     return reply.send(response.body);
   });
+
+  // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
+  const bus = new KeyedEventBus(({ key, authorization }, deliver) =>
+    streams.open(key, authorization, {
+      write: (chunk) => {
+        if (chunk === LIST_CHANGED) {
+          deliver({ kind: 'tools_list_changed' });
+        }
+      },
+      // The SDK ends the stream when the client goes away; a key that stops working hears no more.
+      close: () => {},
+      buffered: () => 0,
+    }),
+  );
+  // Refusals are answered to the client; the log only keeps them for debugging.
+  const modern = modernHandler(bus, (error) =>
+    app.log.debug({ err: error }, 'MCP 2026-07-28 request refused'),
+  );
+  app.addHook('preClose', async () => modern.close());
+
+  /** A 2026-07-28 request: answered by the SDK's handler with a server built for the key. */
+  async function serveModern(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: KeyAccess,
+    session: SessionOptions,
+  ) {
+    const listens = (request.body as { method?: unknown } | null)?.method === 'subscriptions/listen';
+    const refusal = listens ? streams.refusal(key.keyId) : undefined;
+    if (refusal !== undefined) {
+      deps.metrics?.rateLimited('streams');
+      return reply
+        .status(429)
+        .header('retry-after', '30')
+        .send(errorBody('rate_limited', refusal, request.id));
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string' && (FORWARDED_HEADERS.includes(name) || name.startsWith('mcp-'))) {
+        headers.set(name, value);
+      }
+    }
+    const aborted = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) {
+        aborted.abort();
+      }
+    });
+    const response = await bus.run({ key, authorization: request.headers.authorization ?? '' }, () =>
+      modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
+        parsedBody: request.body,
+        authInfo: carrying(key, session),
+      }),
+    );
+    reply.status(response.status);
+    response.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    if (response.body === null) {
+      return reply.send();
+    }
+    if (response.headers.get('content-type')?.startsWith('application/json')) {
+      return reply.send(Buffer.from(await response.arrayBuffer()));
+    }
+    return reply.send(response.body);
+  }
 
   const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) =>
     reply

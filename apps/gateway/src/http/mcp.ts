@@ -468,14 +468,15 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     key: KeyAccess,
     session: SessionOptions,
   ) {
-    const listens = (request.body as { method?: unknown } | null)?.method === 'subscriptions/listen';
-    const refusal = listens ? streams.refusal(key.keyId) : undefined;
+    const { method, id } = (request.body ?? {}) as { method?: unknown; id?: unknown };
+    const refusal = method === 'subscriptions/listen' ? streams.refusal(key.keyId) : undefined;
     if (refusal !== undefined) {
       deps.metrics?.rateLimited('streams');
+      // As the SDK refuses a subscription over its own limit, with the request's id.
       return reply
         .status(429)
         .header('retry-after', '30')
-        .send(errorBody('rate_limited', refusal, request.id));
+        .send({ jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: refusal } });
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {

@@ -14,6 +14,7 @@ import {
 import {
   type CallToolResult,
   type ElicitRequestFormParams,
+  LOG_LEVEL_META_KEY,
   ProtocolError,
   type RequestId,
   ProtocolErrorCode as RpcErrorCode,
@@ -661,7 +662,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
 
 /** The per-request log level of a 2026-07-28 request (`io.modelcontextprotocol/logLevel`), if valid. */
 function envelopeLogLevel(ctx: ServerContext): LogLevel | undefined {
-  const level = (ctx.mcpReq.envelope as { logLevel?: unknown } | undefined)?.logLevel;
+  const level = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
   return isLogLevel(level) ? level : undefined;
 }
 

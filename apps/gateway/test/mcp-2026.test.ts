@@ -119,6 +119,24 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     });
   });
 
+  it('answers the common tool call on its fast path exactly as the SDK path does', async () => {
+    const call = (meta: Record<string, unknown>) =>
+      post({ id: 11, method: 'tools/call', params: { name: 'list_calendars', arguments: {}, _meta: meta } });
+    // A progress token takes the SDK path; the tool sends no progress, so the answer is the same JSON.
+    const [fast, full] = await Promise.all([call(ENVELOPE), call({ ...ENVELOPE, progressToken: 'p' })]);
+    expect(fast.status).toBe(200);
+    expect(full.status).toBe(200);
+    expect(fast.body).toEqual(full.body);
+    expect(fast.body.result?.structuredContent).toMatchObject({ calendars: [{ id: work }] });
+    // A name header that differs from the body is refused on either path, with nothing done.
+    const mismatch = await post(
+      { id: 12, method: 'tools/call', params: { name: 'list_calendars', arguments: {}, _meta: ENVELOPE } },
+      { 'mcp-name': 'delete_event' },
+    );
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.body).toMatchObject({ id: 12, error: { code: -32020 } });
+  });
+
   it('refuses a request whose _meta envelope is incomplete with -32602 and the request id', async () => {
     const answer = await post({
       id: 'bad-envelope',

@@ -5,6 +5,7 @@ import {
   CallToolRequestSchema,
   CompleteRequestSchema,
   GetPromptRequestSchema,
+  InitializeRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -668,6 +669,7 @@ function envelopeLogLevel(ctx: ServerContext): LogLevel | undefined {
 
 /** The request schemas of the methods Calgate answers, to say what was wrong with bad params. */
 const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  initialize: InitializeRequestSchema,
   'tools/list': ListToolsRequestSchema,
   'tools/call': CallToolRequestSchema,
   'resources/list': ListResourcesRequestSchema,
@@ -696,12 +698,11 @@ function answerBadParamsByTheBook(server: Server): void {
       try {
         return await handler(request, ctx);
       } catch (error) {
-        // The SDK's own check throws a plain Error; the schema says what was wrong, for the message.
-        if (!(error instanceof ProtocolError) && typeof (error as { code?: unknown }).code !== 'number') {
-          const parsed = schema.safeParse(request);
-          if (!parsed.success) {
-            throw new ProtocolError(RpcErrorCode.InvalidParams, describeParamsError(method, parsed.error));
-          }
+        // The SDK's own checks dump the schema's issues; params that fit reach Calgate's handlers,
+        // whose errors pass unchanged.
+        const parsed = schema.safeParse(request);
+        if (!parsed.success) {
+          throw new ProtocolError(RpcErrorCode.InvalidParams, describeParamsError(method, parsed.error));
         }
         throw error;
       }

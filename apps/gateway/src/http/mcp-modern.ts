@@ -8,6 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KeyAccess } from '@calgate/store';
 import { createMcpServer, type SessionOptions } from '@calgate/tools';
+import { ClientCapabilitiesSchema, ImplementationSchema } from '@modelcontextprotocol/core';
 import {
   classifyInboundRequest,
   createMcpHandler,
@@ -102,4 +103,72 @@ export function modernHandler(bus: KeyedEventBus, onerror: (error: Error) => voi
 /** The pass-through `authInfo` that carries the request's session to the server factory. */
 export function carrying(key: KeyAccess, session: SessionOptions) {
   return { token: '', clientId: key.keyId, scopes: [], extra: { session } satisfies SessionCarrier };
+}
+
+const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+const CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION, CLIENT_CAPABILITIES, CLIENT_INFO]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The common 2026-07-28 tools/call the SDK would answer as a plain JSON exchange without any check
+ * failing, or undefined: a single request with an id, Content-Type and Accept as the SDK wants
+ * them, MCP-Protocol-Version, Mcp-Method and Mcp-Name present and matching the body, and an
+ * envelope of exactly protocol version, client capabilities and (optionally) client info, all
+ * valid — no log level, no progress token, nothing else in `_meta`. Its params come back without
+ * `_meta`, as directToolCall takes them; everything else goes through the SDK handler.
+ */
+export function directModernCall(
+  headers: Headers,
+  body: unknown,
+): { id: string | number; params: Record<string, unknown> } | undefined {
+  const accept = header(headers, 'accept');
+  if (
+    !isPlainObject(body) ||
+    body.jsonrpc !== '2.0' ||
+    body.method !== 'tools/call' ||
+    (typeof body.id !== 'string' && typeof body.id !== 'number') ||
+    !isPlainObject(body.params) ||
+    header(headers, 'content-type') !== 'application/json' ||
+    accept === undefined ||
+    !accept.includes('application/json') ||
+    !accept.includes('text/event-stream') ||
+    header(headers, 'mcp-protocol-version') !== '2026-07-28' ||
+    header(headers, 'mcp-method') !== 'tools/call'
+  ) {
+    return undefined;
+  }
+  const { _meta: meta, ...params } = body.params;
+  if (
+    typeof params.name !== 'string' ||
+    header(headers, 'mcp-name') !== params.name ||
+    !isPlainObject(meta)
+  ) {
+    return undefined;
+  }
+  for (const key of Object.keys(meta)) {
+    if (!ENVELOPE_KEYS.has(key)) {
+      return undefined;
+    }
+  }
+  if (
+    meta[PROTOCOL_VERSION] !== '2026-07-28' ||
+    !ClientCapabilitiesSchema.safeParse(meta[CLIENT_CAPABILITIES]).success ||
+    (meta[CLIENT_INFO] !== undefined && !ImplementationSchema.safeParse(meta[CLIENT_INFO]).success)
+  ) {
+    return undefined;
+  }
+  return { id: body.id, params };
+}
+
+/** A tool answer as the SDK writes it for 2026-07-28: its result type and the server's identity. */
+export function modernToolResult(
+  result: Record<string, unknown>,
+  serverInfo: { name: string; title: string; version: string },
+): Record<string, unknown> {
+  return { ...result, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo } };
 }

@@ -49,7 +49,15 @@ import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
 import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport, speak2025 } from './mcp-json.ts';
-import { carrying, type Era, eraOf, KeyedEventBus, modernHandler } from './mcp-modern.ts';
+import {
+  carrying,
+  directModernCall,
+  type Era,
+  eraOf,
+  KeyedEventBus,
+  modernHandler,
+  modernToolResult,
+} from './mcp-modern.ts';
 import { LIST_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
@@ -195,6 +203,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     cpuWorkers: 1,
   };
   const slots = new KeySlots(limits);
+  const serverInfo = { name: 'calgate', title: 'Calgate', version: deps.version };
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
   const relay = deps.elicitations ?? new ElicitationRelay();
@@ -344,10 +353,16 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
             },
           }),
     };
-    if (direct?.method === 'tools/call') {
-      // The common call needs no MCP server object at all (see directToolCall).
+    // The common call needs no MCP server object at all (see directToolCall), in either revision.
+    const plainCall =
+      direct?.method === 'tools/call'
+        ? { id: direct.id, params: direct.params }
+        : jsonAnswer && era === 'modern'
+          ? directModernCall(request.headers, request.body)
+          : undefined;
+    if (plainCall !== undefined) {
       const aborted = new AbortController();
-      const call = directToolCall(session, direct.params, aborted.signal);
+      const call = directToolCall(session, plainCall.params, aborted.signal);
       if (call !== undefined) {
         // A client that goes away mid-call aborts it; nothing is sent.
         reply.raw.once('close', () => {
@@ -355,17 +370,18 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
             aborted.abort();
           }
         });
-        const result = await call;
+        const answer = await call;
         if (aborted.signal.aborted) {
           return reply.hijack();
         }
-        const { structuredContent } = result;
+        const { structuredContent } = answer;
+        const result = era === 'modern' ? modernToolResult(answer, serverInfo) : answer;
         return reply
           .status(200)
           .header('content-type', 'application/json')
           .send(
             jsonRpcBytes(
-              { result, jsonrpc: '2.0', id: direct.id },
+              { result, jsonrpc: '2.0', id: plainCall.id },
               structuredContent === undefined || structuredContent === null
                 ? undefined
                 : {

@@ -1,5 +1,9 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
+import {
+  Client as Client2026,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransport2026,
+} from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -44,7 +48,7 @@ describe('risky actions after suspicious content need the person (official SDK c
   let calendarId: string;
   let flaggedId: string;
   let owner: Browser;
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
   const local = () => new LocalCalendarProvider(new LocalEventStore(gw.db));
   const handle = () => ({ id: calendarId, externalId: calendarId, timeZone: 'UTC' });
 
@@ -396,5 +400,45 @@ describe('risky actions after suspicious content need the person (official SDK c
       [strict.keyId, 'hijackPolicy=lax'],
       [off.keyId, 'hijackPolicy=off'],
     ]);
+  });
+
+  it('refuses a 2026-07-28 client, even one that declares forms, with the dashboard confirmation', async () => {
+    // 2026-07-28 has no requests from server to client; the person confirms in the dashboard.
+    const { secret } = await newKey('modern');
+    const client = new Client2026(
+      { name: 'modern-client', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const asked: unknown[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { allow: true } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport2026(new URL(gw.mcpUrl), {
+        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+      }),
+    );
+    clients.push(client);
+    expect(client.getProtocolEra()).toBe('modern');
+    const listed = await client.callTool({
+      name: 'list_events',
+      arguments: { calendarId, timeMin: at(-1, 0), timeMax: at(3, 0) },
+    });
+    expect(listed.isError).toBeFalsy();
+    const eventId = await newEvent('Retro', 11);
+    const refused = await client.callTool({ name: 'delete_event', arguments: { calendarId, eventId } });
+    expect(refused.isError).toBe(true);
+    const id = /confirmation: "(cnf_[A-Za-z0-9]+)"/.exec(textOf(refused))?.[1] as string;
+    expect(id).toBeDefined();
+    expect(asked).toEqual([]);
+    expect(await exists(eventId)).toBe(true);
+    expect((await call(gw, 'POST', `/api/v1/confirmations/${id}/approve`, { as: owner })).status).toBe(200);
+    const done = await client.callTool({
+      name: 'delete_event',
+      arguments: { calendarId, eventId, confirmation: id },
+    });
+    expect(done.isError, textOf(done)).toBeFalsy();
+    expect(await exists(eventId)).toBe(false);
   });
 });

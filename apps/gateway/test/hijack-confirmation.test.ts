@@ -1,16 +1,11 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import {
-  Client as Client2026,
-  StreamableHTTPClientTransport as StreamableHTTPClientTransport2026,
-} from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
+  Client,
   type ElicitRequest,
-  ElicitRequestSchema,
   type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -30,7 +25,7 @@ async function askingClient(mcpUrl: string, secret: string, answer: Answer, seen
     { name: 'asking-client', version: '1.0.0' },
     { capabilities: { elicitation: { form: {} } } },
   );
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  client.setRequestHandler('elicitation/create', async (request) => {
     seen.push(request.params);
     return answer(request.params);
   });
@@ -405,7 +400,7 @@ describe('risky actions after suspicious content need the person (official SDK c
   it('refuses a 2026-07-28 client, even one that declares forms, with the dashboard confirmation', async () => {
     // 2026-07-28 has no requests from server to client; the person confirms in the dashboard.
     const { secret } = await newKey('modern');
-    const client = new Client2026(
+    const client = new Client(
       { name: 'modern-client', version: '1.0.0' },
       { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
     );
@@ -415,7 +410,7 @@ describe('risky actions after suspicious content need the person (official SDK c
       return { action: 'accept', content: { allow: true } };
     });
     await client.connect(
-      new StreamableHTTPClientTransport2026(new URL(gw.mcpUrl), {
+      new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
         requestInit: { headers: { Authorization: `Bearer ${secret}` } },
       }),
     );

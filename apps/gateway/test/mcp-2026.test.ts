@@ -5,7 +5,14 @@
  */
 import type { Client as Client2026 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, connectClient2026, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  connectClient,
+  connectClient2026,
+  connectClientV1,
+  startTestGateway,
+  type TestGateway,
+  textOf,
+} from './harness.ts';
 
 const ENVELOPE = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -94,12 +101,16 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     expect(prompts.length).toBeGreaterThan(0);
   });
 
-  it('lets a negotiating v2 client choose 2026-07-28, and keeps the v1 client on 2025-11-25', async () => {
+  it('lets a negotiating v2 client choose 2026-07-28, and keeps the v1 client and a default v2 client on 2025-11-25', async () => {
     const client = await modern('auto');
     expect(client.getProtocolEra()).toBe('modern');
-    const old = await connectClient(gw.mcpUrl, owner.secret);
+    const old = await connectClientV1(gw.mcpUrl, owner.secret);
     clients.push(old);
     expect(old.getServerVersion()).toMatchObject({ name: 'calgate' });
+    const legacy = await connectClient(gw.mcpUrl, owner.secret);
+    clients.push(legacy);
+    expect(legacy.getProtocolEra()).toBe('legacy');
+    expect(textOf(await legacy.callTool({ name: 'list_calendars', arguments: {} }))).toContain('Work');
     const listed = await old.callTool({ name: 'list_calendars', arguments: {} });
     expect(textOf(listed)).toContain('Work');
   });
@@ -184,7 +195,8 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     const uri = 'calgate://calendars/cal_nope';
     const answer = await post({ id: 8, method: 'resources/read', params: { uri, _meta: ENVELOPE } });
     expect(answer.body).toMatchObject({ id: 8, error: { code: -32602, data: { uri } } });
-    const old = await connectClient(gw.mcpUrl, owner.secret);
+    // The v1 client shows the code as sent (the v2 client reads -32002 as its -32602 error).
+    const old = await connectClientV1(gw.mcpUrl, owner.secret);
     clients.push(old);
     const refused = await old.readResource({ uri }).catch((error: { code?: number }) => error);
     expect((refused as { code?: number }).code).toBe(-32002);

@@ -1,10 +1,6 @@
 import { connectRedis, redisReady } from '@calgate/locks';
 import { redisUrl } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionFor } from './api-client.ts';
 import { connectGoogleAccountByConsent, startTestEmulator, type TestEmulator } from './google-fixture.ts';
@@ -29,7 +25,7 @@ async function loggingClient(
 ): Promise<{ client: Client; messages: LogMessage[] }> {
   const client = await connectClient(mcpUrl, secret);
   const messages: LogMessage[] = [];
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/message', (notification) => {
     messages.push(notification.params);
   });
   return { client, messages };

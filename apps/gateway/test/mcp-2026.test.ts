@@ -211,17 +211,34 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     expect(discover.body.result?.ttlMs).toBeGreaterThan(0);
   });
 
-  it('tells a subscriptions/listen stream when a grant change alters the key’s tools', async () => {
+  it('tells a subscriptions/listen stream when grant changes alter the key’s tools or calendars', async () => {
     const client = await modern();
-    const changed = new Promise<void>((resolve) => {
-      client.setNotificationHandler('notifications/tools/list_changed', () => resolve());
+    const heard: string[] = [];
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      heard.push('tools');
     });
-    const subscription = await client.listen({ toolsListChanged: true });
-    expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true });
+    client.setNotificationHandler('notifications/resources/list_changed', () => {
+      heard.push('resources');
+    });
+    const until = async (count: number) => {
+      for (let waited = 0; heard.length < count && waited < 5000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const subscription = await client.listen({ toolsListChanged: true, resourcesListChanged: true });
+    expect(subscription.honoredFilter).toMatchObject({ toolsListChanged: true, resourcesListChanged: true });
+    // Read on one more calendar: the same tools, one more calendar resource.
     const other = await gw.localCalendar(owner.tenantId, 'Other');
+    await gw.grant(owner.tenantId, owner.keyId, other, { read: true, write: false });
+    await until(1);
+    expect(heard).toEqual(['resources']);
+    expect((await client.listResources()).resources.map((resource) => resource.uri)).toContain(
+      `calgate://calendars/${other}`,
+    );
+    // Write taken away: the write tools go, the calendars stay.
     await gw.grant(owner.tenantId, owner.keyId, work, { read: true, write: false });
-    await changed;
+    await until(2);
+    expect(heard).toEqual(['resources', 'tools']);
     await subscription.close();
-    expect(other).toMatch(/^cal_/);
   });
 });

@@ -534,7 +534,8 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     {
       capabilities: {
         tools: { listChanged: true },
-        resources: {},
+        // Calendars come and go with grants; the GET stream and subscriptions/listen announce it.
+        resources: { listChanged: true },
         prompts: {},
         completions: {},
         logging: {},

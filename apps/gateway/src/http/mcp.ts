@@ -58,7 +58,7 @@ import {
   modernHandler,
   modernToolResult,
 } from './mcp-modern.ts';
-import { LIST_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import { LIST_CHANGED, RESOURCES_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
@@ -464,6 +464,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       write: (chunk) => {
         if (chunk === LIST_CHANGED) {
           deliver({ kind: 'tools_list_changed' });
+        } else if (chunk === RESOURCES_CHANGED) {
+          deliver({ kind: 'resources_list_changed' });
         }
       },
       // The SDK ends the stream when the client goes away; a key that stops working hears no more.
@@ -554,6 +556,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         .map((entry) => entry.definition.name)
         .join(',');
     },
+    // The calendar resources are the key's enabled readable calendars, by id and name.
+    resourcesOf: (key) =>
+      key.calendars
+        .filter((calendar) => calendar.canRead && calendar.enabled)
+        .map((calendar) => `${calendar.id}\t${calendar.summary}`)
+        .join('\n'),
     log: app.log,
     limits: deps.mcpStreams,
   });

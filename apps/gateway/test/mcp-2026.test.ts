@@ -9,6 +9,7 @@ import {
   connectClient,
   connectClient2026,
   connectClientV1,
+  rpc,
   startTestGateway,
   type TestGateway,
   textOf,
@@ -200,6 +201,33 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     clients.push(old);
     const refused = await old.readResource({ uri }).catch((error: { code?: number }) => error);
     expect((refused as { code?: number }).code).toBe(-32002);
+  });
+
+  it('writes JSON-RPC error messages without the SDK\'s "MCP error -32602:" prefix, in both revisions', async () => {
+    const { key, secret } = await gw.runtime.keys.create(owner.tenantId, {
+      name: 'rules',
+      toolsets: ['calendar', 'rules'],
+    });
+    await gw.grant(owner.tenantId, key.id, work, { read: true, write: false });
+    const uri = 'calgate://timesheet.csv?timeMin=2026-04-20&timeMax=2026-04-26&bogus=1';
+    const expected =
+      /^Invalid timesheet URI: unknown parameter\(s\) bogus\. Use calgate:\/\/timesheet\.csv\?timeMin=2026-04-20&timeMax=2026-04-26 \(optional groupBy, timeZone, calendarIds\)\.$/;
+    const legacy = await rpc(
+      gw.mcpUrl,
+      { jsonrpc: '2.0', id: 21, method: 'resources/read', params: { uri } },
+      { authorization: `Bearer ${secret}` },
+    );
+    const old = (await legacy.json()) as RpcAnswer;
+    expect(old.id).toBe(21);
+    expect(old.error?.code).toBe(-32602);
+    expect(old.error?.message).toMatch(expected);
+    const modern = await post(
+      { id: 22, method: 'resources/read', params: { uri, _meta: ENVELOPE } },
+      { authorization: `Bearer ${secret}` },
+    );
+    expect(modern.body.id).toBe(22);
+    expect(modern.body.error?.code).toBe(-32602);
+    expect(modern.body.error?.message).toMatch(expected);
   });
 
   it('says how long list and read results may be kept, and for whom', async () => {

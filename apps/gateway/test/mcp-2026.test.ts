@@ -270,3 +270,29 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     await subscription.close();
   });
 });
+
+describe('MCP 2026-07-28 over the per-key rate limit', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ RATE_LIMIT_PER_MINUTE: '3', RATE_LIMIT_BURST: '3' });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('tells a 2026-07-28 client the wait as a tool result its SDK accepts', async () => {
+    const owner = await gw.seedTenant('Busy');
+    const client = await connectClient2026(gw.mcpUrl, owner.secret);
+    let text = '';
+    for (let call = 0; call < 5 && !text.startsWith('Rate limit'); call++) {
+      const result = await client.callTool({ name: 'get_current_time', arguments: {} });
+      text = textOf(result);
+      if (text.startsWith('Rate limit')) {
+        expect(result.isError).toBe(true);
+      }
+    }
+    expect(text).toMatch(/^Rate limit of this API key reached; retry in \d+ s\.$/);
+    await client.close();
+  });
+});

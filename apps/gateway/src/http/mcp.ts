@@ -252,7 +252,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.metrics?.rateLimited('key_rate', cost);
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
-      const answer = request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds) : undefined;
+      const answer =
+        request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds, era === 'modern') : undefined;
       if (answer !== undefined) {
         return reply.status(200).header('retry-after', String(seconds)).send(answer);
       }

@@ -230,6 +230,21 @@ describe('MCP 2026-07-28 beside 2025-11-25 on /api/mcp', () => {
     expect(modern.body.error?.message).toMatch(expected);
   });
 
+  it('points a 2026-07-28 GET to subscriptions/listen', async () => {
+    const response = await fetch(gw.mcpUrl, {
+      headers: {
+        authorization: `Bearer ${owner.secret}`,
+        accept: 'text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+      },
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      "Unsupported MCP-Protocol-Version '2026-07-28'. MCP 2026-07-28 has no GET stream; POST subscriptions/listen instead.",
+    );
+  });
+
   it('says how long list and read results may be kept, and for whom', async () => {
     const tools = await post({ id: 9, method: 'tools/list', params: { _meta: ENVELOPE } });
     // The tool list follows the key's grants: only this client may keep it, and only until told.

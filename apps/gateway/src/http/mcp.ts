@@ -572,9 +572,20 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const key = request.keyAccess as KeyAccess;
     const version = request.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      // 2026-07-28 has no GET stream: changes come on a subscriptions/listen POST.
+      const instead =
+        version === '2026-07-28'
+          ? ' MCP 2026-07-28 has no GET stream; POST subscriptions/listen instead.'
+          : '';
       return reply
         .status(400)
-        .send(errorBody('invalid_argument', `Unsupported MCP-Protocol-Version '${version}'.`, request.id));
+        .send(
+          errorBody(
+            'invalid_argument',
+            `Unsupported MCP-Protocol-Version '${version}'.${instead}`,
+            request.id,
+          ),
+        );
     }
     const refusal = streams.refusal(key.keyId);
     if (refusal !== undefined) {

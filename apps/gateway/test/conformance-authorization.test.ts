@@ -13,8 +13,14 @@ import { join } from 'node:path';
 import { freePort } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, sessionFor } from './api-client.ts';
-import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
-import { consentRequest, decide, registerClient } from './oauth-flow.ts';
+import {
+  connectClient2026,
+  HIGH_RATE_LIMITS,
+  startTestGateway,
+  type TestGateway,
+  textOf,
+} from './harness.ts';
+import { approveApp, consentRequest, decide, registerClient, startCallback } from './oauth-flow.ts';
 
 const SUITE = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/dist/index.js');
 
@@ -24,7 +30,7 @@ interface Check {
   errorMessage?: string;
 }
 
-describe('MCP conformance suite, authorization-server scenarios', () => {
+describe('MCP conformance suite, authorization-server scenarios; a 2026-07-28 client through OAuth', () => {
   let gw: TestGateway;
   let owner: Browser;
   let calendarId: string;
@@ -123,4 +129,24 @@ describe('MCP conformance suite, authorization-server scenarios', () => {
       ).toEqual([]);
     }
   }, 120_000);
+
+  it('lets a 2026-07-28 client in with the access token the consent flow gave its app', async () => {
+    const callback = await startCallback();
+    try {
+      const { tokens } = await approveApp(gw, owner, callback, {
+        calendars: [{ calendarId, read: true, write: false }],
+      });
+      const client = await connectClient2026(gw.mcpUrl, tokens.access_token);
+      expect(client.getProtocolEra()).toBe('modern');
+      const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
+      expect(listed.isError).toBeFalsy();
+      expect(textOf(listed)).toContain('Work');
+      // Read only, as the person chose: no write tools.
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).not.toContain('create_event');
+      await client.close();
+    } finally {
+      await callback.close();
+    }
+  });
 });

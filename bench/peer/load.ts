@@ -13,7 +13,16 @@ export interface McpTarget {
   url: string;
   /** Extra headers, e.g. Authorization. */
   headers?: Record<string, string>;
+  /** Speak MCP 2026-07-28 (no initialize; the `_meta` envelope and standard headers on every call). */
+  revision?: '2026-07-28';
 }
+
+/** The per-request envelope of MCP 2026-07-28. */
+const ENVELOPE_2026 = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'calgate-bench', version: '1' },
+};
 
 export interface LoadResult {
   calls: number;
@@ -231,6 +240,11 @@ export class McpClient {
   }
 
   async initialize(): Promise<void> {
+    if (this.#target.revision === '2026-07-28') {
+      // No handshake: every request says what it is.
+      this.#session = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
+      return;
+    }
     const answer = await post(
       this.#connection,
       this.#target,
@@ -264,15 +278,16 @@ export class McpClient {
 
   /** The raw answer of one tool call. */
   call(name: string, args: Record<string, unknown>): Promise<Answer> {
+    const modern = this.#target.revision === '2026-07-28';
     return post(
       this.#connection,
       this.#target,
-      this.#session,
+      modern ? { ...this.#session, 'mcp-name': name } : this.#session,
       JSON.stringify({
         jsonrpc: '2.0',
         id: ++this.#id,
         method: 'tools/call',
-        params: { name, arguments: args },
+        params: modern ? { name, arguments: args, _meta: ENVELOPE_2026 } : { name, arguments: args },
       }),
     );
   }

@@ -273,6 +273,14 @@ try {
       tool: { name: 'list_events', args: { calendarId: stack.calendar.id, ...WINDOW, maxResults: 50 } },
       check: calgateCheck,
     },
+    {
+      name: 'Calgate, local calendar, MCP 2026-07-28',
+      target: { ...calgateTarget, revision: '2026-07-28' },
+      pid: stack.pid,
+      helpers: calgateHelpers,
+      tool: { name: 'list_events', args: { calendarId: stack.calendar.id, ...WINDOW, maxResults: 50 } },
+      check: calgateCheck,
+    },
   ];
   await mirrorReady(sides[0] as Side);
   const sessions = new Map<Side, McpClient[]>();
@@ -297,11 +305,9 @@ try {
     }
   }
   const medians = new Map(sides.map((side) => [side, medianOf(runs.get(side) ?? [])]));
-  const [calgateGoogle, peerGoogle, calgateLocal] = sides.map((side) => medians.get(side) as Measured) as [
-    Measured,
-    Measured,
-    Measured,
-  ];
+  const [calgateGoogle, peerGoogle, calgateLocal, calgateLocal2026] = sides.map(
+    (side) => medians.get(side) as Measured,
+  ) as [Measured, Measured, Measured, Measured];
   say(`## ${today()} — ${machineSummary()}`);
   say();
   say(
@@ -327,6 +333,11 @@ try {
   );
   say(
     `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s (target ≥ 1,500: ${met(calgateLocal.callsPerSecond >= 1500)}), p99 ${calgateLocal.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateLocal.p99Ms <= 25)}), gateway RSS ${calgateLocal.peakRssMb.toFixed(0)} MB (target ≤ 250: ${met(calgateLocal.peakRssMb <= 250)}).`,
+  );
+  const throughput2026 = calgateLocal2026.callsPerSecond / Math.max(calgateLocal.callsPerSecond, 1e-9);
+  const p99Ratio2026 = calgateLocal2026.p99Ms / Math.max(calgateLocal.p99Ms, 1e-9);
+  say(
+    `Local calendar over MCP 2026-07-28: ${(throughput2026 * 100).toFixed(0)} % of the 2025 calls/s, p99 ${(p99Ratio2026 * 100).toFixed(0)} % of 2025's (target: within 10 %: ${met(throughput2026 >= 0.9 && p99Ratio2026 <= 1.1)}).`,
   );
   say(
     `Machine speed: the load generator spent ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local-calendar answer (the same work in every recording since the load generator reads into reused buffers — lower than in earlier recordings for that reason —; a higher figure means the shared machine ran slower during these runs).`,

@@ -1,5 +1,5 @@
 import { LocalEventStore } from '@calgate/store';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ALL_BUSY,

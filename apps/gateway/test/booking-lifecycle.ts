@@ -3,7 +3,7 @@
  * MCP, the one question they keep asking (is a slot free in every availability tool, and does
  * book_slot agree?), and the cases that run the same steps on both.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { expect } from 'vitest';
 import { type TestGateway, textOf } from './harness.ts';
 

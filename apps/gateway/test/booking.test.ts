@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { redisUrl } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectClient,

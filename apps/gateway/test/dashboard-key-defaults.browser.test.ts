@@ -1,5 +1,5 @@
 import type { GoogleEmulator } from '@calgate/google-emulator';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';

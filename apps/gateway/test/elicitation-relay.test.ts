@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { declaresFormElicitation, MemoryClientCapabilityStore } from '../src/client-capabilities.ts';
 import { ElicitationRelay } from '../src/http/elicitation-relay.ts';

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as StreamableHTTPClientTransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { type RunningGateway, serve } from '../src/serve.ts';
@@ -86,13 +87,45 @@ export async function startTestGateway(
   };
 }
 
-/** The official MCP SDK client over streamable HTTP with a bearer key. */
+/** The official MCP SDK client (v2, MCP 2025-11-25 by initialize) over streamable HTTP with a bearer key. */
 export async function connectClient(mcpUrl: string, secret: string): Promise<Client> {
   const client = new Client({ name: 'calgate-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), {
     requestInit: { headers: { Authorization: `Bearer ${secret}` } },
   });
   await client.connect(transport);
+  return client;
+}
+
+/** The last v1 SDK client (`@modelcontextprotocol/sdk`), as agents built on it still connect. */
+export async function connectClientV1(mcpUrl: string, secret: string): Promise<ClientV1> {
+  const client = new ClientV1({ name: 'calgate-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransportV1(new URL(mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+    }),
+  );
+  return client;
+}
+
+/**
+ * The v2 SDK client over streamable HTTP with a bearer key, speaking MCP 2026-07-28 (`pin`) or
+ * choosing by `server/discover` (`auto`).
+ */
+export async function connectClient2026(
+  mcpUrl: string,
+  secret: string,
+  mode: 'auto' | 'pin' = 'pin',
+): Promise<Client> {
+  const client = new Client(
+    { name: 'calgate-test', version: '1.0.0' },
+    { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+    }),
+  );
   return client;
 }
 

@@ -1,12 +1,11 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  Client,
   type ElicitRequest,
-  ElicitRequestSchema,
   type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -26,7 +25,7 @@ async function askingClient(mcpUrl: string, secret: string, answer: Answer, seen
     { name: 'asking-client', version: '1.0.0' },
     { capabilities: { elicitation: { form: {} } } },
   );
-  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  client.setRequestHandler('elicitation/create', async (request) => {
     seen.push(request.params);
     return answer(request.params);
   });
@@ -44,7 +43,7 @@ describe('risky actions after suspicious content need the person (official SDK c
   let calendarId: string;
   let flaggedId: string;
   let owner: Browser;
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
   const local = () => new LocalCalendarProvider(new LocalEventStore(gw.db));
   const handle = () => ({ id: calendarId, externalId: calendarId, timeZone: 'UTC' });
 
@@ -396,5 +395,45 @@ describe('risky actions after suspicious content need the person (official SDK c
       [strict.keyId, 'hijackPolicy=lax'],
       [off.keyId, 'hijackPolicy=off'],
     ]);
+  });
+
+  it('refuses a 2026-07-28 client, even one that declares forms, with the dashboard confirmation', async () => {
+    // 2026-07-28 has no requests from server to client; the person confirms in the dashboard.
+    const { secret } = await newKey('modern');
+    const client = new Client(
+      { name: 'modern-client', version: '1.0.0' },
+      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    const asked: unknown[] = [];
+    client.setRequestHandler('elicitation/create', async (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { allow: true } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
+        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+      }),
+    );
+    clients.push(client);
+    expect(client.getProtocolEra()).toBe('modern');
+    const listed = await client.callTool({
+      name: 'list_events',
+      arguments: { calendarId, timeMin: at(-1, 0), timeMax: at(3, 0) },
+    });
+    expect(listed.isError).toBeFalsy();
+    const eventId = await newEvent('Retro', 11);
+    const refused = await client.callTool({ name: 'delete_event', arguments: { calendarId, eventId } });
+    expect(refused.isError).toBe(true);
+    const id = /confirmation: "(cnf_[A-Za-z0-9]+)"/.exec(textOf(refused))?.[1] as string;
+    expect(id).toBeDefined();
+    expect(asked).toEqual([]);
+    expect(await exists(eventId)).toBe(true);
+    expect((await call(gw, 'POST', `/api/v1/confirmations/${id}/approve`, { as: owner })).status).toBe(200);
+    const done = await client.callTool({
+      name: 'delete_event',
+      arguments: { calendarId, eventId, confirmation: id },
+    });
+    expect(done.isError, textOf(done)).toBeFalsy();
+    expect(await exists(eventId)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapFirstRun } from '../src/bootstrap.ts';
 import { type Browser, call, sessionFor } from './api-client.ts';

@@ -5,11 +5,7 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore, openDatabase } from '@calgate/store';
 import { createTestDatabase, cuttableRelay, type Relay, type TestDatabase } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
@@ -40,7 +36,7 @@ describe('MCP logging while the database drops its connections', () => {
       },
     );
     client = await connectClient(gw.mcpUrl, owner.secret);
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    client.setNotificationHandler('notifications/message', (notification) => {
       messages.push(notification.params);
     });
   });

@@ -1,14 +1,10 @@
 import { connectRedis, redisReady } from '@calgate/locks';
 import { redisUrl } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionFor } from './api-client.ts';
 import { connectGoogleAccountByConsent, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, rpc, startTestGateway, type TestGateway } from './harness.ts';
+import { connectClient, connectClient2026, rpc, startTestGateway, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' };
 const ANN = 'ann@example.com';
@@ -29,7 +25,7 @@ async function loggingClient(
 ): Promise<{ client: Client; messages: LogMessage[] }> {
   const client = await connectClient(mcpUrl, secret);
   const messages: LogMessage[] = [];
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+  client.setNotificationHandler('notifications/message', (notification) => {
     messages.push(notification.params);
   });
   return { client, messages };
@@ -40,7 +36,7 @@ describe('MCP logging: levels per API key, messages about calendars a read left 
   let a: TestGateway;
   let b: TestGateway;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
 
   const failTeamOnce = () =>
     emulator.admin.script({
@@ -268,6 +264,30 @@ describe('MCP logging: levels per API key, messages about calendars a read left 
       { authorization: `Bearer ${other.secret}` },
     );
     expect(raw.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('takes the level of a 2026-07-28 request from its own _meta, ignoring the level the key set', async () => {
+    // The key's stored level (from the tests above) is below warning; a 2026 request without a
+    // level hears nothing, and one that names warning hears the warning.
+    const client = await connectClient2026(a.mcpUrl, tenant.secret);
+    clients.push(client);
+    const messages: LogMessage[] = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      messages.push(notification.params);
+    });
+    failTeamOnce();
+    await client.callTool({ name: 'list_events', arguments: WINDOW });
+    expect(messages).toEqual([]);
+    failTeamOnce();
+    const result = await client.callTool({
+      name: 'list_events',
+      arguments: WINDOW,
+      _meta: { 'io.modelcontextprotocol/logLevel': 'warning' },
+    });
+    expect((result.structuredContent as EventsOut).errors?.map((e) => e.code)).toEqual(['permission_denied']);
+    expect(messages.map((message) => [message.level, (message.data as { tool?: string }).tool])).toEqual([
+      ['warning', 'list_events'],
+    ]);
   });
 });
 

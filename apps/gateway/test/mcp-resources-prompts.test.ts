@@ -1,6 +1,6 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 
@@ -147,7 +147,8 @@ describe('MCP resources, prompts and completion over HTTP', () => {
     const missing = await refusal(
       agent.readResource({ uri: 'calgate://calendars/cal_00000000000000000000000000' }),
     );
-    expect(missing.code).toBe(-32002);
+    // Sent as -32002 (MCP 2025-11-25); the v2 SDK client reads it as its resource-not-found error, -32602.
+    expect(missing.code).toBe(-32602);
     for (const id of [ungranted, foreign]) {
       const refused = await refusal(agent.readResource({ uri: `calgate://calendars/${id}` }));
       expect(refused.code).toBe(missing.code);
@@ -174,11 +175,11 @@ describe('MCP resources, prompts and completion over HTTP', () => {
     const toolMessage = (tool.content as { text: string }[])[0]?.text ?? '';
     expect(toolMessage).toContain(`Calendar 'Famly' was not found. Did you mean 'Family' (${family})?`);
     const refused = await refusal(agent.readResource({ uri: 'calgate://calendars/Famly' }));
-    expect(refused.code).toBe(-32002);
+    expect(refused.code).toBe(-32602);
     expect(refused.message).toContain(toolMessage);
     // The name of a calendar the key may not read is unknown, and suggests nothing of it.
     const ungrantedName = await refusal(agent.readResource({ uri: 'calgate://calendars/Private' }));
-    expect(ungrantedName.code).toBe(-32002);
+    expect(ungrantedName.code).toBe(-32602);
     expect(ungrantedName.message).toContain("Calendar 'Private' was not found.");
     expect(ungrantedName.message).not.toContain(ungranted);
   });
@@ -272,7 +273,7 @@ describe('MCP resources, prompts and completion over HTTP', () => {
     expect((await bare.listResourceTemplates()).resourceTemplates).toEqual([]);
     expect((await bare.listPrompts()).prompts).toEqual([]);
     const refused = await refusal(bare.readResource({ uri: `calgate://calendars/${work}` }));
-    expect(refused.code).toBe(-32002);
+    expect(refused.code).toBe(-32602);
     const ids = await bare.complete({
       ref: { type: 'ref/resource', uri: 'calgate://calendars/{calendarId}' },
       argument: { name: 'calendarId', value: '' },

@@ -1,6 +1,5 @@
 import http from 'node:http';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
 
@@ -92,7 +91,7 @@ describe('GET /api/mcp: tool-list change notifications over a standalone event s
     const client = await connectClient(mcpUrl, secret);
     clients.push(client);
     const seen = { count: 0 };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       seen.count++;
     });
     return { client, seen };

@@ -2,7 +2,7 @@ import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClientV1 as connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 interface EventOut {
   id: string;
@@ -16,7 +16,7 @@ interface ListEventsOut {
   errors?: unknown[];
 }
 
-describe('MCP over HTTP with the official SDK client', () => {
+describe('MCP over HTTP with the last v1 SDK client (@modelcontextprotocol/sdk 1.x)', () => {
   let gw: TestGateway;
   let client: Client;
   let owner: Awaited<ReturnType<TestGateway['seedTenant']>>;

@@ -7,7 +7,7 @@
  * 2-second staleness bound; `slow` reads with a bound of an hour (so only write-through can
  * change what it shows); `direct` has MIRROR_READS=false and answers every read from Google.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';

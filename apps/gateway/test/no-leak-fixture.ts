@@ -10,8 +10,7 @@
  */
 import { newEventId, newId } from '@calgate/core';
 import { type Receiver, startReceiver } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { expect } from 'vitest';
 import { connectClient, type TestGateway, textOf } from './harness.ts';
 

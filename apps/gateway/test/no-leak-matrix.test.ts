@@ -1,5 +1,5 @@
 import { catalogue } from '@calgate/tools';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_TOOLSETS, TOOLSETS } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
 import { catalogue } from '@calgate/tools';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Body, type Browser, call, sessionFor } from './api-client.ts';
 import {

@@ -9,7 +9,7 @@ import {
 } from '@calgate/locks';
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { failClosed, failOpen, failOpenExposures, OutageLog } from '../src/outage-log.ts';

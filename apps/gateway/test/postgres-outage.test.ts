@@ -1,7 +1,7 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore, migrate, openDatabase } from '@calgate/store';
 import { cuttableRelay, type Relay, type TestDatabase } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectClient,

@@ -1,6 +1,6 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -185,7 +185,6 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
     const direct = await listEvents();
     const full = await client.callTool(
       { name: 'list_events', arguments: { timeMin: at(-1, 0), timeMax: at(3, 0) } },
-      undefined,
       { onprogress: () => {} },
     );
     expect(full.structuredContent).toEqual(direct.structuredContent);

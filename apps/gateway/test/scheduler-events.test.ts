@@ -4,7 +4,7 @@
  * after planning is not prompted at its old time, and is prompted at its new one.
  */
 import { type Receiver, startReceiver, until } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 

@@ -7,7 +7,7 @@
  */
 import { Scheduling, startBoss } from '@calgate/scheduler';
 import { EVENT_PLAN_HORIZON_MS } from '@calgate/tools';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

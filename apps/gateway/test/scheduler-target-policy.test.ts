@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { occurrenceId } from '@calgate/store';
 import { type Receiver, startReceiver, until } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
 import { type Browser, call, sessionFor } from './api-client.ts';

@@ -7,8 +7,7 @@
 import { newId } from '@calgate/core';
 import { type LettaEmulator, startLettaEmulator } from '@calgate/letta-emulator';
 import { type Receiver, startReceiver, until } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 

@@ -4,8 +4,7 @@
  * `timeZone` on every tool that answers instants; local date-times accepted by every tool that
  * takes instants; local times in a DST gap refused by name, repeated ones taken first and told.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
@@ -255,18 +254,20 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
       expect(names, `${name} is listed as answering no instants but is not in the catalogue`).toContain(name);
     }
     const missing: string[] = [];
-    const fetchMetadata = tools.find((tool) => tool.name === 'fetch')?.outputSchema?.properties?.metadata as
-      | { properties?: Record<string, unknown> }
-      | undefined;
+    const fetchMetadata = (
+      tools.find((tool) => tool.name === 'fetch')?.outputSchema?.properties as
+        | Record<string, unknown>
+        | undefined
+    )?.metadata as { properties?: Record<string, unknown> } | undefined;
     expect(Object.keys(fetchMetadata?.properties ?? {})).toContain('timeZone');
     for (const tool of tools) {
       if (WITHOUT_INSTANTS.has(tool.name) || FIXED_SHAPES.has(tool.name)) {
         continue;
       }
-      if (!('timeZone' in (tool.inputSchema.properties ?? {}))) {
+      if (!('timeZone' in ((tool.inputSchema.properties ?? {}) as Record<string, unknown>))) {
         missing.push(`${tool.name}: inputSchema has no timeZone`);
       }
-      if (!('timeZone' in (tool.outputSchema?.properties ?? {}))) {
+      if (!('timeZone' in ((tool.outputSchema?.properties ?? {}) as Record<string, unknown>))) {
         missing.push(`${tool.name}: outputSchema has no timeZone`);
       }
     }

@@ -9,8 +9,7 @@ import {
 } from '@calgate/store';
 import { createTestDatabase } from '@calgate/testkit';
 import { catalogue } from '@calgate/tools';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -70,7 +69,7 @@ describe('toolsets: a key sees the tools of its toolsets, over MCP and in /api/d
     const client = await connectClient(gw.mcpUrl, created.body.secret);
     clients.push(client);
     const seen = { listChanged: 0 };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       seen.listChanged++;
     });
     return { keyId, client, seen, toolsets: created.body.key.toolsets as string[] };

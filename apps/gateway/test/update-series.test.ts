@@ -3,7 +3,7 @@
  * scope all), a split (thisAndFollowing) and one occurrence, timed and all-day, on a local
  * calendar and on a Google calendar (emulator, read through the mirror) alike.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapFirstRun, type FirstRun } from '../src/bootstrap.ts';
 import { type Browser, call, sessionFor, uniqueEmail } from './api-client.ts';

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -323,7 +323,6 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
           ],
         },
       },
-      undefined,
       { onprogress: (p) => progress.push(p.progress) },
     );
     const out = result.structuredContent as { succeeded: number; failed: number; results: { ok: boolean }[] };

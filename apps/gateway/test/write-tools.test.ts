@@ -1,6 +1,6 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
@@ -445,7 +445,6 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
           ],
         },
       },
-      undefined,
       { onprogress: (p) => progress.push(p) },
     );
     expect(result.isError).toBeFalsy();

@@ -1,5 +1,5 @@
 import type { SlotLock } from '@calgate/locks';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
 import type { WorkBudget } from './budget.ts';

@@ -2,7 +2,7 @@
  * `completion/complete`: values for the calendar resource template's `calendarId` and for prompt
  * arguments (time zones, calendar ids, project names), filtered by what has been typed.
  */
-import type { CompleteRequest, CompleteResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CompleteRequest, CompleteResult } from '@modelcontextprotocol/server';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
 import type { RulesServices } from './catalogue.ts';
 import { promptArguments } from './prompts.ts';

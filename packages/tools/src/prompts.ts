@@ -13,7 +13,7 @@ import {
   parseDate,
   weekdayOf,
 } from '@calgate/core';
-import { ErrorCode, type GetPromptResult, type Prompt } from '@modelcontextprotocol/sdk/types.js';
+import { type GetPromptResult, type Prompt, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { CalendarAccess } from './access.ts';
 import { boundOf, instantOut } from './range.ts';
@@ -348,7 +348,7 @@ export function getPrompt(
   if (spec === undefined) {
     const names = specs.map((candidate) => candidate.prompt.name);
     throw rpcError(
-      ErrorCode.InvalidParams,
+      ProtocolErrorCode.InvalidParams,
       `Unknown prompt '${name.slice(0, 100)}'. Prompts available to this key: ${names.length === 0 ? 'none' : names.join(', ')}.`,
     );
   }
@@ -360,14 +360,20 @@ export function getPrompt(
       const names = spec.prompt.arguments?.map((argument) => argument.name).join(', ') ?? '';
       problems.push(`It takes: ${names}.`);
     }
-    throw rpcError(ErrorCode.InvalidParams, `Invalid arguments for prompt ${name}: ${problems.join(' ')}`);
+    throw rpcError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid arguments for prompt ${name}: ${problems.join(' ')}`,
+    );
   }
   let text: string;
   try {
     text = spec.text(parsed.data as Record<string, string | undefined>, context);
   } catch (error) {
     if (error instanceof CalgateError) {
-      throw rpcError(ErrorCode.InvalidParams, `Invalid arguments for prompt ${name}: ${error.message}`);
+      throw rpcError(
+        ProtocolErrorCode.InvalidParams,
+        `Invalid arguments for prompt ${name}: ${error.message}`,
+      );
     }
     throw error;
   }

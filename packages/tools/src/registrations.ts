@@ -4,17 +4,7 @@
  */
 
 import { CalgateError } from '@calgate/core';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
-import {
-  CompleteRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, type ReadResourceResult, type Server } from '@modelcontextprotocol/server';
 import type { CatalogueEntry } from './catalogue.ts';
 import { complete } from './completion.ts';
 import { readScreen, recordExposures } from './firewall/read-side.ts';
@@ -36,11 +26,11 @@ function readFailure(thrown: unknown, options: SessionOptions): unknown {
     return error;
   }
   if (error instanceof CalgateError) {
-    return rpcError(ErrorCode.InternalError, error.message);
+    return rpcError(ProtocolErrorCode.InternalError, error.message);
   }
   options.onInternalError?.(error, 'resources/read');
   return rpcError(
-    ErrorCode.InternalError,
+    ProtocolErrorCode.InternalError,
     `Calgate failed to read the resource (request ${options.requestId}).`,
   );
 }
@@ -83,13 +73,14 @@ export function registerResources(
   const now = options.now ?? (() => new Date());
   const rules = rulesResources(options.access);
   const calendars = calendarResources(options.access);
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler('resources/list', () => ({
     resources: [...toolsDocResources(visible), ...rules.resources, ...calendars.resources],
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  server.setRequestHandler('resources/templates/list', () => ({
     resourceTemplates: [...rules.resourceTemplates, ...calendars.resourceTemplates],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  server.setRequestHandler('resources/read', async (request, ctx) => {
+    const { signal } = ctx.mcpReq;
     const { uri } = request.params;
     const doc = readToolsDoc(uri, visible);
     if (doc !== undefined) {
@@ -98,8 +89,8 @@ export function registerResources(
     try {
       // A read is safe to repeat: one that met a database or cache restart is retried once.
       const calendar = await retryOnce(
-        () => readCalendarResource(uri, { access: options.access, now, signal: extra.signal }),
-        { signal: extra.signal },
+        () => readCalendarResource(uri, { access: options.access, now, signal }),
+        { signal },
       );
       if (calendar !== undefined) {
         return await screenedCalendar(calendar, options);
@@ -111,7 +102,7 @@ export function registerResources(
       access: options.access,
       rules: options.rules,
       now,
-      signal: extra.signal,
+      signal,
     });
   });
 }
@@ -128,9 +119,9 @@ export function registerPrompts(
     visible: new Set(visible.map((entry) => entry.definition.name)),
     rules: options.rules,
   };
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listPrompts(context) }));
-  server.setRequestHandler(GetPromptRequestSchema, (request) =>
+  server.setRequestHandler('prompts/list', () => ({ prompts: listPrompts(context) }));
+  server.setRequestHandler('prompts/get', (request) =>
     getPrompt(request.params.name, request.params.arguments, context),
   );
-  server.setRequestHandler(CompleteRequestSchema, (request) => complete(request.params, context));
+  server.setRequestHandler('completion/complete', (request) => complete(request.params, context));
 }

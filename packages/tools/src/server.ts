@@ -1,19 +1,29 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
 import type { ExposureLog } from '@calgate/locks';
 import { whileListeningForRetries } from '@calgate/providers';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  InitializeRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/core';
+import {
   type CallToolResult,
   type ElicitRequestFormParams,
-  ElicitResultSchema,
-  ListToolsRequestSchema,
-  McpError,
+  LOG_LEVEL_META_KEY,
+  ProtocolError,
   type RequestId,
-  ErrorCode as RpcErrorCode,
+  ProtocolErrorCode as RpcErrorCode,
+  Server,
+  type ServerContext,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import { z } from 'zod';
 import { type CalendarAccess, readOnlyForCalgate } from './access.ts';
 import { WorkBudget } from './budget.ts';
@@ -114,6 +124,11 @@ export interface SessionOptions {
   canElicit?: boolean | undefined;
   /** Told every decision about a risky action, for the audit log. */
   onDecision?: ((record: DecisionRecord) => void) | undefined;
+  /**
+   * The protocol revision the request speaks: `modern` (2026-07-28: per-request log level, no
+   * requests to the client) or `legacy` (2025-11-25 and earlier), the default.
+   */
+  era?: 'legacy' | 'modern' | undefined;
 }
 
 /** How long a person has to answer an elicitation form before the dashboard decides instead. */
@@ -148,10 +163,7 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
 const DENIED: ReadonlySet<ErrorCode> = new Set(['permission_denied', 'not_found']);
 
 // Looser than the SDK's schema, so an unknown level gets a message naming the levels there are.
-const SetLevelParamsSchema = z.object({
-  method: z.literal('logging/setLevel'),
-  params: z.looseObject({ level: z.unknown() }),
-});
+const SetLevelParamsSchema = z.looseObject({ level: z.unknown() });
 
 /** Whether the key has switched on the toolset the tool belongs to. */
 function inToolsets(entry: CatalogueEntry, access: CalendarAccess): boolean {
@@ -497,6 +509,21 @@ export function directToolCall(
   return callTool(options, entry, args, signal);
 }
 
+/**
+ * How long 2026-07-28 clients may keep list and read results, and whether a shared cache may.
+ * What `server/discover` says is the same for every key. Tools, prompts and resources follow the
+ * key's grants and toolsets, which an owner can change at any moment: kept by the client alone,
+ * and asked again each time (`subscriptions/listen` tells of changes). Resource contents are live.
+ */
+const CACHE_HINTS = {
+  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'tools/list': { ttlMs: 0, cacheScope: 'private' },
+  'prompts/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+} as const;
+
 /** An MCP server for one request of one key, offering only the tools that key can use. */
 export function createMcpServer(sessionOptions: SessionOptions): Server {
   // One budget for every call of the request, batch or not.
@@ -507,20 +534,22 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     {
       capabilities: {
         tools: { listChanged: true },
-        resources: {},
+        // Calendars come and go with grants; the GET stream and subscriptions/listen announce it.
+        resources: { listChanged: true },
         prompts: {},
         completions: {},
         logging: {},
       },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator,
+      cacheHints: CACHE_HINTS,
     },
   );
   const visible = options.catalogue.entries.filter((entry) => isVisible(entry, options.access));
   // Set by the key's stored level, or by a logging/setLevel earlier in this request's batch.
   let logLevel = options.logLevel;
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: visible.map(toolOf) }));
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+  server.setRequestHandler('tools/list', () => ({ tools: visible.map(toolOf) }));
+  server.setRequestHandler('tools/call', (request, ctx) => {
     const entry = visible.find((candidate) => candidate.definition.name === request.params.name);
     if (entry === undefined) {
       const hidden = options.catalogue.entries.find(
@@ -537,7 +566,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
         });
         return errorResult(hiddenMessage(hidden, options.access));
       }
-      throw new McpError(
+      throw new ProtocolError(
         RpcErrorCode.InvalidParams,
         `Unknown tool '${request.params.name}'. Tools available to this key: ${visible.map((e) => e.definition.name).join(', ')}.`,
       );
@@ -547,7 +576,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       token === undefined
         ? undefined
         : (done, total, message) =>
-            extra.sendNotification({
+            ctx.mcpReq.notify({
               method: 'notifications/progress',
               params: {
                 progressToken: token,
@@ -556,14 +585,18 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
                 ...(message === undefined ? {} : { message }),
               },
             });
-    const log = logAtOrAbove(logLevel, (params) =>
-      extra.sendNotification({ method: 'notifications/message', params }),
+    // 2026-07-28 requests carry their own level (absent: no log messages); older clients set the key's.
+    const level = options.era === 'modern' ? envelopeLogLevel(ctx) : logLevel;
+    const log = logAtOrAbove(level, (params) =>
+      ctx.mcpReq.notify({ method: 'notifications/message', params }),
     );
     // Asked on this request's own stream; a client that cannot answer leaves it to the dashboard.
     const elicit: Elicit | undefined = options.canElicit
       ? (message, requestedSchema) =>
-          extra
-            .sendRequest(
+          // Sent as a plain request: the server of a stateless request never saw the client's
+          // initialize, so elicitInput's capability check would refuse; the gateway checked it.
+          ctx.mcpReq
+            .send(
               {
                 method: 'elicitation/create',
                 params: {
@@ -571,7 +604,6 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
                   requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'],
                 },
               },
-              ElicitResultSchema,
               { timeout: ELICIT_TIMEOUT_MS },
             )
             .then(
@@ -586,7 +618,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       options,
       entry,
       request.params.arguments,
-      extra.signal,
+      ctx.mcpReq.signal,
       progress,
       request.params._meta,
       log,
@@ -598,31 +630,27 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     }
     return answer.then((result) => {
       const { structuredContent } = result;
-      if (structuredContent !== undefined) {
+      if (isPlainObject(structuredContent)) {
         // The same object the text was made from: jsonOf has its JSON already.
-        onAnswer(extra.requestId, structuredContent, jsonOf(structuredContent));
+        onAnswer(ctx.mcpReq.id, structuredContent, jsonOf(structuredContent));
       }
       return result;
     });
   });
-  server.setRequestHandler(SetLevelParamsSchema, async (request) => {
-    const { level } = request.params;
+  server.setRequestHandler('logging/setLevel', { params: SetLevelParamsSchema }, async ({ level }) => {
     if (!isLogLevel(level)) {
-      // Not an McpError: its message would carry an "MCP error -32602:" prefix.
-      throw Object.assign(
-        new Error(`Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`),
-        { code: RpcErrorCode.InvalidParams },
+      throw new ProtocolError(
+        RpcErrorCode.InvalidParams,
+        `Unknown log level ${JSON.stringify(level)}; use one of ${LOG_LEVELS.join(', ')}.`,
       );
     }
     try {
       await options.setLogLevel?.(level);
     } catch (error) {
       options.onInternalError?.(error, 'logging/setLevel');
-      throw Object.assign(
-        new Error('Calgate could not store the log level just now; try again in a few seconds.'),
-        {
-          code: RpcErrorCode.InternalError,
-        },
+      throw new ProtocolError(
+        RpcErrorCode.InternalError,
+        'Calgate could not store the log level just now; try again in a few seconds.',
       );
     }
     logLevel = level;
@@ -634,7 +662,26 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
   return server;
 }
 
-type RequestHandler = (request: { method: string }, extra: unknown) => Promise<unknown>;
+/** The per-request log level of a 2026-07-28 request (`io.modelcontextprotocol/logLevel`), if valid. */
+function envelopeLogLevel(ctx: ServerContext): LogLevel | undefined {
+  const level = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY];
+  return isLogLevel(level) ? level : undefined;
+}
+
+/** The request schemas of the methods Calgate answers, to say what was wrong with bad params. */
+const REQUEST_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  initialize: InitializeRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'prompts/list': ListPromptsRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'completion/complete': CompleteRequestSchema,
+};
+
+type RequestHandler = (request: { method: string }, ctx: unknown) => Promise<unknown>;
 
 /**
  * The SDK checks a request's params against its method's schema and answers a mismatch as an
@@ -644,15 +691,19 @@ type RequestHandler = (request: { method: string }, extra: unknown) => Promise<u
 function answerBadParamsByTheBook(server: Server): void {
   const handlers = (server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers;
   for (const [method, handler] of handlers) {
-    handlers.set(method, async (request, extra) => {
+    const schema = REQUEST_SCHEMAS[method];
+    if (schema === undefined) {
+      continue;
+    }
+    handlers.set(method, async (request, ctx) => {
       try {
-        return await handler(request, extra);
+        return await handler(request, ctx);
       } catch (error) {
-        if (error instanceof z.core.$ZodError) {
-          // Not an McpError: its message would carry an "MCP error -32602:" prefix.
-          throw Object.assign(new Error(describeParamsError(method, error)), {
-            code: RpcErrorCode.InvalidParams,
-          });
+        // The SDK's own checks dump the schema's issues; params that fit reach Calgate's handlers,
+        // whose errors pass unchanged.
+        const parsed = schema.safeParse(request);
+        if (!parsed.success) {
+          throw new ProtocolError(RpcErrorCode.InvalidParams, describeParamsError(method, parsed.error));
         }
         throw error;
       }

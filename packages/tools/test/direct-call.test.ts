@@ -1,6 +1,5 @@
 import type { CalendarEvent, CalendarProvider } from '@calgate/providers';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, Transport } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import {
   CalendarAccess,

@@ -1,7 +1,5 @@
 import type { CalendarProvider } from '@calgate/providers';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, InMemoryTransport, type Tool } from '@modelcontextprotocol/client';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '../src/index.ts';

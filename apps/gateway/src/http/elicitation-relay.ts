@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId, Transport } from '@modelcontextprotocol/server';
 
 interface Waiting {
   keyId: string;

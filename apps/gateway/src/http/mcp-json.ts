@@ -9,14 +9,14 @@
  * everything else — batches, initialize, event streams, bad headers or bodies — still goes through
  * the SDK, which keeps answering them (and their errors) exactly as before.
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import {
   type JSONRPCMessage,
-  JSONRPCMessageSchema,
   type JSONRPCRequest,
   type RequestId,
   SUPPORTED_PROTOCOL_VERSIONS,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+} from '@modelcontextprotocol/server';
 
 /** structuredContent of a tool answer and the JSON the tool call already made of it. */
 export interface EncodedAnswer {
@@ -60,6 +60,31 @@ export function directRequest(headers: Headers, body: unknown): JSONRPCRequest |
   return parsed.success ? (parsed.data as JSONRPCRequest) : undefined;
 }
 
+/** MCP 2025-11-25's code for an unknown resource; 2026-07-28 answers -32602 with the URI in data. */
+const RESOURCE_NOT_FOUND = -32002;
+
+/**
+ * The message as MCP 2025-11-25 wants it: the SDK writes an unknown resource (-32002 with the URI
+ * as its only data) as -32602 for every revision; clients of 2025-11-25 expect -32002.
+ */
+export function as2025(message: JSONRPCMessage): JSONRPCMessage {
+  const error = (message as { error?: { code?: unknown; data?: unknown } }).error;
+  if (error?.code !== -32602 || typeof error.data !== 'object' || error.data === null) {
+    return message;
+  }
+  const keys = Object.keys(error.data);
+  if (keys.length !== 1 || keys[0] !== 'uri') {
+    return message;
+  }
+  return { ...message, error: { ...error, code: RESOURCE_NOT_FOUND } } as JSONRPCMessage;
+}
+
+/** Makes a 2025-11-25 transport send its messages as that revision wants them (see as2025). */
+export function speak2025(transport: Transport): void {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(as2025(message), options);
+}
+
 /**
  * A transport for one request: delivers it to the server and resolves {@link answer} with the
  * server's response to it. Notifications are dropped, as the SDK transport drops them in JSON
@@ -90,7 +115,7 @@ export class OneShotTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if ('id' in message && message.id === this.#id && ('result' in message || 'error' in message)) {
-      this.#settle(message);
+      this.#settle(as2025(message));
     }
   }
 

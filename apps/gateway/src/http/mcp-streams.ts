@@ -30,6 +30,7 @@ export interface ToolStream {
 interface Tracked {
   stream: ToolStream;
   tools: string;
+  resources: string;
 }
 
 interface KeyStreams {
@@ -38,7 +39,8 @@ interface KeyStreams {
   streams: Set<Tracked>;
 }
 
-const LIST_CHANGED = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+export const LIST_CHANGED = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })}\n\n`;
+export const RESOURCES_CHANGED = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' })}\n\n`;
 /** A client that leaves this much unread is not listening; its stream is dropped. */
 const MAX_BUFFERED = 64 * 1024;
 
@@ -53,6 +55,7 @@ export class ToolListStreams {
   readonly #options: ToolStreamOptions;
   readonly #authenticator: KeyAuthenticator;
   readonly #toolsOf: (access: KeyAccess) => string;
+  readonly #resourcesOf: (access: KeyAccess) => string;
   readonly #log: FastifyBaseLogger;
   readonly #byKey = new Map<string, KeyStreams>();
   readonly #unsubscribe: () => void;
@@ -65,12 +68,15 @@ export class ToolListStreams {
     authenticator: KeyAuthenticator;
     /** The names of the tools the key may see, in a comparable form. */
     toolsOf: (access: KeyAccess) => string;
+    /** What the key's resource list is made of (its readable calendars), in a comparable form. */
+    resourcesOf?: (access: KeyAccess) => string;
     log: FastifyBaseLogger;
     limits?: Partial<ToolStreamOptions> | undefined;
   }) {
     this.#options = { ...DEFAULT_TOOL_STREAM_OPTIONS, ...options.limits };
     this.#authenticator = options.authenticator;
     this.#toolsOf = options.toolsOf;
+    this.#resourcesOf = options.resourcesOf ?? (() => '');
     this.#log = options.log;
     this.#unsubscribe = this.#authenticator.onInvalidate(() => {
       if (this.#total > 0) {
@@ -97,7 +103,7 @@ export class ToolListStreams {
       group = { authorization, streams: new Set() };
       this.#byKey.set(access.keyId, group);
     }
-    const tracked = { stream, tools: this.#toolsOf(access) };
+    const tracked = { stream, tools: this.#toolsOf(access), resources: this.#resourcesOf(access) };
     group.streams.add(tracked);
     this.#total++;
     this.#startTimers();
@@ -160,10 +166,15 @@ export class ToolListStreams {
       return;
     }
     const tools = this.#toolsOf(auth.access);
+    const resources = this.#resourcesOf(auth.access);
     for (const tracked of [...group.streams]) {
       if (tracked.tools !== tools) {
         tracked.tools = tools;
         this.#send(keyId, tracked, LIST_CHANGED);
+      }
+      if (tracked.resources !== resources) {
+        tracked.resources = resources;
+        this.#send(keyId, tracked, RESOURCES_CHANGED);
       }
     }
   }

@@ -25,8 +25,11 @@ import {
   type SessionOptions,
   WorkBudget,
 } from '@calgate/tools';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { type RequestId, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type RequestId,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
@@ -45,8 +48,17 @@ import { confirmationsFor } from './confirmations.ts';
 import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
-import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport } from './mcp-json.ts';
-import { ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport, speak2025 } from './mcp-json.ts';
+import {
+  carrying,
+  directModernCall,
+  type Era,
+  eraOf,
+  KeyedEventBus,
+  modernHandler,
+  modernToolResult,
+} from './mcp-modern.ts';
+import { LIST_CHANGED, RESOURCES_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
 import { rateLimitedToolCalls } from './rate-limited.ts';
@@ -149,6 +161,8 @@ declare module 'fastify' {
     keyAccess?: KeyAccess;
     /** The key's MCP log level, looked up during the guard for tool calls. */
     logLevel?: Promise<LogLevel | undefined> | undefined;
+    /** The MCP revision a POST speaks (see eraOf). */
+    mcpEra?: Era | undefined;
   }
 }
 
@@ -189,6 +203,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     cpuWorkers: 1,
   };
   const slots = new KeySlots(limits);
+  const serverInfo = { name: 'calgate', title: 'Calgate', version: deps.version };
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
   const relay = deps.elicitations ?? new ElicitationRelay();
@@ -222,10 +237,13 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.metrics?.rateLimited('batch_too_large', cost);
       return reply.status(413).send(errorBody('rate_limited', message, request.id));
     }
+    const era = request.method === 'POST' ? eraOf(request.headers, request.body) : 'legacy';
     // The key's log level is asked for beside the rate limit (one Redis round trip for both
-    // with auto-pipelining); only tool calls send log messages.
+    // with auto-pipelining); only tool calls send log messages. 2026-07-28 requests carry their own.
     const level =
-      request.method === 'POST' && callsTool(request.body) ? logLevels.get(auth.access.keyId) : undefined;
+      era === 'legacy' && request.method === 'POST' && callsTool(request.body)
+        ? logLevels.get(auth.access.keyId)
+        : undefined;
     level?.catch(() => {});
     // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
     // and logs an outage once, not per request.
@@ -234,7 +252,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       deps.metrics?.rateLimited('key_rate', cost);
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
-      const answer = request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds) : undefined;
+      const answer =
+        request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds, era === 'modern') : undefined;
       if (answer !== undefined) {
         return reply.status(200).header('retry-after', String(seconds)).send(answer);
       }
@@ -247,6 +266,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     request.keyAccess = auth.access;
     request.logLevel = level;
+    request.mcpEra = era;
   }
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
@@ -255,6 +275,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     if (relay.deliver(key.keyId, request.body)) {
       return reply.status(202).send();
     }
+    const era = request.mcpEra ?? 'legacy';
     const initialize = initializeParams(request.body);
     if (initialize !== undefined) {
       await capabilities.setElicits(key.keyId, declaresFormElicitation(initialize));
@@ -263,7 +284,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = await request.logLevel;
     // A risky call of a client that can show forms may ask the person on the call's own stream.
+    // 2026-07-28 has no requests from server to client: risky calls go to the dashboard.
     const canElicit =
+      era === 'legacy' &&
       deps.confirmations !== undefined &&
       key.hijackPolicy === 'ask' &&
       callsRiskyTool(request.body) &&
@@ -271,7 +294,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined && !canElicit;
-    const direct = jsonAnswer ? directRequest(request.headers, request.body) : undefined;
+    const direct = jsonAnswer && era === 'legacy' ? directRequest(request.headers, request.body) : undefined;
     let encoded: EncodedAnswer | undefined;
     const session: SessionOptions = {
       catalogue: deps.catalogue,
@@ -299,6 +322,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       cpuTurns,
       exposures: deps.exposures,
       canElicit,
+      era,
       ...(deps.confirmations === undefined
         ? {}
         : confirmationsFor(deps.confirmations, deps.audit, key, {
@@ -330,10 +354,16 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
             },
           }),
     };
-    if (direct?.method === 'tools/call') {
-      // The common call needs no MCP server object at all (see directToolCall).
+    // The common call needs no MCP server object at all (see directToolCall), in either revision.
+    const plainCall =
+      direct?.method === 'tools/call'
+        ? { id: direct.id, params: direct.params }
+        : jsonAnswer && era === 'modern'
+          ? directModernCall(request.headers, request.body)
+          : undefined;
+    if (plainCall !== undefined) {
       const aborted = new AbortController();
-      const call = directToolCall(session, direct.params, aborted.signal);
+      const call = directToolCall(session, plainCall.params, aborted.signal);
       if (call !== undefined) {
         // A client that goes away mid-call aborts it; nothing is sent.
         reply.raw.once('close', () => {
@@ -341,23 +371,30 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
             aborted.abort();
           }
         });
-        const result = await call;
+        const answer = await call;
         if (aborted.signal.aborted) {
           return reply.hijack();
         }
-        const { structuredContent } = result;
+        const { structuredContent } = answer;
+        const result = era === 'modern' ? modernToolResult(answer, serverInfo) : answer;
         return reply
           .status(200)
           .header('content-type', 'application/json')
           .send(
             jsonRpcBytes(
-              { result, jsonrpc: '2.0', id: direct.id },
-              structuredContent === undefined
+              { result, jsonrpc: '2.0', id: plainCall.id },
+              structuredContent === undefined || structuredContent === null
                 ? undefined
-                : { structured: structuredContent, json: jsonOf(structuredContent) },
+                : {
+                    structured: structuredContent as Record<string, unknown>,
+                    json: jsonOf(structuredContent),
+                  },
             ),
           );
       }
+    }
+    if (era === 'modern') {
+      return serveModern(request, reply, key, session);
     }
     const server = createMcpServer(session);
     if (direct !== undefined) {
@@ -393,6 +430,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         headers.set(name, value);
       }
     }
+    speak2025(transport);
     const aborted = new AbortController();
     const unwatch = canElicit ? relay.watch(transport, key.keyId) : undefined;
     // A client that goes away mid-call aborts the handlers. A finished exchange needs no close:
@@ -420,6 +458,75 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     return reply.send(response.body);
   });
+
+  // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
+  const bus = new KeyedEventBus(({ key, authorization }, deliver) =>
+    streams.open(key, authorization, {
+      write: (chunk) => {
+        if (chunk === LIST_CHANGED) {
+          deliver({ kind: 'tools_list_changed' });
+        } else if (chunk === RESOURCES_CHANGED) {
+          deliver({ kind: 'resources_list_changed' });
+        }
+      },
+      // The SDK ends the stream when the client goes away; a key that stops working hears no more.
+      close: () => {},
+      buffered: () => 0,
+    }),
+  );
+  // Refusals are answered to the client; the log only keeps them for debugging.
+  const modern = modernHandler(bus, (error) =>
+    app.log.debug({ err: error }, 'MCP 2026-07-28 request refused'),
+  );
+  app.addHook('preClose', async () => modern.close());
+
+  /** A 2026-07-28 request: answered by the SDK's handler with a server built for the key. */
+  async function serveModern(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: KeyAccess,
+    session: SessionOptions,
+  ) {
+    const { method, id } = (request.body ?? {}) as { method?: unknown; id?: unknown };
+    const refusal = method === 'subscriptions/listen' ? streams.refusal(key.keyId) : undefined;
+    if (refusal !== undefined) {
+      deps.metrics?.rateLimited('streams');
+      // As the SDK refuses a subscription over its own limit, with the request's id.
+      return reply
+        .status(429)
+        .header('retry-after', '30')
+        .send({ jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: refusal } });
+    }
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (typeof value === 'string' && (FORWARDED_HEADERS.includes(name) || name.startsWith('mcp-'))) {
+        headers.set(name, value);
+      }
+    }
+    const aborted = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) {
+        aborted.abort();
+      }
+    });
+    const response = await bus.run({ key, authorization: request.headers.authorization ?? '' }, () =>
+      modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
+        parsedBody: request.body,
+        authInfo: carrying(key, session),
+      }),
+    );
+    reply.status(response.status);
+    response.headers.forEach((value, name) => {
+      reply.header(name, value);
+    });
+    if (response.body === null) {
+      return reply.send();
+    }
+    if (response.headers.get('content-type')?.startsWith('application/json')) {
+      return reply.send(Buffer.from(await response.arrayBuffer()));
+    }
+    return reply.send(response.body);
+  }
 
   const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) =>
     reply
@@ -450,6 +557,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         .map((entry) => entry.definition.name)
         .join(',');
     },
+    // The calendar resources are the key's enabled readable calendars, by id and name.
+    resourcesOf: (key) =>
+      key.calendars
+        .filter((calendar) => calendar.canRead && calendar.enabled)
+        .map((calendar) => `${calendar.id}\t${calendar.summary}`)
+        .join('\n'),
     log: app.log,
     limits: deps.mcpStreams,
   });
@@ -459,9 +572,20 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const key = request.keyAccess as KeyAccess;
     const version = request.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      // 2026-07-28 has no GET stream: changes come on a subscriptions/listen POST.
+      const instead =
+        version === '2026-07-28'
+          ? ' MCP 2026-07-28 has no GET stream; POST subscriptions/listen instead.'
+          : '';
       return reply
         .status(400)
-        .send(errorBody('invalid_argument', `Unsupported MCP-Protocol-Version '${version}'.`, request.id));
+        .send(
+          errorBody(
+            'invalid_argument',
+            `Unsupported MCP-Protocol-Version '${version}'.${instead}`,
+            request.id,
+          ),
+        );
     }
     const refusal = streams.refusal(key.keyId);
     if (refusal !== undefined) {

@@ -1,6 +1,6 @@
 import { DEFAULT_TOOLSETS, TOOLSETS, validateToolsets } from '@calgate/store';
 import { type Catalogue, catalogueDocs } from '@calgate/tools';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/server';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from './errors.ts';
 

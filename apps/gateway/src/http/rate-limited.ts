@@ -16,8 +16,11 @@ function isRequest(message: unknown): message is RpcMessage & { id: string | num
   return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
 }
 
-/** JSON-RPC responses for a body with at least one tools/call, else undefined (answer 429). */
-export function rateLimitedToolCalls(body: unknown, seconds: number): unknown {
+/**
+ * JSON-RPC responses for a body with at least one tools/call, else undefined (answer 429). A
+ * 2026-07-28 request (`modern`) gets the result type that revision requires of every result.
+ */
+export function rateLimitedToolCalls(body: unknown, seconds: number, modern = false): unknown {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   const requests = messages.filter(isRequest);
   if (!requests.some((message) => message.method === 'tools/call')) {
@@ -26,7 +29,15 @@ export function rateLimitedToolCalls(body: unknown, seconds: number): unknown {
   const text = `Rate limit of this API key reached; retry in ${seconds} s.`;
   const answers = requests.map((message) =>
     message.method === 'tools/call'
-      ? { jsonrpc: '2.0', id: message.id, result: { isError: true, content: [{ type: 'text', text }] } }
+      ? {
+          jsonrpc: '2.0',
+          id: message.id,
+          result: {
+            isError: true,
+            content: [{ type: 'text', text }],
+            ...(modern ? { resultType: 'complete' } : {}),
+          },
+        }
       : {
           jsonrpc: '2.0',
           id: message.id,

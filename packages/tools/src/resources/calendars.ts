@@ -5,11 +5,11 @@
 import { CalgateError } from '@calgate/core';
 import type { EventDateTime } from '@calgate/providers';
 import {
-  ErrorCode,
+  ProtocolErrorCode,
   type ReadResourceResult,
   type Resource,
-  type ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import type { CalendarAccess, KeyCalendar } from '../access.ts';
 import { DATA_NOTICE } from '../format.ts';
 import { mergeEvents } from '../merge.ts';
@@ -95,17 +95,18 @@ function calendarOf(uri: string, access: CalendarAccess): KeyCalendar {
   try {
     return access.readable(calendarId).calendar;
   } catch (error) {
-    throw error instanceof CalgateError ? asRpcError(error) : error;
+    throw error instanceof CalgateError ? asRpcError(error, uri) : error;
   }
 }
 
 /** A calendar's account problem (reconnect, disabled) or an upstream failure as a JSON-RPC error. */
-function asRpcError(error: CalgateError): Error {
+function asRpcError(error: CalgateError, uri: string): Error {
   if (error.code === 'not_found') {
-    return rpcError(RESOURCE_NOT_FOUND, error.message);
+    // The URI in data is how clients of 2026-07-28 (where the code is -32602) tell "not found" apart.
+    return rpcError(RESOURCE_NOT_FOUND, error.message, { uri: uri.slice(0, 200) });
   }
   return rpcError(
-    error.code === 'invalid_argument' ? ErrorCode.InvalidParams : ErrorCode.InternalError,
+    error.code === 'invalid_argument' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
     error.message,
   );
 }
@@ -165,6 +166,6 @@ export async function readCalendarResource(
     };
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(body) }] };
   } catch (error) {
-    throw error instanceof CalgateError ? asRpcError(error) : error;
+    throw error instanceof CalgateError ? asRpcError(error, uri) : error;
   }
 }

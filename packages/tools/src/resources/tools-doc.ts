@@ -2,7 +2,7 @@
  * `calgate://docs/tools`: the reference of the tools this key is offered (names, titles,
  * descriptions, input schemas), as /api/docs gives it for the whole catalogue.
  */
-import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { ReadResourceResult, Resource } from '@modelcontextprotocol/server';
 import type { CatalogueEntry } from '../catalogue.ts';
 
 export const TOOLS_DOC_URI = 'calgate://docs/tools';

@@ -6,12 +6,12 @@
 import { CalgateError } from '@calgate/core';
 import { syntaxDoc } from '@calgate/rules';
 import {
-  ErrorCode,
-  McpError,
+  ProtocolError,
+  ProtocolErrorCode,
   type ReadResourceResult,
   type Resource,
-  type ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { CalendarAccess } from '../../access.ts';
 import type { ToolContext, Toolset } from '../../catalogue.ts';
@@ -84,9 +84,9 @@ function asRpcError(error: unknown): unknown {
       error.code === 'not_found'
         ? RESOURCE_NOT_FOUND
         : error.code === 'internal'
-          ? ErrorCode.InternalError
-          : ErrorCode.InvalidParams;
-    return new McpError(code, error.message);
+          ? ProtocolErrorCode.InternalError
+          : ProtocolErrorCode.InvalidParams;
+    return new ProtocolError(code, error.message);
   }
   return error;
 }
@@ -103,8 +103,8 @@ async function timesheetResource(
       issue?.code === 'unrecognized_keys'
         ? `unknown parameter(s) ${issue.keys.join(', ')}`
         : `${where} ${issue?.message ?? 'is invalid'}`;
-    throw new McpError(
-      ErrorCode.InvalidParams,
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
       `Invalid timesheet URI: ${what}. Use ${TIMESHEET_URI}?timeMin=2026-04-20&timeMax=2026-04-26 (optional groupBy, timeZone, calendarIds).`,
     );
   }
@@ -129,7 +129,7 @@ export async function readRulesResource(
       }
     }
   }
-  throw new McpError(RESOURCE_NOT_FOUND, `Unknown resource '${uri.slice(0, 200)}'.`, {
+  throw new ProtocolError(RESOURCE_NOT_FOUND, `Unknown resource '${uri.slice(0, 200)}'.`, {
     uri: uri.slice(0, 200),
   });
 }

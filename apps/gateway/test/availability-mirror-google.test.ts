@@ -11,7 +11,7 @@
  * mirror with a staleness bound of an hour, so what it shows changes only by its own writes;
  * `direct` has MIRROR_READS=false and asks Google's free/busy. SEED=<n> replays a run.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';

@@ -8,7 +8,7 @@
  * Two gateways share one database: `gw` syncs (its worker runs in process) and reads with a
  * 2-second staleness bound; `direct` has MIRROR_READS=false and answers every read from Graph.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {

@@ -6,7 +6,7 @@
  * is an hour, polling is off). Forged notifications are refused.
  */
 import { freePort } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {

@@ -5,7 +5,7 @@
  * Outlook id in the payload.
  */
 import { type Receiver, startReceiver, until } from '@calgate/testkit';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 import {

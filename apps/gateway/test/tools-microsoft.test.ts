@@ -3,7 +3,7 @@
  * Microsoft Graph emulator (and the Google emulator for a key holding both kinds of calendar).
  * The account is connected as the connect flows leave it (microsoft-fixture.ts).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const format = z
   .enum(['json', 'toon'])
   .default('json')
-  .describe('Text as json or toon (tables, fewer tokens).');
+  .describe('json, or toon: tables, fewer tokens.');
 
 export type Format = z.infer<typeof format>;
 

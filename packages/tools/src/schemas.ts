@@ -88,10 +88,16 @@ export const eventOut = z
     end: eventDateTimeOut,
   })
   .describe(
-    'Google Calendar event fields when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders{useDefault,overrides[{method,minutes}]}, transparency (absent: opaque), visibility (absent: default), colorId, htmlLink, updated, flagged[{field,reason}], organizerOutside.',
+    'Also when set: description, location, recurrence[], recurringEventId, originalStartTime, attendees[{email,displayName,optional,organizer,self,responseStatus,comment}], organizer{email,displayName,self}, reminders, transparency (absent: opaque), visibility, colorId, htmlLink, updated, flagged[{field,reason}], organizerOutside.',
   );
 
 export type EventOut = z.infer<typeof eventOut>;
+
+/** When an answer was read from Calgate's mirror of some calendars: the oldest sync it reflects. */
+export const syncedAtOut = z
+  .string()
+  .optional()
+  .describe('Oldest mirror sync reflected, when read from the mirror.');
 
 /** Per-calendar failures of a fan-out, reported beside the results that did arrive. */
 export const calendarErrors = z

@@ -134,12 +134,12 @@ export const eventIdIn = z.string().min(1).max(1100);
 export const sendUpdatesIn = z
   .enum(['all', 'externalOnly', 'none'])
   .optional()
-  .describe('Google email updates; default none.');
+  .describe('Invitation emails; default none.');
 
 export const scopeIn = z
   .enum(['thisEvent', 'thisAndFollowing', 'all'])
   .optional()
-  .describe('Recurring events. Default: thisEvent for an instance id, all for a series id.');
+  .describe('Default: thisEvent for an occurrence id, all for a series id.');
 
 /** Fields an event can be given on create and changed on update (PATCH: absent = unchanged). */
 export const eventFieldsIn = {

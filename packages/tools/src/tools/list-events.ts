@@ -6,7 +6,7 @@ import { format, formatText } from '../format.ts';
 import { timeZoneArg, timeZoneOut } from '../local-time.ts';
 import { mergeEvents } from '../merge.ts';
 import { boundOf, DAY_MS, rangeBound } from '../range.ts';
-import { calendarErrors, calendarId, eventOut } from '../schemas.ts';
+import { calendarErrors, calendarId, eventOut, syncedAtOut } from '../schemas.ts';
 import { toEventOut } from '../shape.ts';
 import { callZone } from './availability/window.ts';
 import { hasWords, NO_WORDS } from './read/search-text.ts';
@@ -71,12 +71,7 @@ export const listEvents = defineTool({
     timeZone: timeZoneOut,
     events: z.array(eventOut),
     nextPageToken: z.string().optional(),
-    syncedAt: z
-      .string()
-      .optional()
-      .describe(
-        "Set when Google calendars were read from Calgate's mirror: the oldest sync the answer reflects (changes made in Google after it may be missing).",
-      ),
+    syncedAt: syncedAtOut,
     errors: calendarErrors.describe('Calendars that could not be read; their events are missing.'),
   }),
   example: { timeMin: '2026-04-01T00:00:00Z', timeMax: '2026-04-30T23:59:59Z', maxResults: 50 },

@@ -5,7 +5,7 @@ import { format, formatText } from '../../format.ts';
 import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { mergeEvents } from '../../merge.ts';
 import { instantOut, rangeBound } from '../../range.ts';
-import { calendarErrors, eventOut } from '../../schemas.ts';
+import { calendarErrors, eventOut, syncedAtOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
 import { callZone } from '../availability/window.ts';
 import { calendarIds, errorsOut, readableHandles, resolveWindow } from './common.ts';
@@ -57,12 +57,7 @@ export const searchEvents = defineTool({
     events: z.array(eventMatch),
     timeMin: z.string(),
     timeMax: z.string(),
-    syncedAt: z
-      .string()
-      .optional()
-      .describe(
-        "Set when Google calendars were read from Calgate's mirror: the oldest sync the answer reflects (changes made in Google after it may be missing).",
-      ),
+    syncedAt: syncedAtOut,
     errors: calendarErrors,
   }),
   example: { query: 'dentist', timeMin: '2026-04-01T00:00:00Z' },

@@ -52,6 +52,7 @@ import type { AppDeps } from './app.ts';
 import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
+import { CaldavAccounts } from './caldav/accounts.ts';
 import {
   type ClientCapabilityStore,
   failSafeCapabilities,
@@ -256,8 +257,11 @@ export async function calendarProviders(
 ): Promise<{ googleProviders: GoogleProviders; providers: ProviderResolver; sources: SyncSources }> {
   const local = new LocalCalendarProvider(new LocalEventStore(db));
   const googleProviders = new GoogleProviders(await googleSetup(config), connections, log, invalidate);
+  const caldav = new CaldavAccounts(connections, config.scheduler.allowPrivateTargets, log, invalidate);
   const google: ProviderResolver = (calendar, tenantId) =>
-    googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+    calendar.provider === 'caldav'
+      ? caldav.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
+      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
   const sources = new SyncSources([
     googleSyncSources(
       googleProviders.setup,
@@ -268,6 +272,7 @@ export async function calendarProviders(
       },
       { pageSize: config.mirror.pageSize },
     ),
+    caldav.syncSources(db),
   ]);
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {

@@ -11,6 +11,16 @@ import type { Logger } from 'pino';
 import type { ConnectionMirror } from '../mirror/lifecycle.ts';
 import type { GoogleProviders } from './providers.ts';
 
+/** A calendar found on an account, as a connect records it. */
+export interface RecordedCalendar {
+  externalId: string;
+  summary: string;
+  description?: string;
+  timeZone: string;
+  primary: boolean;
+  accessRole: string;
+}
+
 export interface GrantChoice {
   access: GrantAccess;
   /** Keys to grant; empty means every live key of the tenant. */
@@ -249,17 +259,24 @@ export class GoogleConnections {
     return { revoked };
   }
 
+  /**
+   * Records calendars discovered on any connection (CalDAV too) as a Google connect does:
+   * stored, granted to the chosen keys, primary adopted, first mirror syncs queued.
+   */
+  recordCalendars(
+    tenantId: string,
+    connectionId: string,
+    discovered: RecordedCalendar[],
+    choice: GrantChoice,
+    writable: boolean,
+  ): Promise<ConnectResult['calendars']> {
+    return this.#record(tenantId, connectionId, discovered, choice, writable);
+  }
+
   async #record(
     tenantId: string,
     connectionId: string,
-    discovered: {
-      externalId: string;
-      summary: string;
-      description?: string;
-      timeZone: string;
-      primary: boolean;
-      accessRole: string;
-    }[],
+    discovered: RecordedCalendar[],
     choice: GrantChoice,
     writable: boolean,
   ): Promise<ConnectResult['calendars']> {

@@ -33,7 +33,7 @@ function ics(uid: string, lines: string[]): string {
     'PRODID:-//Hand//Written//EN',
     'BEGIN:VEVENT',
     `UID:${uid}`,
-    'DTSTAMP:20270101T000000Z',
+    'DTSTAMP:20260101T000000Z',
     ...lines,
     'END:VEVENT',
     'END:VCALENDAR',
@@ -186,8 +186,8 @@ describe.each([
     const created = (await call('create_event', {
       calendarId,
       summary: 'Planning',
-      start: { dateTime: '2027-01-12T15:00:00+01:00' },
-      end: { dateTime: '2027-01-12T16:00:00+01:00' },
+      start: { dateTime: '2027-01-12T15:00:00+01:00', timeZone: 'Europe/Berlin' },
+      end: { dateTime: '2027-01-12T16:00:00+01:00', timeZone: 'Europe/Berlin' },
       attendees: ['ann@example.com', 'ben@example.com'],
     })) as { event: EventOut };
     const id = created.event.id;

@@ -2,10 +2,10 @@
  * The `caldav` CalendarProvider: one CalDAV account (iCloud, Fastmail, Nextcloud, any server)
  * read and written through CaldavClient and the iCalendar model.
  *
- * Event ids name the object resource the server keeps the event in, never its UID: an object
- * Calgate makes is `<id>.ics` with `id` in Google's alphabet (base32hex), so the id is the name
- * without `.ics`; any other name is `x` + the name in base32hex (`x` is outside that alphabet, so
- * the two never meet). Instances are `<id>_<key>` as everywhere else.
+ * Event ids name the object resource the server keeps the event in, never its UID, and stay in
+ * Google's alphabet (base32hex) as every event id does: an object Calgate makes is `<id>.ics`
+ * (its random ids start with `c`), so the id is the name without `.ics`; any other name is `vv`
+ * + the name (UTF-8) in base32hex. Instances are `<id>_<key>` as everywhere else.
  */
 import { randomUUID } from 'node:crypto';
 import { CalgateError, eventMatcher, isCalgateError, parseQuickAdd } from '@calgate/core';
@@ -33,6 +33,9 @@ import { eventsOfObjects } from './window.ts';
 
 const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';
 const CALGATE_NAME = /^([a-v0-9]{5,1024})\.ics$/;
+const EVENT_ID = /^[a-v0-9]{5,1024}$/;
+/** Encoded names' ids begin so; Calgate's own ids never do. */
+const ENCODED = 'vv';
 const DAY = 86_400_000;
 const MAX_OBJECTS = 10_000;
 
@@ -90,20 +93,30 @@ function lastSegment(href: string): string {
 export function caldavEventId(href: string): string {
   const name = lastSegment(href);
   const calgate = CALGATE_NAME.exec(name);
-  return calgate?.[1] ?? `x${base32hex(new TextEncoder().encode(name))}`;
+  return calgate?.[1] ?? `${ENCODED}${base32hex(new TextEncoder().encode(name))}`;
 }
 
-/** The object name an event id stands for; undefined when it names none. */
-export function caldavObjectName(eventId: string): string | undefined {
-  if (eventId.startsWith('x')) {
-    const bytes = fromBase32hex(eventId.slice(1));
-    if (bytes === undefined || bytes.length === 0) {
-      return undefined;
-    }
-    const name = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
-    return name.includes('/') ? undefined : name;
+/**
+ * The object names an event id may stand for, likeliest first: an encoded name, then
+ * `<id>.ics` (a client-chosen id may begin like an encoded one).
+ */
+export function caldavObjectNames(eventId: string): string[] {
+  if (!EVENT_ID.test(eventId)) {
+    return [];
   }
-  return /^[a-v0-9]{5,1024}$/.test(eventId) ? `${eventId}.ics` : undefined;
+  const names: string[] = [];
+  if (eventId.startsWith(ENCODED)) {
+    const bytes = fromBase32hex(eventId.slice(ENCODED.length));
+    try {
+      const name = bytes === undefined ? '' : new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: names with control characters are no names
+      if (name !== '' && !/[/\u0000-\u001f]/.test(name) && caldavEventId(name) === eventId) {
+        names.push(name);
+      }
+    } catch {}
+  }
+  names.push(`${eventId}.ics`);
+  return names;
 }
 
 /** `<id>` or `<id>_<instance key>`. */
@@ -273,16 +286,19 @@ export class CaldavCalendarProvider implements CalendarProvider {
 
   async #object(calendar: CalendarRef, eventId: string, signal?: AbortSignal) {
     const { id, instance } = splitId(eventId);
-    const name = caldavObjectName(id);
-    if (name === undefined) {
-      throw notFound(eventId);
-    }
     const client = await this.#client();
     const base = collectionBase(calendar);
-    const object = await client.get(encodeURIComponent(name), base, signal).catch((error: unknown) => {
-      throw isCalgateError(error) && error.code === 'not_found' ? notFound(eventId) : error;
-    });
-    return { client, base, object, id, instance };
+    for (const name of caldavObjectNames(id)) {
+      try {
+        const object = await client.get(encodeURIComponent(name), base, signal);
+        return { client, base, object, id, instance };
+      } catch (error) {
+        if (!isCalgateError(error) || error.code !== 'not_found') {
+          throw error;
+        }
+      }
+    }
+    throw notFound(eventId);
   }
 
   #eventOf(
@@ -323,8 +339,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
   }
 
   async insertEvent(calendar: CalendarRef, input: EventInput): Promise<CalendarEvent> {
-    const id = input.id ?? base32hex(Buffer.from(randomUUID().replaceAll('-', ''), 'hex'));
-    if (!/^[a-v0-9]{5,1024}$/.test(id)) {
+    const id = input.id ?? `c${base32hex(Buffer.from(randomUUID().replaceAll('-', ''), 'hex'))}`;
+    if (!EVENT_ID.test(id)) {
       throw new CalgateError(
         'invalid_argument',
         `Event id '${id}' is not valid: use 5 to 1024 characters of 0-9 and a-v.`,

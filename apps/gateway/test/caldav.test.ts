@@ -327,6 +327,18 @@ describe.each([
     expect(asked.isError).toBe(true);
     expect(missing.isError).toBe(true);
     expect(textOf(asked).replace(calendarId, 'X')).toBe(textOf(missing).replace('cal_doesnotexist', 'X'));
+    // Nor to a key of another tenant.
+    const stranger = await gw.seedTenant('Stranger');
+    const outsider = await connectClient(gw.mcpUrl, stranger.secret);
+    clients.push(outsider);
+    for (const [name, args] of [
+      ['list_events', { calendarId, timeMin: '2027-01-01T00:00:00Z', timeMax: '2027-02-01T00:00:00Z' }],
+      ['search_events', { query: 'dentist', calendarIds: [calendarId] }],
+    ] as const) {
+      const foreign = await outsider.callTool({ name, arguments: args });
+      expect(foreign.isError).toBe(true);
+      expect(textOf(foreign)).not.toMatch(/Dentist|Weekly/);
+    }
   });
 
   it('says a wrong password plainly, and a refused stored password marks the account needs_reauth', async () => {

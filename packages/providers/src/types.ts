@@ -234,6 +234,11 @@ export interface CalendarProvider {
   /** Creates an event from a sentence ("Lunch with Ann tomorrow at noon"), read in the calendar's zone. */
   quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent>;
   colors(signal?: AbortSignal): Promise<ColorPalette>;
+  /**
+   * Busy intervals of a window from the calendar's own events, for a provider whose free/busy is
+   * computed from its events (CalDAV): a mirror of it answers free/busy from its copy this way.
+   */
+  busyOf?(events: readonly CalendarEvent[], window: { from: number; to: number }): BusyInterval[];
   /** Creates a calendar on this provider's account (Google OAuth only). */
   createCalendar?(input: NewCalendar): Promise<CalendarInfo>;
 }

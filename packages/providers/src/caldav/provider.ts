@@ -14,6 +14,7 @@ import { freeBusyWindow, mergeBusy } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
 import type {
+  BusyInterval,
   CalendarEvent,
   CalendarProvider,
   CalendarRef,
@@ -414,6 +415,22 @@ export class CaldavCalendarProvider implements CalendarProvider {
   }
 
   /** Busy from the events themselves: transparent, cancelled and declined (by this account) are free. */
+  busyOf(events: readonly CalendarEvent[], window: { from: number; to: number }): BusyInterval[] {
+    const busy = events
+      .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
+      .filter(
+        (event) =>
+          !event.attendees?.some(
+            (attendee) =>
+              (attendee.self === true || attendee.email.toLowerCase() === this.#account) &&
+              attendee.responseStatus === 'declined',
+          ),
+      )
+      .map((event) => [startInstant(event), endInstant(event)] as const);
+    return mergeBusy(busy, window);
+  }
+
+  /** Free/busy read from the server (a mirror answers it from its copy with `busyOf`). */
   async freeBusy(
     calendars: readonly CalendarRef[],
     timeMin: string,
@@ -425,18 +442,7 @@ export class CaldavCalendarProvider implements CalendarProvider {
       calendars.map(async (calendar): Promise<FreeBusyResult> => {
         try {
           const events = await this.#window(calendar, window.from, window.to, signal);
-          const busy = events
-            .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
-            .filter(
-              (event) =>
-                !event.attendees?.some(
-                  (attendee) =>
-                    (attendee.self === true || attendee.email.toLowerCase() === this.#account) &&
-                    attendee.responseStatus === 'declined',
-                ),
-            )
-            .map((event) => [startInstant(event), endInstant(event)] as const);
-          return { calendarId: calendar.id, busy: mergeBusy(busy, window) };
+          return { calendarId: calendar.id, busy: this.busyOf(events, window) };
         } catch (error) {
           if (!isCalgateError(error)) {
             throw error;

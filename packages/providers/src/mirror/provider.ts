@@ -16,8 +16,9 @@
  * (booking).
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
-import { CalgateError } from '@calgate/core';
+import { CalgateError, isCalgateError } from '@calgate/core';
 import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
+import { freeBusyWindow } from '../busy.ts';
 import { instanceEtag, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
 import type {
   CalendarEvent,
@@ -381,7 +382,35 @@ export class MirroredCalendarProvider implements CalendarProvider {
     timeMax: string,
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
-    return this.#upstream.freeBusy(calendars, timeMin, timeMax, signal);
+    const busyOf = this.#upstream.busyOf?.bind(this.#upstream);
+    if (busyOf === undefined) {
+      return this.#upstream.freeBusy(calendars, timeMin, timeMax, signal);
+    }
+    // Free/busy computed from events: from the copy, read (and kept fresh) as listings are.
+    const window = freeBusyWindow(timeMin, timeMax);
+    return Promise.all(
+      calendars.map(async (calendar): Promise<FreeBusyResult> => {
+        try {
+          const events: CalendarEvent[] = [];
+          let pageToken: string | undefined;
+          do {
+            const page = await this.listEvents(
+              calendar,
+              { timeMin, timeMax, singleEvents: true, maxResults: 2500, ...(pageToken ? { pageToken } : {}) },
+              signal,
+            );
+            events.push(...page.items);
+            pageToken = page.nextPageToken;
+          } while (pageToken !== undefined);
+          return { calendarId: calendar.id, busy: busyOf(events, window) };
+        } catch (error) {
+          if (!isCalgateError(error)) {
+            throw error;
+          }
+          return { calendarId: calendar.id, error: { code: error.code, message: error.message } };
+        }
+      }),
+    );
   }
 
   colors(signal?: AbortSignal): Promise<ColorPalette> {

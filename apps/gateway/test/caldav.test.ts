@@ -116,6 +116,7 @@ describe.each([
       MIRROR_MAX_STALENESS: String(STALENESS_S),
     });
     tenant = await gw.seedTenant('Alice');
+    await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'America/New_York' });
     // Hand-written events name outside organisers; this test is about CalDAV, not the injection guard.
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { hijackPolicy: 'off' });
     const connected = await cli(
@@ -168,8 +169,8 @@ describe.each([
     }[];
     const work = calendars.find((c) => c.id === calendarId);
     expect(work).toMatchObject({ connectionKind: 'password', canWrite: true });
-    // Xandikos does not keep the zone MKCALENDAR sets; a calendar without one is read in UTC.
-    expect(work?.timeZone).toBe(server.kind === 'radicale' ? 'Europe/Berlin' : 'UTC');
+    // Xandikos does not keep the zone MKCALENDAR sets; a calendar without one takes the workspace's.
+    expect(work?.timeZone).toBe(server.kind === 'radicale' ? 'Europe/Berlin' : 'America/New_York');
     const events = await list('2027-01-01T00:00:00Z', '2027-01-20T00:00:00Z');
     expect(events.map((e) => e.summary)).toEqual([
       'Weekly sync',
@@ -211,7 +212,13 @@ describe.each([
 
     await call('delete_event', { calendarId, eventId: id });
     expect((await raw(`${new URL(workUrl).pathname}${id}.ics`)).status).toBe(404);
-    const after = await list('2027-01-12T00:00:00Z', '2027-01-13T00:00:00Z');
+    // A sync page read just before the delete may put it back until the next sync (the mirror
+    // keeps no tombstone for a removed single event): gone within the mirror's bound.
+    let after = await list('2027-01-12T00:00:00Z', '2027-01-13T00:00:00Z');
+    for (let i = 0; i < 20 && after.some((e) => e.summary === 'Planning'); i++) {
+      await new Promise((r) => setTimeout(r, (STALENESS_S * 1000 + 2000) / 20));
+      after = await list('2027-01-12T00:00:00Z', '2027-01-13T00:00:00Z');
+    }
     expect(after.map((e) => e.summary)).not.toContain('Planning');
   });
 
@@ -269,7 +276,7 @@ describe.each([
       timeMin: '2027-03-01T08:00:00Z',
       timeMax: '2027-03-01T12:00:00Z',
     });
-    expect(JSON.stringify(busy)).toMatch(/2027-03-01T(09:00:00Z|10:00:00\+01:00)/);
+    expect(JSON.stringify(busy)).toMatch(/2027-03-01T(09:00:00Z|10:00:00\+01:00|04:00:00-05:00)/);
     const slots = (await call('find_free_slots', {
       calendarIds: [calendarId],
       timeMin: '2027-03-01T08:00:00Z',

@@ -5,7 +5,7 @@
  */
 import { CalgateError, isCalgateError } from '@calgate/core';
 import { type CaldavAccount, CaldavClient } from '@calgate/providers';
-import type { ConnectionRepository } from '@calgate/store';
+import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { ConnectResult, GoogleConnections, GrantChoice } from '../google/service.ts';
 import type { CaldavSecret } from './accounts.ts';
 
@@ -17,6 +17,8 @@ export interface CaldavLogin {
 
 export interface CaldavConnectDeps {
   connections: ConnectionRepository;
+  /** The workspace's time zone is a calendar's when its server names none. */
+  tenancy: TenancyRepository;
   /** Records and grants the calendars (shared with the Google connect). */
   google: GoogleConnections;
   /** OUTBOUND_ALLOW_PRIVATE (alias TARGETS_ALLOW_PRIVATE). */
@@ -70,6 +72,7 @@ export async function connectCaldav(
     );
   }
   const accountEmail = (account.accountEmail ?? login.username).toLowerCase();
+  const fallbackZone = (await deps.tenancy.getTenant(tenantId))?.timeZone ?? 'UTC';
   const before = await deps.connections.list(tenantId);
   const reconnected = before.some(
     (connection) => connection.provider === 'caldav' && connection.accountEmail === accountEmail,
@@ -94,7 +97,7 @@ export async function connectCaldav(
       externalId: calendar.url,
       summary: calendar.displayName,
       ...(calendar.description === undefined ? {} : { description: calendar.description }),
-      timeZone: calendar.timeZone ?? 'UTC',
+      timeZone: calendar.timeZone ?? fallbackZone,
       primary: index === 0 && !before.some((c) => c.provider !== 'local'),
       accessRole: calendar.writable ? 'owner' : 'reader',
     })),

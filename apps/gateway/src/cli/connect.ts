@@ -105,7 +105,7 @@ export async function connectCommand(
     }
     const password = await caldavPassword(io);
     result = await connectCaldav(
-      { connections, google, allowPrivate: config.scheduler.allowPrivateTargets },
+      { connections, tenancy, google, allowPrivate: config.scheduler.allowPrivateTargets },
       tenantId,
       { url, username, password },
       choice,

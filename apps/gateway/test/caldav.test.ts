@@ -14,6 +14,7 @@ import {
   type TestCaldavServer,
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
+import { csrfFor } from './api-client.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const STALENESS_S = 2;
@@ -406,6 +407,27 @@ describe.each([
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('needs_reauth');
+
+    // Connecting again with the current password brings the account back.
+    const again = await cli(
+      ['connect', 'caldav', '--tenant', second.tenantId, '--url', workUrl, '--username', server.username],
+      HARD_PASSWORD,
+    );
+    expect(again.code, again.err).toBe(0);
+    expect(JSON.parse(again.out)).toMatchObject({ connectionId: connection.connectionId, reconnected: true });
+    gw.runtime.deps.authenticator.invalidate();
+    const back = await mallory.callTool({
+      name: 'list_events',
+      arguments: {
+        calendarId: connection.calendars[0]?.id,
+        timeMin: '2027-01-01T00:00:00Z',
+        timeMax: '2027-02-01T00:00:00Z',
+      },
+    });
+    expect(back.isError, textOf(back)).toBeFalsy();
+    expect((await gw.runtime.connections.get(second.tenantId, connection.connectionId))?.status).toBe(
+      'active',
+    );
   });
 });
 
@@ -474,6 +496,25 @@ describe('a calendar the CalDAV server lets the account only read', () => {
     });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/only read calendar|Read only on 'Bob shared'/);
+
+    // Disconnected from the dashboard as a Google account is: calendars, grants and password gone.
+    const connectionId = (JSON.parse(out) as { connectionId: string }).connectionId;
+    await gw.db.pool.query(
+      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_alice', $1, 'alice@example.com')`,
+      [tenant.tenantId],
+    );
+    const cookie = (
+      await gw.runtime.deps.dashboard.sessions.issue({ userId: 'usr_alice', tenantId: tenant.tenantId })
+    ).split(';')[0] as string;
+    const removed = await fetch(`${gw.url}/api/v1/connections/${connectionId}`, {
+      method: 'DELETE',
+      headers: { cookie, origin: 'http://calgate.test', 'x-calgate-csrf': await csrfFor(gw.url, cookie) },
+    });
+    expect(removed.status).toBe(200);
+    expect(await gw.runtime.connections.get(tenant.tenantId, connectionId)).toBeNull();
+    gw.runtime.deps.authenticator.invalidate();
+    const gone = await client.callTool({ name: 'list_calendars', arguments: {} });
+    expect(JSON.stringify(gone.structuredContent)).not.toContain(calendarId);
     expect(await server.bob.raw('GET', '/bob/shared/').then((r) => r.status)).toBeLessThan(500);
   });
 

@@ -79,16 +79,26 @@ export class CaldavAccounts {
         policy: { allowPrivate: this.#allowPrivate },
       },
       () => {
-        this.#log.warn({ connectionId }, 'CalDAV account needs to be reconnected');
         this.forget(connectionId);
-        void this.#connections
-          .setStatus(tenantId, connectionId, 'needs_reauth', NEEDS_REAUTH_DETAIL)
-          .then(() => this.#invalidate())
-          .catch((error: unknown) =>
-            this.#log.error({ err: error, connectionId }, 'could not mark needs_reauth'),
-          );
+        void this.#refused(tenantId, connectionId, secret).catch((error: unknown) =>
+          this.#log.error({ err: error, connectionId }, 'could not mark needs_reauth'),
+        );
       },
     );
+  }
+
+  /**
+   * The server refused `used`: the account needs reconnecting, unless it was reconnected (with
+   * another password) meanwhile, when the next use simply takes the new one.
+   */
+  async #refused(tenantId: string, connectionId: string, used: CaldavSecret): Promise<void> {
+    const stored = parseCaldavSecret(await this.#connections.readCredentials(tenantId, connectionId));
+    if (stored.username !== used.username || stored.password !== used.password) {
+      return;
+    }
+    this.#log.warn({ connectionId }, 'CalDAV account needs to be reconnected');
+    await this.#connections.setStatus(tenantId, connectionId, 'needs_reauth', NEEDS_REAUTH_DETAIL);
+    this.#invalidate();
   }
 
   forConnection(tenantId: string, connectionId: string, accountEmail?: string): CaldavCalendarProvider {

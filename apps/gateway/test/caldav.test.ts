@@ -42,6 +42,14 @@ function ics(uid: string, lines: string[]): string {
   ].join('\r\n');
 }
 
+const WEEKLY = ics('weekly-uid@hand', [
+  'SUMMARY:Weekly sync',
+  'DTSTART;TZID=Europe/Berlin:20270104T100000',
+  'DTEND;TZID=Europe/Berlin:20270104T110000',
+  'RRULE:FREQ=WEEKLY;COUNT=6',
+  'X-HAND-WRITTEN:keep me',
+]);
+
 describe.each([
   ['Radicale', startRadicale],
   ['Xandikos', startXandikos],
@@ -81,16 +89,7 @@ describe.each([
     server = await start();
     workUrl = `${server.home}work/`;
     await server.makeCalendar(new URL(workUrl).pathname, { displayName: 'Work', timeZone: 'Europe/Berlin' });
-    await server.seed(
-      `${new URL(workUrl).pathname}weekly.ics`,
-      ics('weekly-uid@hand', [
-        'SUMMARY:Weekly sync',
-        'DTSTART;TZID=Europe/Berlin:20270104T100000',
-        'DTEND;TZID=Europe/Berlin:20270104T110000',
-        'RRULE:FREQ=WEEKLY;COUNT=6',
-        'X-HAND-WRITTEN:keep me',
-      ]),
-    );
+    await server.seed(`${new URL(workUrl).pathname}weekly.ics`, WEEKLY);
     await server.seed(
       `${new URL(workUrl).pathname}dentist.ics`,
       ics('dentist@hand', [
@@ -249,6 +248,27 @@ describe.each([
       'Weekly sync',
       'Weekly sync',
     ]);
+  });
+
+  it('drops an override removed directly on the server from the mirror: the occurrence follows the series again', async () => {
+    // Another client rewrites the series without the override and the EXDATE (and a new agenda).
+    await server.seed(
+      `${new URL(workUrl).pathname}weekly.ics`,
+      WEEKLY.replace('SUMMARY:Weekly sync', 'SUMMARY:Weekly sync\r\nDESCRIPTION:Agenda in the doc'),
+    );
+    const changedAt = Date.now();
+    let summaries: (string | undefined)[] = [];
+    while (Date.now() - changedAt < (STALENESS_S + 4) * 1000) {
+      summaries = (await list('2027-01-01T00:00:00Z', '2027-02-20T00:00:00Z'))
+        .filter((e) => e.summary?.startsWith('Weekly'))
+        .map((e) => e.summary);
+      if (summaries.length === 6) {
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(summaries).toEqual(Array(6).fill('Weekly sync'));
+    expect(Date.now() - changedAt).toBeLessThanOrEqual((STALENESS_S + 2) * 1000);
   });
 
   it('shows a change made directly on the server within MIRROR_MAX_STALENESS + 2 s', async () => {

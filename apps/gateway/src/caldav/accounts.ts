@@ -141,6 +141,13 @@ export class CaldavAccounts {
             );
             return rows[0]?.time_zone ?? 'UTC';
           },
+          exceptionsOf: async (calendar, seriesIds) => {
+            const { rows } = await db.pool.query<{ event_id: string }>(
+              'SELECT event_id FROM mirror_events WHERE calendar_id = $1 AND recurring_event_id = ANY($2)',
+              [calendar.calendarId, [...seriesIds]],
+            );
+            return rows.map((row) => row.event_id);
+          },
         }),
     };
   }

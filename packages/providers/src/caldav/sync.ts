@@ -25,6 +25,11 @@ export interface CaldavSyncOptions {
   batchSize?: number;
   /** The calendar's IANA zone (floating and all-day times are read there). */
   zoneOf: (calendar: SyncCalendar) => Promise<string>;
+  /**
+   * The exceptions the mirror holds of these series (ids): an override removed on the server
+   * since is removed from the mirror too, and its occurrence follows the series again.
+   */
+  exceptionsOf?: (calendar: SyncCalendar, seriesIds: readonly string[]) => Promise<string[]>;
 }
 
 interface PageState {
@@ -74,7 +79,9 @@ function rowsOf(
         removals.push(id);
       }
       for (const event of events) {
-        upserts.push(CALENDAR_EVENT_FORMAT.toMirrorEvent(event));
+        // LAST-MODIFIED is whatever the last client wrote (or nothing), not a clock the server
+        // keeps: what the server holds now always replaces the mirror's copy.
+        upserts.push({ ...CALENDAR_EVENT_FORMAT.toMirrorEvent(event), updated: null });
       }
     } catch (error) {
       if (!isCalgateError(error)) {
@@ -101,6 +108,14 @@ export function caldavSyncSource(client: CaldavClient, options: CaldavSyncOption
     const objects = await client.multiget(collection(calendar), hrefs, signal);
     const rows = rowsOf(objects, await options.zoneOf(calendar));
     const read = new Set(objects.map((object) => caldavEventId(object.href)));
+    if (options.exceptionsOf !== undefined && read.size > 0) {
+      const fresh = new Set(rows.upserts.map((row) => row.eventId));
+      for (const id of await options.exceptionsOf(calendar, [...read])) {
+        if (!fresh.has(id)) {
+          rows.removals.push(id);
+        }
+      }
+    }
     // Asked for but gone meanwhile: removed.
     for (const href of hrefs) {
       const id = caldavEventId(href);

@@ -300,12 +300,18 @@ export function fakeIds(like: Ids): Ids {
   };
 }
 
-export async function seedWorld(gw: TestGateway): Promise<World> {
+export async function seedWorld(
+  gw: TestGateway,
+  /** Makes tenant B's calendar 'Narwhal Ledger' elsewhere (a CalDAV account); default: local. */
+  calendarB?: (tenantId: string) => Promise<string>,
+): Promise<World> {
   const a = await gw.seedTenant('Tenant Alpha');
   const b = await gw.seedTenant('Tenant Beta');
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
-  const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
+  const b1 = calendarB
+    ? await calendarB(b.tenantId)
+    : await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
   const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });

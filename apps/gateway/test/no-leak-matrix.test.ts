@@ -1,6 +1,8 @@
 import { catalogue } from '@calgate/tools';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRadicale } from '../../../packages/providers/test/caldav/servers.ts';
+import { connectCaldav } from '../src/caldav/connect.ts';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {
   busyOf,
@@ -446,12 +448,34 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
   let world: World;
   let fakes: Record<CalendarKey, Ids>;
   let asSeeded: unknown;
+  let radicale: Awaited<ReturnType<typeof startRadicale>>;
   const visible = new Map<KeyName, Set<string>>();
 
   beforeAll(async () => {
     // The tenants' delivery targets are receivers on loopback.
     gw = await startTestGateway({ ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
-    world = await seedWorld(gw);
+    // Tenant B's calendar is a CalDAV account's (Radicale), read and written through the caldav provider.
+    radicale = await startRadicale();
+    await radicale.makeCalendar('/alice/narwhal/', { displayName: 'Narwhal Ledger', timeZone: 'UTC' });
+    world = await seedWorld(gw, async (tenantId) => {
+      const connected = await connectCaldav(
+        {
+          connections: gw.runtime.connections,
+          tenancy: gw.runtime.tenancy,
+          google: gw.runtime.google,
+          allowPrivate: true,
+        },
+        tenantId,
+        { url: radicale.root, username: radicale.username, password: radicale.password },
+        { access: 'none', keyIds: [] },
+      );
+      return connected.calendars[0]?.id as string;
+    });
+    const { rows } = await gw.db.pool.query<{ provider: string }>(
+      'SELECT n.provider::text AS provider FROM calendars c JOIN connections n ON n.id = c.connection_id WHERE c.id = $1',
+      [world.calendars.b1.calendarId],
+    );
+    expect(rows[0]?.provider).toBe('caldav');
     fakes = {
       a1: fakeIds(world.calendars.a1),
       a2: fakeIds(world.calendars.a2),
@@ -468,6 +492,7 @@ describe('no leak between tenants, keys and grants, tool by tool', () => {
     await Promise.all(world?.clients.map((client) => client.close()) ?? []);
     await gw?.stop();
     await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
+    await radicale?.stop();
   });
 
   it('covers every tool of the catalogue, as a key with Write sees it and /api/docs lists it', async () => {

@@ -538,6 +538,53 @@ describe('a calendar the CalDAV server lets the account only read', () => {
     expect(await server.bob.raw('GET', '/bob/shared/').then((r) => r.status)).toBeLessThan(500);
   });
 
+  it('connects from the dashboard: a wrong password said plainly, then the account with its calendars', async () => {
+    const tenant = await gw.seedTenant('Dashboard');
+    await gw.db.pool.query(
+      `INSERT INTO users (id, tenant_id, email) VALUES ('usr_dash', $1, 'dash@example.com')`,
+      [tenant.tenantId],
+    );
+    const cookie = (
+      await gw.runtime.deps.dashboard.sessions.issue({ userId: 'usr_dash', tenantId: tenant.tenantId })
+    ).split(';')[0] as string;
+    const post = async (body: unknown) =>
+      fetch(`${gw.url}/api/v1/connections/caldav`, {
+        method: 'POST',
+        headers: {
+          cookie,
+          origin: 'http://calgate.test',
+          'x-calgate-csrf': await csrfFor(gw.url, cookie),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(body),
+      });
+    await server.makeCalendar('/alice/dash/', { displayName: 'Dash', timeZone: 'Europe/Berlin' });
+    const wrong = await post({ url: server.root, username: 'alice', password: 'wrong password' });
+    expect(wrong.status).toBeGreaterThanOrEqual(400);
+    const said = JSON.stringify(await wrong.json());
+    expect(said).toMatch(/the password is wrong/);
+    expect(said).not.toContain('wrong password');
+    const ok = await post({
+      url: `${server.root}alice/`,
+      username: 'alice',
+      password: HARD_PASSWORD,
+      access: 'read',
+      keyIds: [tenant.keyId],
+    });
+    expect(ok.status).toBe(200);
+    const result = (await ok.json()) as { connectionId: string; calendars: { summary: string }[] };
+    expect(result.connectionId).toMatch(/^con_/);
+    expect(result.calendars.map((c) => c.summary)).toEqual(['Dash']);
+    gw.runtime.deps.authenticator.invalidate();
+    const dash = await connectClient(gw.mcpUrl, tenant.secret);
+    try {
+      const listed = await dash.callTool({ name: 'list_calendars', arguments: {} });
+      expect(JSON.stringify(listed.structuredContent)).toContain('"connectionKind":"password"');
+    } finally {
+      await dash.close();
+    }
+  });
+
   it('refuses a loopback server unless OUTBOUND_ALLOW_PRIVATE is set, naming the setting', async () => {
     const tenant = await gw.seedTenant('Strict');
     let err = '';

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { confirmDialog, h, notice } from '../dom.ts';
+import { caldavSection } from './caldav-account.ts';
 import { accountName, reauthBanner, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
@@ -204,6 +205,7 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
   root.append(
     connectForm(google),
     await serviceAccountSection(load),
+    caldavSection(load),
     status,
     h('h2', {}, 'Connected accounts'),
     list,

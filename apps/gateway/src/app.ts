@@ -20,6 +20,7 @@ import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './h
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type Metrics, registerMetricsRoute } from './http/metrics.ts';
 import { type OAuthRouteDeps, registerOAuthRoutes } from './http/oauth.ts';
+import { registerMicrosoftOAuthRoutes } from './http/oauth-microsoft.ts';
 import { originPolicy, registerCors } from './http/origins.ts';
 import { DEFAULT_DASHBOARD_DIR, registerDashboardStatic } from './http/static.ts';
 import { fastifyTrustProxy, type TrustProxy } from './http/trust-proxy.ts';
@@ -79,7 +80,7 @@ export interface AppDeps {
     requests: AuthorizationRequests;
     clients: Pick<ClientDocuments, 'resolve'>;
   };
-  /** Dashboard REST and the Google connection flows. */
+  /** Dashboard REST and the Google and Microsoft connection flows. */
   dashboard: Omit<DashboardApiDeps, 'guard'> &
     Omit<OAuthRouteDeps, 'publicUrl' | 'google' | 'sessions'> &
     DashboardAccountDeps;
@@ -158,6 +159,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     invalidateKeys: () => deps.authenticator.invalidate(),
   });
   registerOAuthRoutes(app, {
+    ...deps.dashboard,
+    publicUrl: deps.publicUrl,
+    dashboardDir: deps.dashboardDir,
+  });
+  registerMicrosoftOAuthRoutes(app, {
     ...deps.dashboard,
     publicUrl: deps.publicUrl,
     dashboardDir: deps.dashboardDir,

@@ -45,6 +45,9 @@ Commands:
                                 connect a Google account from an OAuth refresh token
   connect google-service-account --calendar ID [--access none|read|write] [--keys K1,K2]
                                 add a calendar shared with the service account
+  connect microsoft --refresh-token T [--access none|read|write] [--keys K1,K2]
+                                connect a Microsoft 365 or Outlook.com account from an OAuth
+                                refresh token (the new one Microsoft answers is stored sealed)
   connect caldav --url URL --username U [--access none|read|write] [--keys K1,K2]
                                 connect a CalDAV account (iCloud, Fastmail, Nextcloud…);
                                 the password comes from CALDAV_PASSWORD or a prompt

@@ -75,6 +75,7 @@ import {
   RedisLogLevelStore,
 } from './log-levels.ts';
 import { mailerFor } from './mail.ts';
+import { MicrosoftConnections, microsoftSetup } from './microsoft/connect.ts';
 import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
 import { connectionMirror } from './mirror/lifecycle.ts';
@@ -610,6 +611,14 @@ export async function createRuntime(
           secure: config.publicUrl.startsWith('https:'),
         }),
         google,
+        microsoft: new MicrosoftConnections(
+          microsoftSetup(config),
+          connections,
+          tenancy,
+          log,
+          () => authenticator.invalidate(),
+          keys,
+        ),
         googleProviders,
         connections,
         tenancy,

@@ -311,6 +311,30 @@ describe('availability tools on local calendars, over HTTP with the MCP SDK clie
     expect(capped.text).toMatch(/cap of 10000 instances/);
   });
 
+  it('expand_rrule of 10,000 instances: the text and the structured answer agree, in either format', async () => {
+    const rule = {
+      rrule: 'FREQ=DAILY',
+      dtstart: '2026-01-05T09:30:00',
+      timeZone: 'America/New_York',
+      count: 10_000,
+    };
+    const json = await call('expand_rrule', { ...rule, format: 'json' });
+    const toon = await call('expand_rrule', { ...rule, format: 'toon' });
+    const small = await call('expand_rrule', { ...rule, count: 20, format: 'toon' });
+    const instances = json.out.instances as { start: string; end: string }[];
+    expect(instances).toHaveLength(10_000);
+    expect(instances[9_999]).toEqual({
+      start: '2053-05-22T09:30:00-04:00',
+      end: '2053-05-22T10:30:00-04:00',
+    });
+    expect(JSON.parse(json.text)).toEqual(json.out);
+    expect(toon.out).toEqual(json.out);
+    expect(decode(toon.text)).toEqual(toon.out);
+    expect(toon.text.length).toBeLessThan(json.text.length);
+    expect(decode(small.text)).toEqual({ ...small.out });
+    expect(small.out.instances).toEqual(instances.slice(0, 20));
+  });
+
   it('expand_rrule warns when dtstart does not match the rule, and says whether it is an instance', async () => {
     // 2026-10-27 is a Tuesday; the rule makes Mondays.
     const offRule = await call('expand_rrule', {

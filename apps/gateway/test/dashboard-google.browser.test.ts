@@ -159,7 +159,7 @@ describe('the dashboard in Chromium: Google not configured', () => {
     await openPage(page, 'Accounts');
     const connect = page.getByRole('button', { name: 'Connect Google' });
     await expect(connect.isDisabled()).resolves.toBe(true);
-    const note = page.getByRole('note');
+    const note = page.getByRole('note').filter({ hasText: 'GOOGLE_CLIENT_ID' });
     await expect(note.textContent()).resolves.toContain(
       'GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are not set',
     );

@@ -165,12 +165,42 @@ export interface BusyInterval {
   end: string;
 }
 
+/** An event that makes its calendar busy, as a free/busy answer read from events names it. */
+export interface BusyEvent {
+  eventId: string;
+  summary?: string;
+  /** Epoch milliseconds (all-day events by the calendar's zone), not clipped to the window. */
+  start: number;
+  end: number;
+}
+
 /** Free/busy of one calendar: its busy intervals, or why they could not be read. */
 export interface FreeBusyResult {
   /** Calgate's id of the calendar (`CalendarRef.id`). */
   calendarId: string;
   busy?: BusyInterval[];
   error?: { code: string; message: string };
+  /**
+   * When the answer was read from a mirror (a copy kept in sync): the sync it reflects (RFC 3339).
+   * Absent when the calendar system itself answered.
+   */
+  syncedAt?: string;
+  /**
+   * With `withEvents`, when the answer was made from the calendar's events (a mirror, a local
+   * calendar): those that make it busy, in start order. Absent when the upstream answered with
+   * intervals only; a caller wanting names then lists the window.
+   */
+  events?: BusyEvent[];
+}
+
+export interface FreeBusyOptions {
+  /**
+   * Ask the calendar system itself, never a copy of it (booking's conflict check): a mirrored
+   * calendar is then read upstream.
+   */
+  fresh?: boolean;
+  /** Also return the busy events (FreeBusyResult.events) when the answer is read from events. */
+  withEvents?: boolean;
 }
 
 export interface ColorDefinition {
@@ -230,15 +260,11 @@ export interface CalendarProvider {
     timeMin: string,
     timeMax: string,
     signal?: AbortSignal,
+    options?: FreeBusyOptions,
   ): Promise<FreeBusyResult[]>;
   /** Creates an event from a sentence ("Lunch with Ann tomorrow at noon"), read in the calendar's zone. */
   quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent>;
   colors(signal?: AbortSignal): Promise<ColorPalette>;
-  /**
-   * Busy intervals of a window from the calendar's own events, for a provider whose free/busy is
-   * computed from its events (CalDAV): a mirror of it answers free/busy from its copy this way.
-   */
-  busyOf?(events: readonly CalendarEvent[], window: { from: number; to: number }): BusyInterval[];
   /** Creates a calendar on this provider's account (Google OAuth only). */
   createCalendar?(input: NewCalendar): Promise<CalendarInfo>;
 }

@@ -356,3 +356,89 @@ describe('a sync source that is not Google drives the mirror', () => {
     expect(state?.error).toBe(`listing ${calendar.externalId}: The calendar was removed upstream.`);
   });
 });
+
+describe('free/busy from the mirror of a calendar that is not Google', () => {
+  const MARCH = ['2026-03-01T00:00:00Z', '2026-04-01T00:00:00Z'] as const;
+
+  it('answers as the calendar does, says its sync, names the busy events, and leaves fresh reads to the calendar', async () => {
+    const { calendar, lunch } = await seeded();
+    // Free time and a declined invitation make nobody busy; a cancelled single is absent.
+    await local.insertEvent(
+      calendar,
+      timed('Focus', '2026-03-10T09:00:00', '2026-03-10T12:00:00', { transparency: 'transparent' }),
+    );
+    await local.insertEvent(
+      calendar,
+      timed('Declined', '2026-03-11T09:00:00', '2026-03-11T10:00:00', {
+        attendees: [{ email: 'me@example.com', self: true, responseStatus: 'declined' }],
+      }),
+    );
+    const cancelled = await local.insertEvent(
+      calendar,
+      timed('Gone', '2026-03-12T09:00:00', '2026-03-12T10:00:00'),
+    );
+    await local.deleteEvent(calendar, cancelled.id);
+    const source = providerSource(local, { pageSize: 50 });
+    const requested: string[] = [];
+    const provider = mirrored(source, requested);
+
+    // Not synced yet: the calendar answers (no syncedAt) and the first sync is asked for.
+    const before = await provider.freeBusy([calendar], ...MARCH);
+    expect(before[0]?.syncedAt).toBeUndefined();
+    expect(requested).toEqual([calendar.id]);
+
+    await sync(calendar, source);
+    const [answer] = await provider.freeBusy([calendar], ...MARCH, undefined, { withEvents: true });
+    const [direct] = await local.freeBusy([calendar], ...MARCH, undefined, { withEvents: true });
+    expect(answer?.syncedAt).toBeDefined();
+    expect(answer?.busy).toEqual(direct?.busy);
+    expect(answer?.events).toEqual(direct?.events);
+    // The series' March weeks (five, one moved, one cancelled), lunch, review and the offsite.
+    expect(answer?.events?.map((event) => event.summary)).toEqual([
+      'Standup',
+      'Lunch',
+      'Review',
+      'Offsite',
+      'Standup',
+      'Standup',
+      'Standup',
+    ]);
+    // The all-day event covers its day in the calendar's zone (Berlin, UTC+1 in March).
+    expect(answer?.busy).toContainEqual({ start: '2026-03-05T23:00:00Z', end: '2026-03-06T23:00:00Z' });
+    // Without withEvents no events are carried.
+    expect((await provider.freeBusy([calendar], ...MARCH))[0]?.events).toBeUndefined();
+
+    // A change upstream the mirror has not seen (an hour's staleness allowed): the mirror still
+    // shows the lunch; a fresh query (booking's) asks the calendar, which no longer has it.
+    await local.deleteEvent(calendar, lunch);
+    const lunchTime = { start: '2026-03-04T11:00:00Z', end: '2026-03-04T12:00:00Z' };
+    expect((await provider.freeBusy([calendar], ...MARCH))[0]?.busy).toContainEqual(lunchTime);
+    const fresh = (await provider.freeBusy([calendar], ...MARCH, undefined, { fresh: true }))[0];
+    expect(fresh?.syncedAt).toBeUndefined();
+    expect(fresh?.busy).not.toContainEqual(lunchTime);
+  });
+
+  it('leaves a window with events it holds only as times to the calendar', async () => {
+    const calendar = await fixture.newCalendar(ZONE);
+    await local.insertEvent(calendar, timed('Visible', '2026-03-02T09:00:00', '2026-03-02T10:00:00'));
+    const source = providerSource(local, { pageSize: 50 });
+    await sync(calendar, source);
+    // An event mirrored with its times alone (a private event as a reader sees it): free or not,
+    // only the calendar knows.
+    await mirror.applyWrite(calendar.id, TENANT, [
+      CALENDAR_EVENT_FORMAT.toMirrorEvent({
+        id: 'hiddenevent1',
+        status: 'confirmed',
+        start: { dateTime: '2026-03-03T09:00:00+01:00' },
+        end: { dateTime: '2026-03-03T10:00:00+01:00' },
+      }),
+    ]);
+    const provider = mirrored(source);
+    const [around] = await provider.freeBusy([calendar], '2026-03-03T00:00:00Z', '2026-03-04T00:00:00Z');
+    expect(around?.syncedAt).toBeUndefined();
+    expect(around?.busy).toEqual([]);
+    const [elsewhere] = await provider.freeBusy([calendar], '2026-03-02T00:00:00Z', '2026-03-03T00:00:00Z');
+    expect(elsewhere?.syncedAt).toBeDefined();
+    expect(elsewhere?.busy).toEqual([{ start: '2026-03-02T08:00:00Z', end: '2026-03-02T09:00:00Z' }]);
+  });
+});

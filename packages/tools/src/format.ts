@@ -181,7 +181,23 @@ export function jsonOf(result: unknown): string {
   return json;
 }
 
+/** Texts of results made where the result was (a worker thread), by format. */
+const madeTexts = new WeakMap<object, { as: Format; text: string }>();
+
+/**
+ * Keeps the JSON and the text a worker thread made with a result, so that the answer is built
+ * once, off the event loop: jsonOf and formatText then return them instead of making them again.
+ */
+export function rememberAnswer(result: object, json: string, as: Format, text: string): void {
+  serialized.set(result, json);
+  madeTexts.set(result, { as, text });
+}
+
 export function formatText(result: unknown, as: Format | undefined): string {
+  const made = typeof result === 'object' && result !== null ? madeTexts.get(result) : undefined;
+  if (made !== undefined && made.as === (as ?? 'json')) {
+    return made.text;
+  }
   const json = jsonOf(result);
   const body = as === 'toon' ? encode(toonView(JSON.parse(json)) as Parameters<typeof encode>[0]) : json;
   return carriesEvents(result) ? `${DATA_NOTICE}\n${body}` : body;

@@ -5,13 +5,34 @@ import type { CalendarHandle } from './access.ts';
 /** Google answers free/busy for at most 50 calendars per query. */
 const CALENDARS_PER_QUERY = 50;
 
-/** The handles in groups that one upstream free/busy query can answer: same connection, ≤ 50. */
+/**
+ * Whether Calgate's own account sees only some of a calendar's details (it reads the calendar,
+ * or sees only its free/busy): private events then show as times alone, without whether they are
+ * free or declined, or how they repeat.
+ */
+export function detailsHidden(handle: Pick<CalendarHandle, 'calendar'>): boolean {
+  return handle.calendar.accessRole === 'reader' || handle.calendar.accessRole === 'freeBusyReader';
+}
+
+/**
+ * Whether a free/busy query must ask the calendar system itself rather than a copy of it: a copy
+ * of a calendar whose details are hidden cannot tell which of its private events are busy.
+ */
+export function needsUpstreamFreeBusy(handle: Pick<CalendarHandle, 'calendar'>): boolean {
+  return detailsHidden(handle);
+}
+
+/**
+ * The handles in groups that one upstream free/busy query can answer: same connection, ≤ 50;
+ * calendars that must be asked upstream (needsUpstreamFreeBusy) apart from the others.
+ */
 export function freeBusyBatches(handles: readonly CalendarHandle[]): CalendarHandle[][] {
   const byConnection = new Map<string, CalendarHandle[]>();
   for (const handle of handles) {
-    const group = byConnection.get(handle.calendar.connectionId) ?? [];
+    const key = `${handle.calendar.connectionId}${needsUpstreamFreeBusy(handle) ? '\u0000upstream' : ''}`;
+    const group = byConnection.get(key) ?? [];
     group.push(handle);
-    byConnection.set(handle.calendar.connectionId, group);
+    byConnection.set(key, group);
   }
   const out: CalendarHandle[][] = [];
   for (const group of byConnection.values()) {
@@ -41,4 +62,12 @@ export function busyIntervalsOf(
     out.push({ start, end });
   }
   return out;
+}
+
+/** The older of two syncs an answer reflects (RFC 3339 UTC, so they compare as strings). */
+export function oldestSync(current: string | undefined, next: string | undefined): string | undefined {
+  if (next === undefined) {
+    return current;
+  }
+  return current === undefined || next < current ? next : current;
 }

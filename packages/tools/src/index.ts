@@ -48,7 +48,7 @@ export { Insiders } from './firewall/insiders.ts';
 export { CachedScreener } from './firewall/screen-cache.ts';
 export { detectorScreener, type Screener } from './firewall/screener.ts';
 export { screenText } from './firewall.ts';
-export { eventTable, formatText, jsonOf, toonView } from './format.ts';
+export { eventTable, formatText, jsonOf, rememberAnswer, toonView } from './format.ts';
 export {
   type ConfirmationStore,
   type ConfirmationUse,

@@ -1,7 +1,8 @@
 import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { formatText, jsonOf, rememberAnswer } from '../src/format.ts';
 import { CpuPool } from '../src/index.ts';
-import { expandInstances } from '../src/tools/availability/expansion.ts';
+import { expandInstances, expansionToon } from '../src/tools/availability/expansion.ts';
 
 describe('CpuPool: CPU-bound work in worker threads', () => {
   const request = {
@@ -12,6 +13,45 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
     count: 3,
     exdates: [],
   };
+
+  it('makes the whole expand_rrule answer once: the result, its JSON and its text', async () => {
+    const pool = new CpuPool(1);
+    try {
+      const large = { ...request, rrule: 'FREQ=DAILY', count: 5_000 };
+      for (const format of ['json', 'toon'] as const) {
+        const answer = await pool.run('expandRruleAnswer', { request: large, format });
+        const expected = { timeZone: large.timeZone, ...expandInstances(large) };
+        expect(answer.result).toEqual(expected);
+        expect(answer.json).toBe(JSON.stringify(expected));
+        expect(answer.text).toBe(formatText(expected, format));
+        // Remembered, the answer's JSON and text are not made again on this thread.
+        rememberAnswer(answer.result, answer.json, format, answer.text);
+        expect(jsonOf(answer.result)).toBe(answer.json);
+        expect(formatText(answer.result, format)).toBe(answer.text);
+      }
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('writes the TOON of an expansion exactly as the general encoder does', () => {
+    const cases = [
+      { ...request, count: 3 },
+      { ...request, rrule: 'FREQ=DAILY', count: 2_000, timeZone: 'UTC' },
+      // Off the rule: warnings follow the table.
+      { ...request, rrule: 'FREQ=WEEKLY;BYDAY=TU', count: 4 },
+      { ...request, rrule: 'FREQ=DAILY;COUNT=2', count: 5 },
+      {
+        ...request,
+        rrule: 'FREQ=DAILY;COUNT=3',
+        exdates: ['2026-03-23T09:00:00', '2026-03-24T09:00:00', '2026-03-25T09:00:00'],
+      },
+    ];
+    for (const input of cases) {
+      const result = { timeZone: input.timeZone, ...expandInstances(input) };
+      expect(expansionToon(result)).toBe(formatText(result, 'toon'));
+    }
+  });
 
   it('answers exactly what the in-process expansion answers, across the DST change', async () => {
     const pool = new CpuPool(2);

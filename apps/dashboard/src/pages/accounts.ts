@@ -1,7 +1,7 @@
 import { api } from '../api.ts';
 import { confirmDialog, h, notice } from '../dom.ts';
 import { caldavSection } from './caldav-account.ts';
-import { accountName, reauthBanner, statusBadge } from './overview.ts';
+import { accountName, providerName, reauthBanner, reconnectUrl, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
 interface Connection {
@@ -17,6 +17,12 @@ interface Connection {
 }
 
 interface GoogleStatus {
+  configured: boolean;
+  reason?: string;
+  fix?: string;
+}
+
+interface MicrosoftStatus {
   configured: boolean;
   reason?: string;
   fix?: string;
@@ -84,16 +90,94 @@ function connectForm(google: GoogleStatus): HTMLElement {
   );
 }
 
-/** The read-only badge and "Allow writing" of a Google account Calgate may only read. */
+/**
+ * "Connect Microsoft": a plain GET form, so the browser itself goes to Microsoft's sign-in and
+ * back. Off (and visibly disabled, with what to set) without an app registration.
+ */
+function microsoftForm(microsoft: MicrosoftStatus): HTMLElement {
+  const off = !microsoft.configured;
+  const scopes = h(
+    'select',
+    { id: 'microsoft-access', name: 'microsoft', disabled: off },
+    h('option', { value: 'read' }, 'Read only (Calendars.Read)'),
+    h('option', { value: 'write' }, 'Read and write (Calendars.ReadWrite)'),
+  );
+  const access = h(
+    'select',
+    { id: 'microsoft-grants', name: 'access', disabled: off },
+    h('option', { value: 'write' }, 'Read and write (where Calgate and the account may write)'),
+    h('option', { value: 'read' }, 'Read only'),
+    h('option', { value: 'none' }, 'No access yet (set it in Permissions)'),
+  );
+  const account = h('input', {
+    id: 'microsoft-account',
+    name: 'account',
+    type: 'email',
+    autocomplete: 'email',
+    placeholder: 'ann@contoso.com',
+    disabled: off,
+  });
+  const explanation = off
+    ? h(
+        'div',
+        { class: 'notice error', id: 'microsoft-not-configured', role: 'note' },
+        h('p', {}, microsoft.reason ?? 'Microsoft is not configured on this Calgate.'),
+        h(
+          'p',
+          {},
+          microsoft.fix ?? 'Set MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET and restart Calgate.',
+        ),
+      )
+    : h(
+        'p',
+        { class: 'muted' },
+        'Microsoft 365 (work or school) and Outlook.com accounts. Calgate also asks to read your profile (User.Read) and to stay connected (offline_access).',
+      );
+  return h(
+    'form',
+    { class: 'card', method: 'get', action: '/oauth/microsoft/start' },
+    h('h2', {}, 'Connect a Microsoft 365 or Outlook account'),
+    h('label', { for: 'microsoft-access' }, 'Microsoft permission'),
+    scopes,
+    h('label', { for: 'microsoft-grants' }, 'Existing API keys get'),
+    access,
+    h('label', { for: 'microsoft-account' }, 'Account to sign in as (optional)'),
+    account,
+    explanation,
+    h(
+      'div',
+      { class: 'row' },
+      h(
+        'button',
+        {
+          type: 'submit',
+          disabled: off,
+          ...(off ? { 'aria-describedby': 'microsoft-not-configured' } : {}),
+        },
+        'Connect Microsoft',
+      ),
+    ),
+  );
+}
+
+/** The read-only badge and "Allow writing" of an account Calgate may only read. */
 function readOnlyNotice(connection: Connection, name: string): HTMLElement | null {
-  if (connection.provider !== 'google' || connection.writable !== false) {
+  if (
+    (connection.provider !== 'google' && connection.provider !== 'microsoft') ||
+    connection.writable !== false
+  ) {
     return null;
   }
+  // Microsoft has no incremental consent for a narrower grant: writing is a reconnect asking Calendars.ReadWrite.
+  const href =
+    connection.provider === 'microsoft'
+      ? `${reconnectUrl(connection)}&microsoft=write`
+      : upgradeUrl(connection);
   return h(
     'p',
     { class: 'notice warning' },
     'Calgate has read-only access to this account: no key can write to its calendars. ',
-    h('a', { href: upgradeUrl(connection), class: 'button' }, `Allow writing for ${name}`),
+    h('a', { href, class: 'button' }, `Allow writing for ${name}`),
   );
 }
 
@@ -159,19 +243,28 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           name,
           ' ',
           statusBadge(connection.status),
-          connection.provider === 'google' && connection.writable === false
+          connection.writable === false && connection.provider !== 'local'
             ? [' ', h('span', { class: 'badge read-only' }, 'read-only')]
             : null,
         ),
+        connection.provider === 'local'
+          ? null
+          : h('span', { class: 'muted provider' }, providerName(connection.provider)),
       ),
       connection.status === 'needs_reauth'
         ? h(
             'p',
             { class: 'notice error' },
-            'Google no longer accepts this account’s token. ',
+            `${providerName(connection.provider)} no longer accepts this account’s token. `,
             h(
               'a',
-              { href: startUrl('none', connection.writable === false ? 'read' : 'write'), class: 'button' },
+              {
+                href:
+                  connection.provider === 'microsoft'
+                    ? reconnectUrl(connection)
+                    : startUrl('none', connection.writable === false ? 'read' : 'write'),
+                class: 'button',
+              },
               `Reconnect ${name}`,
             ),
           )
@@ -201,9 +294,13 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           ),
     );
   }
-  const google = await api<GoogleStatus>('GET', '/google/status');
+  const [google, microsoft] = await Promise.all([
+    api<GoogleStatus>('GET', '/google/status'),
+    api<MicrosoftStatus>('GET', '/microsoft/status'),
+  ]);
   root.append(
     connectForm(google),
+    microsoftForm(microsoft),
     await serviceAccountSection(load),
     caldavSection(load),
     status,

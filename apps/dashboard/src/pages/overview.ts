@@ -35,8 +35,20 @@ export function statusBadge(status: string): HTMLElement {
   return h('span', { class: `badge ${status}` }, status.replace('_', ' '));
 }
 
+/** Who issued an account's token, as the person knows them. */
+export function providerName(provider: string): string {
+  return provider === 'microsoft' ? 'Microsoft' : provider === 'google' ? 'Google' : provider;
+}
+
+/** Where an account that needs reconnecting is reconnected: its own provider's consent. */
+export function reconnectUrl(account: { id: string; provider: string }): string {
+  return account.provider === 'microsoft'
+    ? `/oauth/microsoft/start?reconnect=${encodeURIComponent(account.id)}`
+    : '/oauth/google/start?access=none';
+}
+
 /**
- * A banner naming the accounts Google no longer accepts, each with its reconnect link; null when
+ * A banner naming the accounts their provider (Google, Microsoft) no longer accepts, each with its reconnect link; null when
  * every account is fine.
  */
 export function reauthBanner(
@@ -46,6 +58,8 @@ export function reauthBanner(
   if (broken.length === 0) {
     return null;
   }
+  const providers = [...new Set(broken.map((account) => providerName(account.provider)))];
+  const who = providers.length === 1 ? providers[0] : 'their providers';
   return h(
     'section',
     { class: 'card notice error reauth-banner', role: 'alert' },
@@ -53,8 +67,8 @@ export function reauthBanner(
       'p',
       {},
       broken.length === 1
-        ? 'An account needs reconnecting: Google no longer accepts its token, so its calendars cannot be reached.'
-        : `${broken.length} accounts need reconnecting: Google no longer accepts their tokens, so their calendars cannot be reached.`,
+        ? `An account needs reconnecting: ${who} no longer accepts its token, so its calendars cannot be reached.`
+        : `${broken.length} accounts need reconnecting: ${who} no longer ${providers.length === 1 ? 'accepts' : 'accept'} their tokens, so their calendars cannot be reached.`,
     ),
     h(
       'ul',
@@ -63,11 +77,7 @@ export function reauthBanner(
         h(
           'li',
           {},
-          h(
-            'a',
-            { href: '/oauth/google/start?access=none', class: 'button' },
-            `Reconnect ${accountName(account)}`,
-          ),
+          h('a', { href: reconnectUrl(account), class: 'button' }, `Reconnect ${accountName(account)}`),
         ),
       ),
     ),
@@ -160,7 +170,12 @@ async function onboarding(overview: Overview): Promise<HTMLElement> {
             {},
             `${overview.calendars.length} calendar${overview.calendars.length === 1 ? '' : 's'} ready.`,
           )
-        : h('p', {}, h('a', { href: '/accounts' }, 'Connect a Google account'), ' or add a calendar.'),
+        : h(
+            'p',
+            {},
+            h('a', { href: '/accounts' }, 'Connect a Google or Microsoft account'),
+            ' or add a calendar.',
+          ),
     ),
     h(
       'li',
@@ -232,7 +247,13 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
     h('div', { class: 'grid' }, configs),
     h('h2', {}, 'Accounts'),
     overview.accounts.length === 0
-      ? h('p', {}, 'No accounts yet. ', h('a', { href: '/accounts' }, 'Connect a Google account'), '.')
+      ? h(
+          'p',
+          {},
+          'No accounts yet. ',
+          h('a', { href: '/accounts' }, 'Connect a Google or Microsoft account'),
+          '.',
+        )
       : h(
           'ul',
           { class: 'plain' },

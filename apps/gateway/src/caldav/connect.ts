@@ -6,7 +6,8 @@
 import { CalgateError, isCalgateError } from '@calgate/core';
 import { type CaldavAccount, CaldavClient } from '@calgate/providers';
 import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
-import type { ConnectResult, GoogleConnections, GrantChoice } from '../google/service.ts';
+import type { ConnectResult, GrantChoice } from '../connections/record.ts';
+import type { GoogleConnections } from '../google/service.ts';
 import type { CaldavSecret } from './accounts.ts';
 
 export interface CaldavLogin {

@@ -2,9 +2,11 @@ import type { Database } from '@calgate/store';
 import { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import { connectCaldav } from '../caldav/connect.ts';
 import type { Config } from '../config.ts';
+import type { ConnectResult } from '../connections/record.ts';
 import { GoogleProviders } from '../google/providers.ts';
 import { GoogleConnections } from '../google/service.ts';
 import { createLogger } from '../logger.ts';
+import { MicrosoftConnections, microsoftSetup } from '../microsoft/connect.ts';
 import { googleSetup, loadSecretBox } from '../runtime.ts';
 import { type Io, print, required, resolveTenant, UsageError, type Values } from './common.ts';
 
@@ -56,7 +58,10 @@ async function caldavPassword(io: Io): Promise<string> {
   });
 }
 
-/** `calgate connect google …`, `calgate connect google-service-account …` and `calgate connect caldav …`. */
+/**
+ * `calgate connect google …`, `calgate connect google-service-account …`,
+ * `calgate connect microsoft …` and `calgate connect caldav …`: one shape of answer for every provider.
+ */
 export async function connectCommand(
   db: Database,
   config: Config,
@@ -83,6 +88,22 @@ export async function connectCommand(
   const box = await loadSecretBox(config, embedded);
   const connections = new ConnectionRepository(db.prisma, box);
   const log = createLogger('silent');
+  if (command === 'connect microsoft') {
+    const microsoft = new MicrosoftConnections(
+      microsoftSetup(config),
+      connections,
+      tenancy,
+      log,
+      () => {},
+      new ApiKeyRepository(db.prisma),
+    );
+    const refreshToken = values['refresh-token'];
+    if (refreshToken === undefined || refreshToken === '') {
+      throw new UsageError('--refresh-token is required.');
+    }
+    printConnected(io, values, await microsoft.connectOAuth(tenantId, { refreshToken }, choice));
+    return;
+  }
   const google = new GoogleConnections(
     new GoogleProviders(await googleSetup(config), connections, log, () => {}),
     connections,
@@ -91,7 +112,7 @@ export async function connectCommand(
     () => {},
     new ApiKeyRepository(db.prisma),
   );
-  let result: Awaited<ReturnType<GoogleConnections['connectOAuth']>>;
+  let result: ConnectResult;
   if (command === 'connect caldav') {
     const url = values.url?.trim();
     const username = values.username;
@@ -134,11 +155,14 @@ export async function connectCommand(
   } else {
     result = await google.connectServiceAccountCalendar(tenantId, required(values, 'calendar'), choice);
   }
+  printConnected(io, values, result);
+}
+
+function printConnected(io: Io, values: Values, result: ConnectResult): void {
   print(
     io,
     values.json,
     result,
     `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail} (${result.connectionId}): ${result.calendars.map((c) => `${c.id} ${c.summary}`).join(', ')}`,
   );
-  return;
 }

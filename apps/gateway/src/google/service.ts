@@ -1,56 +1,40 @@
 import { CalgateError } from '@calgate/core';
 import { GoogleOAuth, grantsWrite, parseScopes } from '@calgate/providers';
-import type {
-  ApiKeyRepository,
-  CalendarRecord,
-  ConnectionRepository,
-  GrantAccess,
-  TenancyRepository,
-} from '@calgate/store';
+import type { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Logger } from 'pino';
+import {
+  CalendarRecorder,
+  type ConnectResult,
+  type DiscoveredCalendar,
+  type GrantChoice,
+} from '../connections/record.ts';
 import type { ConnectionMirror } from '../mirror/lifecycle.ts';
 import type { GoogleProviders } from './providers.ts';
 
-/** A calendar found on an account, as a connect records it. */
-export interface RecordedCalendar {
-  externalId: string;
-  summary: string;
-  description?: string;
-  timeZone: string;
-  primary: boolean;
-  accessRole: string;
-}
-
-export interface GrantChoice {
-  access: GrantAccess;
-  /** Keys to grant; empty means every live key of the tenant. */
-  keyIds: readonly string[];
-}
-
-export interface ConnectResult {
-  connectionId: string;
-  accountEmail: string;
-  reconnected: boolean;
-  /** The scopes Google granted, as stored on the connection (empty when unknown). */
-  scopes: string[];
-  /** Whether the connection may write at all (see connectionWritable). */
-  writable: boolean;
-  calendars: { id: string; summary: string; externalId: string; created: boolean }[];
-}
+export {
+  type ConnectResult,
+  cappedRole,
+  type GrantChoice,
+} from '../connections/record.ts';
 
 /**
  * Whether Calgate may write through a connection: service accounts ask for full access; an OAuth
  * connection only when Google granted a write scope. Unknown scopes (an account connected from a
  * token whose answer did not list them) count as write, as every connection did before scopes
- * were recorded; Google still refuses what the token does not cover.
+ * were recorded; the provider still refuses what the token does not cover.
  */
-export function connectionWritable(connection: { auth: string; scopes: readonly string[] }): boolean {
-  return connection.auth !== 'oauth' || connection.scopes.length === 0 || grantsWrite(connection.scopes);
-}
-
-/** A calendar's role as Calgate may use it: a read-only connection reads even where the account owns. */
-export function cappedRole(accessRole: string, writable: boolean): string {
-  return writable || (accessRole !== 'owner' && accessRole !== 'writer') ? accessRole : 'reader';
+export function connectionWritable(connection: {
+  provider?: string;
+  auth: string;
+  scopes: readonly string[];
+}): boolean {
+  if (connection.auth !== 'oauth' || connection.scopes.length === 0) {
+    return true;
+  }
+  // A Microsoft connection writes with Calendars.ReadWrite (Graph answers scopes without its prefix).
+  return connection.provider === 'microsoft'
+    ? connection.scopes.some((scope) => /(^|\/)Calendars\.ReadWrite(\.Shared)?$/i.test(scope))
+    : grantsWrite(connection.scopes);
 }
 
 /**
@@ -60,11 +44,10 @@ export function cappedRole(accessRole: string, writable: boolean): string {
 export class GoogleConnections {
   readonly #providers: GoogleProviders;
   readonly #connections: ConnectionRepository;
-  readonly #tenancy: TenancyRepository;
   readonly #log: Logger;
   readonly #changed: () => void;
-  readonly #keys: ApiKeyRepository;
   readonly #mirror: ConnectionMirror | undefined;
+  readonly #calendars: CalendarRecorder;
 
   /**
    * With `keys`, connecting an account also makes its primary calendar the default of the keys
@@ -83,11 +66,10 @@ export class GoogleConnections {
   ) {
     this.#providers = providers;
     this.#connections = connections;
-    this.#tenancy = tenancy;
     this.#log = log;
     this.#changed = onChange;
-    this.#keys = keys;
     this.#mirror = mirror;
+    this.#calendars = new CalendarRecorder({ tenancy, keys, log, onChange, mirror });
   }
 
   /** Whether an OAuth client is configured (GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET). */
@@ -141,7 +123,7 @@ export class GoogleConnections {
     const provider = this.#providers.forConnection(tenantId, connection.id, 'oauth', connection.accountEmail);
     const writable = connectionWritable(connection);
     const discovered = await provider.listCalendars();
-    const result = await this.#record(tenantId, connection.id, discovered, choice, writable);
+    const result = await this.#calendars.record(tenantId, connection.id, discovered, choice, writable);
     this.#log.info(
       { tenantId, connectionId: connection.id, calendars: result.length, reconnected, writable },
       'Google account connected',
@@ -214,7 +196,7 @@ export class GoogleConnections {
       accountEmail: (key?.client_email ?? 'service-account').toLowerCase(),
       auth: 'service_account',
     });
-    const calendars = await this.#record(tenantId, connection.id, [info], choice, true);
+    const calendars = await this.#calendars.record(tenantId, connection.id, [info], choice, true);
     return {
       connectionId: connection.id,
       accountEmail: connection.accountEmail,
@@ -267,67 +249,10 @@ export class GoogleConnections {
   recordCalendars(
     tenantId: string,
     connectionId: string,
-    discovered: RecordedCalendar[],
+    discovered: readonly DiscoveredCalendar[],
     choice: GrantChoice,
     writable: boolean,
   ): Promise<ConnectResult['calendars']> {
-    return this.#record(tenantId, connectionId, discovered, choice, writable);
-  }
-
-  async #record(
-    tenantId: string,
-    connectionId: string,
-    discovered: RecordedCalendar[],
-    choice: GrantChoice,
-    writable: boolean,
-  ): Promise<ConnectResult['calendars']> {
-    // Capping the role is what keeps Write off a read-only connection's calendars everywhere
-    // (matrix, consent, grants): they all read the stored role.
-    const visible = discovered
-      .filter((calendar) => calendar.accessRole !== 'freeBusyReader')
-      .map((calendar) => ({ ...calendar, accessRole: cappedRole(calendar.accessRole, writable) }));
-    const { created, calendars } = await this.#tenancy.syncCalendars(tenantId, connectionId, visible);
-    const fresh = new Set(created);
-    if (choice.access !== 'none') {
-      const toGrant: CalendarRecord[] = calendars.filter((calendar) => fresh.has(calendar.id));
-      await this.#tenancy.grantCalendars(tenantId, toGrant, choice.access, choice.keyIds);
-    }
-    await this.#adoptPrimary(tenantId, calendars);
-    this.#changed();
-    // Gateways only queue: a worker runs the sync (and a failed enqueue is caught by its planner,
-    // which syncs never-synced calendars on its next pass).
-    await this.#mirror
-      ?.calendarsFound(
-        tenantId,
-        calendars.map((calendar) => ({ id: calendar.id, created: fresh.has(calendar.id) })),
-      )
-      .catch((error: unknown) => {
-        this.#log.warn({ err: error, connectionId }, 'mirror syncs could not be queued; the planner will');
-      });
-    return calendars.map((calendar) => ({
-      id: calendar.id,
-      summary: calendar.summary,
-      externalId: calendar.externalId,
-      created: fresh.has(calendar.id),
-    }));
-  }
-
-  /**
-   * "Add a call at 10:00" must land in a calendar the person sees. Until a Google account is
-   * connected, a first-run key writes to the local calendar Calgate created on first start (the
-   * primary calendar of the tenant's local account); once the account's primary calendar is
-   * connected, keys that can read it and have no default, or still that first-run calendar, take
-   * it as their default. A default a person chose (any other calendar) is left alone. A calendar
-   * a service account reaches is shared with it, never its primary, so that path changes nothing.
-   */
-  async #adoptPrimary(tenantId: string, calendars: readonly CalendarRecord[]): Promise<void> {
-    const primary = calendars.find((calendar) => calendar.primary && calendar.enabled);
-    if (primary === undefined) {
-      return;
-    }
-    const keyIds = await this.#keys.adoptDefaultCalendar(tenantId, primary.id);
-    if (keyIds.length > 0) {
-      this.#log.info({ tenantId, calendarId: primary.id, keys: keyIds.length }, 'default calendar set');
-    }
+    return this.#calendars.record(tenantId, connectionId, discovered, choice, writable);
   }
 }

@@ -6,6 +6,11 @@ import { connectCaldav } from '../caldav/connect.ts';
 import { GOOGLE_SETUP_DOCS } from '../google/pages.ts';
 import type { GoogleProviders } from '../google/providers.ts';
 import { connectionWritable, type GoogleConnections } from '../google/service.ts';
+import {
+  MICROSOFT_NOT_CONFIGURED,
+  type MicrosoftConnections,
+  microsoftSetupFix,
+} from '../microsoft/connect.ts';
 import type { SessionManager } from '../session.ts';
 import { parse } from './api/deps.ts';
 import type { DashboardGuard } from './api/guard.ts';
@@ -14,6 +19,7 @@ import { registerSchedulerRoutes, type SchedulerApiDeps } from './api/scheduler.
 export interface DashboardApiDeps extends SchedulerApiDeps {
   sessions: SessionManager;
   google: GoogleConnections;
+  microsoft: MicrosoftConnections;
   googleProviders: GoogleProviders;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
@@ -88,9 +94,23 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
     };
   });
 
+  /** What the Accounts page offers: Connect Microsoft only when an app registration is configured. */
+  app.get('/api/v1/microsoft/status', async (request) => {
+    await session(request);
+    const configured = deps.microsoft.configured();
+    return {
+      configured,
+      ...(configured ? {} : { reason: MICROSOFT_NOT_CONFIGURED, fix: microsoftSetupFix(deps.publicUrl) }),
+    };
+  });
+
   app.delete<{ Params: { id: string } }>('/api/v1/connections/:id', async (request) => {
     const { tenantId } = await session(request);
-    const result = await deps.google.disconnect(tenantId, request.params.id);
+    const connection = await deps.connections.get(tenantId, request.params.id);
+    const result =
+      connection?.provider === 'microsoft'
+        ? await deps.microsoft.disconnect(tenantId, request.params.id)
+        : await deps.google.disconnect(tenantId, request.params.id);
     return { id: request.params.id, removed: true, tokenRevoked: result.revoked };
   });
 

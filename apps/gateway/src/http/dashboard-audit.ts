@@ -32,6 +32,7 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/grants/bulk': 'grants.bulk',
   'PATCH /api/v1/calendars/:id': 'calendar.update',
   'GET /oauth/google/callback': 'account.connect',
+  'GET /oauth/microsoft/callback': 'account.connect',
   'POST /api/v1/connections/service-account': 'account.connect',
   'DELETE /api/v1/connections/:id': 'account.disconnect',
   'POST /api/v1/invitations': 'member.invite',
@@ -183,7 +184,7 @@ function outcomeOf(status: number): AuditRecord['outcome'] {
 
 /**
  * Records dashboard actions in the audit log beside tool calls, from one place: every
- * state-changing /api/v1 route and the Google connection callback, named through a table of
+ * state-changing /api/v1 route and the Google and Microsoft connection callbacks, named through a table of
  * routes. The actor is read before the handler (a sign-out ends the session it acts with), the
  * error text from the answer, and the row is written once the answer is sent. Requests without a
  * session are not recorded (they belong to no tenant), except sign-up and sign-in: a successful

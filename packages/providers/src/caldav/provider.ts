@@ -430,7 +430,7 @@ export class CaldavCalendarProvider implements CalendarProvider {
     return mergeBusy(busy, window);
   }
 
-  /** Free/busy read from the server (a mirror answers it from its copy with `busyOf`). */
+  /** Free/busy read from the server (a mirror of the calendar answers from its copy). */
   async freeBusy(
     calendars: readonly CalendarRef[],
     timeMin: string,

@@ -10,11 +10,12 @@ import type {
   EventInput,
   EventPage,
   EventPatch,
+  FreeBusyOptions,
   FreeBusyResult,
   ListEventsQuery,
   WriteOptions,
 } from '../types.ts';
-import { busyIntervals } from './busy.ts';
+import { busyEventsOf } from './busy.ts';
 import { reconcileExceptions } from './exceptions.ts';
 import { alreadyDeleted, changed, exceptionRow, type Instance, patchFields } from './instances.ts';
 import { decodePageToken, encodePageToken } from './page-token.ts';
@@ -388,12 +389,15 @@ export class LocalCalendarProvider implements CalendarProvider {
     calendars: readonly CalendarRef[],
     timeMin: string,
     timeMax: string,
+    _signal?: AbortSignal,
+    options: FreeBusyOptions = {},
   ): Promise<FreeBusyResult[]> {
     const window = freeBusyWindow(timeMin, timeMax);
     return Promise.all(
       calendars.map(async (calendar): Promise<FreeBusyResult> => {
         try {
-          return { calendarId: calendar.id, busy: await this.#busy(calendar, window) };
+          const { busy, events } = await this.#busy(calendar, window);
+          return { calendarId: calendar.id, busy, ...(options.withEvents === true ? { events } : {}) };
         } catch (error) {
           if (!isCalgateError(error)) {
             throw error;
@@ -408,8 +412,17 @@ export class LocalCalendarProvider implements CalendarProvider {
     const from = new Date(window.from);
     const to = new Date(window.to);
     const rows = await this.#windowRows(calendar, { timeMin: from, timeMax: to, showDeleted: false });
-    const events = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
-    return mergeBusy(busyIntervals(events, calendar.timeZone), window);
+    const listed = this.#expand(rows, calendar, from, to, MAX_INSTANCES, false);
+    const events = busyEventsOf(listed, calendar.timeZone)
+      .filter((event) => event.start < window.to && event.end > window.from)
+      .sort((a, b) => a.start - b.start || a.end - b.end);
+    return {
+      busy: mergeBusy(
+        events.map((event) => [event.start, event.end] as const),
+        window,
+      ),
+      events,
+    };
   }
 
   /** Reads the sentence in the calendar's zone (see parseQuickAdd in @calgate/core) and inserts it. */

@@ -11,14 +11,14 @@
  * answers, as before; a calendar never synced gets its first sync queued.
  *
  * Writes go to the upstream and their answers into the mirror at once (write-through), so a read
- * right after a write sees it. Free/busy, quick add, colours and single-event fetches of ids the
- * mirror does not hold stay with the upstream, and so does any listing that asks for `fresh` data
- * (booking).
+ * right after a write sees it. Free/busy is answered from the mirror under the same rule (see
+ * mirror/busy.ts). Quick add, colours and single-event fetches stay with the upstream, and so do
+ * listings and free/busy that ask for `fresh` data (booking's conflict check).
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
-import { CalgateError, isCalgateError } from '@calgate/core';
+import { CalgateError } from '@calgate/core';
 import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
-import { freeBusyWindow } from '../busy.ts';
+import { freeBusyWindow, type Window } from '../busy.ts';
 import { instanceEtag, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
 import type {
   CalendarEvent,
@@ -28,12 +28,14 @@ import type {
   EventInput,
   EventPage,
   EventPatch,
+  FreeBusyOptions,
   FreeBusyResult,
   ListEventsQuery,
   NewCalendar,
   WriteOptions,
 } from '../types.ts';
 import { MirrorBatches } from './batch.ts';
+import { mirrorBusy } from './busy.ts';
 import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
 import type { MirrorFormat } from './source.ts';
 
@@ -376,41 +378,75 @@ export class MirroredCalendarProvider implements CalendarProvider {
     }
   }
 
-  freeBusy(
+  /**
+   * Busy time from the mirror under the listings' freshness rule (each answer says which sync it
+   * reflects); calendars the mirror cannot answer (not synced yet, the sync failed, too many rows
+   * in the window) and `fresh` queries ask the upstream, in one query.
+   */
+  async freeBusy(
     calendars: readonly CalendarRef[],
     timeMin: string,
     timeMax: string,
     signal?: AbortSignal,
+    options: FreeBusyOptions = {},
   ): Promise<FreeBusyResult[]> {
-    const busyOf = this.#upstream.busyOf?.bind(this.#upstream);
-    if (busyOf === undefined) {
-      return this.#upstream.freeBusy(calendars, timeMin, timeMax, signal);
+    const { fresh: _fresh, ...upstreamOptions } = options;
+    if (options.fresh === true) {
+      return this.#upstream.freeBusy(calendars, timeMin, timeMax, signal, upstreamOptions);
     }
-    // Free/busy computed from events: from the copy, read (and kept fresh) as listings are.
     const window = freeBusyWindow(timeMin, timeMax);
-    return Promise.all(
-      calendars.map(async (calendar): Promise<FreeBusyResult> => {
-        try {
-          const events: CalendarEvent[] = [];
-          let pageToken: string | undefined;
-          do {
-            const page = await this.listEvents(
-              calendar,
-              { timeMin, timeMax, singleEvents: true, maxResults: 2500, ...(pageToken ? { pageToken } : {}) },
-              signal,
-            );
-            events.push(...page.items);
-            pageToken = page.nextPageToken;
-          } while (pageToken !== undefined);
-          return { calendarId: calendar.id, busy: busyOf(events, window) };
-        } catch (error) {
-          if (!isCalgateError(error)) {
-            throw error;
-          }
-          return { calendarId: calendar.id, error: { code: error.code, message: error.message } };
-        }
-      }),
+    const answers = await Promise.all(
+      calendars.map((calendar) => this.#mirrorFreeBusy(calendar, window, options.withEvents === true)),
     );
+    const rest = calendars.filter((_calendar, i) => answers[i] === null);
+    if (rest.length === 0) {
+      return answers as FreeBusyResult[];
+    }
+    const upstream = await this.#upstream.freeBusy(rest, timeMin, timeMax, signal, upstreamOptions);
+    const byId = new Map(upstream.map((result) => [result.calendarId, result]));
+    return calendars.map(
+      (calendar, i) =>
+        answers[i] ??
+        byId.get(calendar.id) ?? {
+          calendarId: calendar.id,
+          error: { code: 'upstream_unavailable', message: 'No free/busy answer for this calendar.' },
+        },
+    );
+  }
+
+  /** One calendar's free/busy from the mirror, or null when the upstream must answer. */
+  async #mirrorFreeBusy(
+    calendar: CalendarRef,
+    window: Window,
+    withEvents: boolean,
+  ): Promise<FreeBusyResult | null> {
+    this.#deps.touch(calendar.id);
+    const fresh = await this.#fresh(calendar);
+    if (!fresh.ok) {
+      this.#deps.onFallback?.(calendar.id, fresh.reason);
+      return null;
+    }
+    const rows = await this.#batch.rows(calendar.id, {
+      timeMin: new Date(window.from - ALL_DAY_SLACK_MS),
+      timeMax: new Date(window.to + ALL_DAY_SLACK_MS),
+      limit: READ_ROWS,
+    });
+    if (rows.length >= READ_ROWS) {
+      this.#deps.onFallback?.(calendar.id, 'window too large for one mirror read');
+      return null;
+    }
+    const answer = mirrorBusy(rows, calendar, window, this.#format);
+    if (answer === null) {
+      this.#deps.onFallback?.(calendar.id, 'events whose details are hidden');
+      return null;
+    }
+    const { busy, events } = answer;
+    return {
+      calendarId: calendar.id,
+      busy,
+      syncedAt: new Date(fresh.syncedAt).toISOString(),
+      ...(withEvents ? { events } : {}),
+    };
   }
 
   colors(signal?: AbortSignal): Promise<ColorPalette> {

@@ -1,8 +1,9 @@
 /** The pure, CPU-bound work a worker thread may do for the tools, by name. */
-import { expandInstances } from '../tools/availability/expansion.ts';
+import { expandInstances, expansionAnswer } from '../tools/availability/expansion.ts';
 
 export const TASKS = {
   expandRrule: expandInstances,
+  expandRruleAnswer: expansionAnswer,
 } as const;
 
 export type TaskName = keyof typeof TASKS;

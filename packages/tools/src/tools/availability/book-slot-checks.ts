@@ -148,6 +148,8 @@ export async function verifyFree(
       new Date(slot.start).toISOString(),
       new Date(slot.end).toISOString(),
       signal,
+      // The mirror never decides a booking: its copy may be a moment behind the upstream.
+      { fresh: true },
     ),
     ledger.overlapping(handle.calendar.id, new Date(slot.start), new Date(slot.end)),
   ]);

@@ -6,12 +6,12 @@
  * never free time.
  */
 import { CalgateError, type ErrorCode, type Interval, mergeIntervals } from '@calgate/core';
-import type { FreeBusyResult } from '@calgate/providers';
+import type { BusyEvent, FreeBusyResult } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
-import type { BookingServices } from '../../catalogue.ts';
-import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
+import type { BookingServices, LedgerBooking } from '../../catalogue.ts';
+import { busyIntervalsOf, freeBusyBatches, needsUpstreamFreeBusy, oldestSync } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
-import { ledgerBusy } from '../bookings/ledger-busy.ts';
+import { ledgerBusy, prefetchLedger } from '../bookings/ledger-busy.ts';
 
 const CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'permission_denied',
@@ -32,11 +32,23 @@ export interface BusyContext {
  * One calendar's busy time in the window, split by source (a confirmed booking counts as its
  * event); or why it could not be read.
  */
-export type CalendarBusy =
-  | { calendarId: string; ok: true; events: Interval[]; holds: Interval[] }
-  | { calendarId: string; ok: false; error: CalgateError };
+export type CalendarBusy = { calendarId: string; ok: true } & BusyAnswer;
 
-function failure(calendarId: string, code: string, message: string): CalendarBusy {
+/**
+ * A calendar's busy time; `named`: the events that make it busy, when the answer was read from
+ * events (a mirror, a local calendar: no second read to name them); `syncedAt`: the mirror's sync.
+ */
+export interface BusyAnswer {
+  calendarId: string;
+  events: Interval[];
+  holds: Interval[];
+  named?: BusyEvent[];
+  syncedAt?: string;
+}
+
+type CalendarBusyOrFailure = CalendarBusy | { calendarId: string; ok: false; error: CalgateError };
+
+function failure(calendarId: string, code: string, message: string): CalendarBusyOrFailure {
   const known = (CODES.has(code) ? code : 'upstream_unavailable') as ErrorCode;
   return {
     calendarId,
@@ -65,13 +77,18 @@ async function holdsOf(context: BusyContext, calendarId: string, window: Interva
   }
 }
 
-/** Busy time of each calendar in `window`, clipped to it and merged, in the order of `handles`. */
+/**
+ * Busy time of each calendar in `window`, clipped to it and merged, in the order of `handles`;
+ * `withEvents` asks providers that read events anyway to name them (see BusyAnswer.named).
+ */
 export async function readBusy(
   handles: readonly CalendarHandle[],
   window: Interval,
   context: BusyContext,
-): Promise<CalendarBusy[]> {
-  const answers = new Map<string, CalendarBusy>();
+  options: { withEvents?: boolean } = {},
+): Promise<CalendarBusyOrFailure[]> {
+  const answers = new Map<string, CalendarBusyOrFailure>();
+  const ledger = prefetchLedger(context.booking, handles, window);
   const timeMin = new Date(window.start).toISOString();
   const timeMax = new Date(window.end).toISOString();
   const clip = (spans: readonly Interval[]) =>
@@ -91,6 +108,10 @@ export async function readBusy(
           timeMin,
           timeMax,
           context.signal,
+          {
+            withEvents: options.withEvents === true,
+            fresh: needsUpstreamFreeBusy(batch[0] as CalendarHandle),
+          },
         );
       } catch (error) {
         if (!(error instanceof CalgateError)) {
@@ -103,14 +124,22 @@ export async function readBusy(
       }
       for (const handle of batch) {
         const id = handle.calendar.id;
-        const events = busyIntervalsOf(results.find((result) => result.calendarId === id));
+        const result = results.find((r) => r.calendarId === id);
+        const events = busyIntervalsOf(result);
         if (!Array.isArray(events)) {
           answers.set(id, failure(id, events.code, events.message));
           continue;
         }
         try {
           const holds = await holdsOf(context, id, window);
-          answers.set(id, { calendarId: id, ok: true, events: clip(events), holds: clip(holds) });
+          answers.set(id, {
+            calendarId: id,
+            ok: true,
+            events: clip(events),
+            holds: clip(holds),
+            ...(result?.events === undefined ? {} : { named: result.events }),
+            ...(result?.syncedAt === undefined ? {} : { syncedAt: result.syncedAt }),
+          });
         } catch (error) {
           if (!(error instanceof CalgateError)) {
             throw error;
@@ -120,7 +149,7 @@ export async function readBusy(
       }
     },
   );
-  await addBookings(handles, window, context, answers, clip);
+  await addBookings(handles, window, context, answers, clip, ledger);
   return handles.map(
     (handle) =>
       answers.get(handle.calendar.id) ??
@@ -133,8 +162,9 @@ async function addBookings(
   handles: readonly CalendarHandle[],
   window: Interval,
   context: BusyContext,
-  answers: Map<string, CalendarBusy>,
+  answers: Map<string, CalendarBusyOrFailure>,
   clip: (spans: readonly Interval[]) => Interval[],
+  prefetched: Promise<LedgerBooking[]> | undefined,
 ): Promise<void> {
   const upstream = new Map<string, Interval[]>();
   for (const answer of answers.values()) {
@@ -143,7 +173,7 @@ async function addBookings(
     }
   }
   try {
-    const booked = await ledgerBusy(context.booking, handles, window, upstream, context.signal);
+    const booked = await ledgerBusy(context.booking, handles, window, upstream, context.signal, prefetched);
     for (const [calendarId, spans] of booked) {
       const answer = answers.get(calendarId);
       if (answer?.ok) {
@@ -170,16 +200,26 @@ export async function busyOrThrow(
   unavailable: readonly { calendarId: string; error: CalgateError }[],
   window: Interval,
   context: BusyContext,
-): Promise<{ calendarId: string; events: Interval[]; holds: Interval[] }[]> {
+  options: { withEvents?: boolean } = {},
+): Promise<BusyAnswer[]> {
   const [first] = unavailable;
   if (first !== undefined) {
     throw first.error;
   }
-  const answers = await readBusy(handles, window, context);
+  const answers = await readBusy(handles, window, context, options);
   return answers.map((answer) => {
     if (!answer.ok) {
       throw answer.error;
     }
     return answer;
   });
+}
+
+/** The oldest mirror sync among the answers (undefined when none came from a mirror). */
+export function syncedAtOf(answers: readonly { syncedAt?: string | undefined }[]): string | undefined {
+  let oldest: string | undefined;
+  for (const answer of answers) {
+    oldest = oldestSync(oldest, answer.syncedAt);
+  }
+  return oldest;
 }

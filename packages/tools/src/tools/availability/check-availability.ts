@@ -2,9 +2,17 @@ import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { rangeOut } from '../../range.ts';
 import { calendarIds } from '../read/common.ts';
-import { busyOrThrow } from './busy.ts';
+import { busyOrThrow, syncedAtOf } from './busy.ts';
 import { nameAllBusy } from './named-busy.ts';
-import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
+import {
+  availabilityWindow,
+  calendarsToRead,
+  callZone,
+  READ_ONLY,
+  range,
+  syncedAtOut,
+  windowInput,
+} from './window.ts';
 
 export const checkAvailability = defineTool({
   name: 'check_availability',
@@ -29,6 +37,7 @@ export const checkAvailability = defineTool({
       )
       .optional()
       .describe('busy: details hidden; hold: booking in progress.'),
+    syncedAt: syncedAtOut,
   }),
   example: {
     calendarIds: ['primary'],
@@ -40,12 +49,14 @@ export const checkAvailability = defineTool({
     const { handles, unavailable } = calendarsToRead(context.access, args.calendarIds);
     const zone = callZone(context.access, args.timeZone, handles);
     const window = availabilityWindow(args, zone, context.now());
-    const answers = await busyOrThrow(handles, unavailable, window, context);
+    const answers = await busyOrThrow(handles, unavailable, window, context, { withEvents: true });
+    const syncedAt = syncedAtOf(answers);
+    const synced = syncedAt === undefined ? {} : { syncedAt };
     const conflicts = (await nameAllBusy(handles, answers, window, context.signal)).map(
       ({ start, end, ...rest }) => ({ ...rangeOut({ start, end }, zone), ...rest }),
     );
     return conflicts.length === 0
-      ? { available: true, timeZone: zone }
-      : { available: false, timeZone: zone, conflicts };
+      ? { available: true, timeZone: zone, ...synced }
+      : { available: false, timeZone: zone, conflicts, ...synced };
   },
 });

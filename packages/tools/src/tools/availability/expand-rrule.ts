@@ -1,12 +1,14 @@
 import { CalgateError, validateTimeZone } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { format, formatText } from '../../format.ts';
+import { format, formatText, rememberAnswer } from '../../format.ts';
 import { timeZoneOut } from '../../local-time.ts';
 import { expandInstances, MAX_EXPANDED } from './expansion.ts';
 import { range } from './window.ts';
 
 const localDateTime = z.string().max(40);
+/** From this many instances an answer is made in a worker thread (where the gateway runs a pool). */
+const OFFLOAD_FROM = 1_000;
 
 export const expandRrule = defineTool({
   name: 'expand_rrule',
@@ -66,9 +68,14 @@ export const expandRrule = defineTool({
       count: args.count,
       exdates: args.exdates ?? [],
     };
-    // Off the event loop where the gateway runs a worker pool; in-process otherwise.
-    const expanded = cpu === undefined ? expandInstances(request) : await cpu.run('expandRrule', request);
-    return { timeZone: zone.value, ...expanded };
+    if (cpu === undefined || args.count < OFFLOAD_FROM) {
+      return { timeZone: zone.value, ...expandInstances(request) };
+    }
+    // A large answer is made whole in a worker thread (the expansion, its JSON and its text,
+    // each once), off the event loop; a small one costs less than the hand-over.
+    const { result, json, text } = await cpu.run('expandRruleAnswer', { request, format: args.format });
+    rememberAnswer(result, json, args.format, text);
+    return result;
   },
   text: (result, args) => formatText(result, args.format),
 });

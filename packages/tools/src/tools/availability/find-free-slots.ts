@@ -3,8 +3,16 @@ import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { rangeOut } from '../../range.ts';
 import { calendarIds } from '../read/common.ts';
-import { busyOrThrow } from './busy.ts';
-import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
+import { busyOrThrow, syncedAtOf } from './busy.ts';
+import {
+  availabilityWindow,
+  calendarsToRead,
+  callZone,
+  READ_ONLY,
+  range,
+  syncedAtOut,
+  windowInput,
+} from './window.ts';
 
 const MINUTE = 60_000;
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const satisfies readonly DayName[];
@@ -36,6 +44,7 @@ export const findFreeSlots = defineTool({
   output: z.object({
     timeZone: z.string(),
     slots: z.array(range.extend({ durationMinutes: z.number() })),
+    syncedAt: syncedAtOut,
   }),
   example: {
     calendarIds: ['primary'],
@@ -66,6 +75,7 @@ export const findFreeSlots = defineTool({
       { start: window.start - buffer, end: window.end + buffer },
       context,
     );
+    const syncedAt = syncedAtOf(answers);
     const busy = answers.flatMap(({ events, holds }) => [...events, ...holds]);
     const slots = freeSlotsOf(window, busy, {
       minDurationMinutes: args.minDurationMinutes,
@@ -78,6 +88,7 @@ export const findFreeSlots = defineTool({
     return {
       timeZone: zone,
       slots: slots.value.map((slot) => ({ ...rangeOut(slot, zone), durationMinutes: slot.durationMinutes })),
+      ...(syncedAt === undefined ? {} : { syncedAt }),
     };
   },
 });

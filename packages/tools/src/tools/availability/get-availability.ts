@@ -4,9 +4,17 @@ import { defineTool } from '../../catalogue.ts';
 import { rangeOut } from '../../range.ts';
 import { calendarErrors } from '../../schemas.ts';
 import { calendarIds, errorsOut } from '../read/common.ts';
-import { readBusy } from './busy.ts';
+import { type BusyAnswer, readBusy, syncedAtOf } from './busy.ts';
 import { nameAllBusy } from './named-busy.ts';
-import { availabilityWindow, calendarsToRead, callZone, READ_ONLY, range, windowInput } from './window.ts';
+import {
+  availabilityWindow,
+  calendarsToRead,
+  callZone,
+  READ_ONLY,
+  range,
+  syncedAtOut,
+  windowInput,
+} from './window.ts';
 
 const MINUTE = 60_000;
 
@@ -45,6 +53,7 @@ export const getAvailability = defineTool({
     calendarsMerged: z.number(),
     privacy: z.enum(['opaque', 'full']),
     unavailableCalendars: calendarErrors,
+    syncedAt: syncedAtOut,
   }),
   example: {
     calendarIds: ['primary', 'Team Berlin'],
@@ -63,10 +72,10 @@ export const getAvailability = defineTool({
     const { handles, unavailable } = calendarsToRead(context.access, args.calendarIds);
     const zone = callZone(context.access, args.timeZone, handles);
     const window = availabilityWindow(args, zone, context.now());
-    const answers = await readBusy(handles, window, context);
+    const answers = await readBusy(handles, window, context, { withEvents: args.privacy === 'full' });
     const failures = [...unavailable];
     const known: Interval[][] = [];
-    const answered: { calendarId: string; events: Interval[]; holds: Interval[] }[] = [];
+    const answered: BusyAnswer[] = [];
     for (const answer of answers) {
       if (answer.ok) {
         answered.push(answer);
@@ -76,6 +85,7 @@ export const getAvailability = defineTool({
       }
     }
     const busy = mergeAvailability(known, args.privacy);
+    const syncedAt = syncedAtOf(answered);
     // Opaque hides which calendars are busy, so only full names what is busy.
     const named = args.privacy === 'full' ? await nameAllBusy(handles, answered, window, context.signal) : [];
     const eventsIn = (block: Interval) =>
@@ -103,6 +113,7 @@ export const getAvailability = defineTool({
       calendarsMerged: known.length,
       privacy: args.privacy,
       ...(failures.length === 0 ? {} : { unavailableCalendars: errorsOut(failures) }),
+      ...(syncedAt === undefined ? {} : { syncedAt }),
     };
   },
 });

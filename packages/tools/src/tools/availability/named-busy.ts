@@ -1,12 +1,13 @@
 /**
- * What makes a calendar busy, by name: free/busy says when, a listing of the same window says
- * which events. An event the key may read is named (id and summary); busy time whose event it
+ * What makes a calendar busy, by name: free/busy says when, and which events, when it was read
+ * from them (a mirror, a local calendar); otherwise a listing of the same window says which. An event the key may read is named (id and summary); busy time whose event it
  * may not see in detail (a private event on a calendar Calgate's account only reads, a calendar
  * it sees only as free/busy, or a listing that failed) is just "busy": no id, no summary.
  */
 import { CalgateError, type Interval } from '@calgate/core';
-import type { CalendarEvent } from '@calgate/providers';
+import type { BusyEvent } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
+import { detailsHidden } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instantOf } from '../write/common.ts';
 import { isBusy } from '../write/conflicts.ts';
@@ -21,14 +22,6 @@ export type BusyItem = Interval & { calendarId: string } & (
 const PAGE = 250;
 /** Events read to name the busy time of one calendar; busy time past them stays "busy". */
 const MAX_NAMED = 2_500;
-
-/**
- * Whether Calgate's own account sees only some of a calendar's details: there, an event listed
- * without a summary is one it may not read (Google lists it with its times only).
- */
-function detailsHidden(handle: CalendarHandle): boolean {
-  return handle.calendar.accessRole === 'reader' || handle.calendar.accessRole === 'freeBusyReader';
-}
 
 /** `spans` minus `cut`, both sorted and merged. */
 function subtract(spans: readonly Interval[], cut: readonly Interval[]): Interval[] {
@@ -52,13 +45,9 @@ function subtract(spans: readonly Interval[], cut: readonly Interval[]): Interva
 }
 
 /** The calendar's events in [start, end) that make time busy, in start order (at most MAX_NAMED). */
-async function busyEvents(
-  handle: CalendarHandle,
-  hull: Interval,
-  signal: AbortSignal,
-): Promise<CalendarEvent[]> {
+async function busyEvents(handle: CalendarHandle, hull: Interval, signal: AbortSignal): Promise<BusyEvent[]> {
   const { provider, ref, calendar } = handle;
-  const out: CalendarEvent[] = [];
+  const out: BusyEvent[] = [];
   let pageToken: string | undefined;
   do {
     const page = await provider.listEvents(
@@ -73,7 +62,16 @@ async function busyEvents(
       },
       signal,
     );
-    out.push(...page.items.filter((event) => isBusy(event, calendar.accountEmail)));
+    for (const event of page.items) {
+      if (isBusy(event, calendar.accountEmail)) {
+        out.push({
+          eventId: event.id,
+          ...(event.summary === undefined ? {} : { summary: event.summary }),
+          start: instantOf(event.start, ref.timeZone),
+          end: instantOf(event.end, ref.timeZone),
+        });
+      }
+    }
     pageToken = page.nextPageToken;
   } while (pageToken !== undefined && out.length < MAX_NAMED);
   return out;
@@ -86,7 +84,7 @@ async function busyEvents(
  */
 export async function nameBusy(
   handle: CalendarHandle,
-  busy: { events: readonly Interval[]; holds: readonly Interval[] },
+  busy: { events: readonly Interval[]; holds: readonly Interval[]; named?: readonly BusyEvent[] | undefined },
   window: Interval,
   signal: AbortSignal,
 ): Promise<BusyItem[]> {
@@ -95,8 +93,8 @@ export async function nameBusy(
   const [first] = busy.events;
   const last = busy.events.at(-1);
   if (first !== undefined && last !== undefined) {
-    let listed: CalendarEvent[] = [];
-    if (handle.calendar.accessRole !== 'freeBusyReader') {
+    let listed: readonly BusyEvent[] = busy.named ?? [];
+    if (busy.named === undefined && handle.calendar.accessRole !== 'freeBusyReader') {
       try {
         listed = await busyEvents(handle, { start: first.start, end: last.end }, signal);
       } catch (error) {
@@ -111,8 +109,8 @@ export async function nameBusy(
       if (hidden && event.summary === undefined) {
         continue;
       }
-      const start = Math.max(instantOf(event.start, handle.ref.timeZone), window.start);
-      const end = Math.min(instantOf(event.end, handle.ref.timeZone), window.end);
+      const start = Math.max(event.start, window.start);
+      const end = Math.min(event.end, window.end);
       // Only where free/busy agrees: a listing can be a moment older than free/busy.
       if (end <= start || !busy.events.some((span) => span.start < end && span.end > start)) {
         continue;
@@ -123,7 +121,7 @@ export async function nameBusy(
         end,
         calendarId,
         kind: 'event',
-        eventId: event.id,
+        eventId: event.eventId,
         ...(event.summary === undefined ? {} : { summary: event.summary }),
       });
     }
@@ -132,13 +130,21 @@ export async function nameBusy(
       items.push({ ...span, calendarId, kind: 'busy' });
     }
   }
-  return items.sort((a, b) => a.start - b.start || a.end - b.end);
+  return items.sort((a, b) => a.start - b.start || a.end - b.end || idOf(a).localeCompare(idOf(b)));
 }
+
+/** Items at the same times sort by event id, so the order does not depend on how they were read. */
+const idOf = (item: BusyItem) => (item.kind === 'event' ? item.eventId : '');
 
 /** `nameBusy` for each calendar that answered, a few listings at a time per account. */
 export async function nameAllBusy(
   handles: readonly CalendarHandle[],
-  answers: readonly { calendarId: string; events: readonly Interval[]; holds: readonly Interval[] }[],
+  answers: readonly {
+    calendarId: string;
+    events: readonly Interval[];
+    holds: readonly Interval[];
+    named?: readonly BusyEvent[] | undefined;
+  }[],
   window: Interval,
   signal: AbortSignal,
 ): Promise<BusyItem[]> {

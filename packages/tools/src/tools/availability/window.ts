@@ -16,6 +16,14 @@ export const windowInput = {
 
 export const range = z.object({ start: z.string(), end: z.string() });
 
+/** Set when busy time was read from Calgate's mirror of some calendars (as list_events says it). */
+export const syncedAtOut = z
+  .string()
+  .optional()
+  .describe(
+    "Set when busy time was read from Calgate's mirror: the oldest sync the answer reflects (changes made upstream after it may be missing).",
+  );
+
 /**
  * The zone a call reads local times in and writes its answer in: the request's `timeZone`
  * (checked), else the key's own, else the zone the calendars share, else the key's default

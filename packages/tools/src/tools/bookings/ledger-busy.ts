@@ -15,9 +15,32 @@ function covered(busy: readonly Interval[], span: Interval): boolean {
 }
 
 /**
+ * The confirmed bookings of every calendar in `window`, read while free/busy is being read (one
+ * round trip fewer on the way to the answer); undefined when booking is not wired. A failure
+ * surfaces where the rows are used (ledgerBusy), not here.
+ */
+export function prefetchLedger(
+  booking: BookingServices | undefined,
+  handles: readonly CalendarHandle[],
+  window: Interval,
+): Promise<LedgerBooking[]> | undefined {
+  if (booking === undefined || handles.length === 0) {
+    return undefined;
+  }
+  const rows = booking.ledger.confirmedIn(
+    handles.map((handle) => handle.calendar.id),
+    new Date(window.start),
+    new Date(window.end),
+  );
+  rows.catch(() => {});
+  return rows;
+}
+
+/**
  * Busy intervals of the confirmed bookings per calendar in `window`, after reconciliation.
  * `upstream` holds the free/busy of the calendars that answered; only those are looked up.
  * Throws `unavailable` when the ledger cannot be read: the calendars' time is then unknown.
+ * `prefetched`: the rows prefetchLedger started for these calendars and window.
  */
 export async function ledgerBusy(
   booking: BookingServices | undefined,
@@ -25,6 +48,7 @@ export async function ledgerBusy(
   window: Interval,
   upstream: ReadonlyMap<string, readonly Interval[]>,
   signal: AbortSignal,
+  prefetched?: Promise<LedgerBooking[]>,
 ): Promise<Map<string, Interval[]>> {
   const out = new Map<string, Interval[]>();
   if (booking === undefined || upstream.size === 0) {
@@ -33,7 +57,10 @@ export async function ledgerBusy(
   const { ledger } = booking;
   const byId = new Map(handles.map((handle) => [handle.calendar.id, handle]));
   try {
-    const rows = await ledger.confirmedIn([...upstream.keys()], new Date(window.start), new Date(window.end));
+    const rows =
+      prefetched === undefined
+        ? await ledger.confirmedIn([...upstream.keys()], new Date(window.start), new Date(window.end))
+        : (await prefetched).filter((row) => upstream.has(row.calendarId));
     const add = (row: LedgerBooking) => {
       const span = { start: row.start.getTime(), end: row.end.getTime() };
       if (span.start < window.end && window.start < span.end) {
@@ -88,6 +115,7 @@ export async function addLedgerBusy(
   window: Interval,
   answers: Map<string, Interval[] | { code: string; message: string }>,
   signal: AbortSignal,
+  prefetched?: Promise<LedgerBooking[]>,
 ): Promise<void> {
   const upstream = new Map<string, Interval[]>();
   for (const [calendarId, answer] of answers) {
@@ -96,7 +124,7 @@ export async function addLedgerBusy(
     }
   }
   try {
-    const booked = await ledgerBusy(booking, handles, window, upstream, signal);
+    const booked = await ledgerBusy(booking, handles, window, upstream, signal, prefetched);
     for (const [calendarId, spans] of booked) {
       answers.set(calendarId, [...(upstream.get(calendarId) ?? []), ...spans]);
     }

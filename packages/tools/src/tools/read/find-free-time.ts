@@ -3,11 +3,18 @@ import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
-import { busyIntervalsOf, freeBusyBatches } from '../../free-busy.ts';
+import { busyIntervalsOf, freeBusyBatches, needsUpstreamFreeBusy, oldestSync } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instantOut } from '../../range.ts';
-import { availabilityWindow, calendarsToRead, callZone, range, windowInput } from '../availability/window.ts';
-import { addLedgerBusy } from '../bookings/ledger-busy.ts';
+import {
+  availabilityWindow,
+  calendarsToRead,
+  callZone,
+  range,
+  syncedAtOut,
+  windowInput,
+} from '../availability/window.ts';
+import { addLedgerBusy, prefetchLedger } from '../bookings/ledger-busy.ts';
 import { calendarIds } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
 
@@ -34,6 +41,7 @@ export const findFreeTime = defineTool({
     unknownCalendars: z.array(z.object({ calendarId: z.string(), code: z.string(), message: z.string() })),
     free: z.array(range),
     unknown: z.array(range).describe('Free on calendars that answered; others did not.'),
+    syncedAt: syncedAtOut,
   }),
   example: {
     timeMin: '2026-04-21T08:00:00-07:00',
@@ -54,6 +62,8 @@ export const findFreeTime = defineTool({
     const timeMax = new Date(span.end).toISOString();
 
     const answers = new Map<string, Span[] | { code: string; message: string }>();
+    let syncedAt: string | undefined;
+    const ledger = prefetchLedger(booking, handles, span);
     for (const { calendarId, error } of unavailable) {
       answers.set(calendarId, { code: error.code, message: error.message });
     }
@@ -69,12 +79,15 @@ export const findFreeTime = defineTool({
             timeMin,
             timeMax,
             signal,
+            { fresh: needsUpstreamFreeBusy(batch[0] as CalendarHandle) },
           );
           for (const handle of batch) {
-            answers.set(
-              handle.calendar.id,
-              busyIntervalsOf(results.find((result) => result.calendarId === handle.calendar.id)),
-            );
+            const result = results.find((r) => r.calendarId === handle.calendar.id);
+            const busy = busyIntervalsOf(result);
+            answers.set(handle.calendar.id, busy);
+            if (Array.isArray(busy)) {
+              syncedAt = oldestSync(syncedAt, result?.syncedAt);
+            }
           }
         } catch (error) {
           if (!(error instanceof CalgateError)) {
@@ -87,7 +100,7 @@ export const findFreeTime = defineTool({
       },
     );
     // Confirmed bookings are busy too, so this agrees with book_slot.
-    await addLedgerBusy(booking, handles, span, answers, signal);
+    await addLedgerBusy(booking, handles, span, answers, signal, ledger);
 
     const show = (ms: number) => instantOut(ms, zone);
     const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));
@@ -117,6 +130,7 @@ export const findFreeTime = defineTool({
       unknownCalendars,
       free: ranges(merged.free),
       unknown: ranges(merged.unknown),
+      ...(syncedAt === undefined ? {} : { syncedAt }),
     };
   },
   text: (result, args) => formatText(result, args.format),

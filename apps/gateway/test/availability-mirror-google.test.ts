@@ -1,0 +1,400 @@
+/**
+ * Availability of Google calendars answered from the mirror, end to end over HTTP with the MCP
+ * SDK client: over randomised calendars in several zones (timed events in their own zones,
+ * all-day events, transparent, declined, cancelled and private events, series with moved and
+ * cancelled occurrences, a calendar shared read-only), find_free_time, find_free_slots (with
+ * working hours), check_availability and get_availability answer from the mirror exactly as
+ * from Google's free/busy, say which sync they reflect, and ask Google nothing. book_slot's
+ * conflict check still asks Google: a mirror a moment behind never decides a booking.
+ *
+ * Two gateways share one database: `gw` syncs (its worker runs in process) and reads from the
+ * mirror with a staleness bound of an hour, so what it shows changes only by its own writes;
+ * `direct` has MIRROR_READS=false and asks Google's free/busy. SEED=<n> replays a run.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CLIENT = { clientId: 'avail-mirror.apps.googleusercontent.com', clientSecret: 'avail-mirror-secret' };
+const ANN = 'ann@example.com';
+const BOB = 'bob@example.com';
+const SEED = Number(process.env.SEED ?? Date.now() % 1_000_000);
+
+/** Calendars and their zones: Ann's own (primary and two more) and Bob's, shared read-only. */
+const CALENDARS = [
+  { id: ANN, owner: ANN, zone: 'America/Los_Angeles' },
+  { id: 'delhi@group.calendar.google.com', owner: ANN, zone: 'Asia/Kolkata' },
+  { id: 'auckland@group.calendar.google.com', owner: ANN, zone: 'Pacific/Auckland' },
+  { id: BOB, owner: BOB, zone: 'Europe/Berlin' },
+];
+const ZONES = [
+  'America/Los_Angeles',
+  'Asia/Kolkata',
+  'Pacific/Auckland',
+  'Europe/Berlin',
+  'America/Sao_Paulo',
+  'UTC',
+];
+/** Five weeks across the DST changes of 2027 (US 14 March, EU 28 March, NZ 4 April). */
+const DAY = 86_400_000;
+const BASE = Date.parse('2027-03-08T00:00:00Z');
+const DAYS = 35;
+
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  return {
+    next,
+    int: (from: number, to: number) => from + Math.floor(next() * (to - from + 1)),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
+    chance: (p: number) => next() < p,
+  };
+}
+type Random = ReturnType<typeof random>;
+
+/** A local wall time in `zone` as Google accepts it: `YYYY-MM-DDTHH:MM:00` with the zone beside it. */
+const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Events of one calendar: single, all-day and recurring, with the flags free/busy reads. */
+function eventsFor(rng: Random, calendar: (typeof CALENDARS)[number], n: number) {
+  const events: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    const zone = rng.pick(ZONES);
+    const startDay = BASE + rng.int(-2, DAYS + 1) * DAY;
+    const extra: Record<string, unknown> = { summary: `E${i} ${calendar.zone}` };
+    if (rng.chance(0.15)) {
+      extra.transparency = 'transparent';
+    }
+    if (rng.chance(0.12)) {
+      extra.attendees = [
+        { email: calendar.id, responseStatus: rng.chance(0.7) ? 'declined' : 'accepted' },
+        { email: 'carol@example.org', responseStatus: 'accepted' },
+      ];
+    }
+    if (rng.chance(0.15)) {
+      extra.visibility = 'private';
+    }
+    const kind = rng.next();
+    if (kind < 0.15) {
+      const start = startDay;
+      events.push({ ...extra, start: { date: day(start) }, end: { date: day(start + rng.int(1, 3) * DAY) } });
+      continue;
+    }
+    const start = startDay + rng.int(0, 95) * 900_000;
+    const end = start + rng.int(1, 16) * 900_000;
+    if (kind < 0.3) {
+      const rule = rng.pick([
+        `RRULE:FREQ=DAILY;COUNT=${rng.int(3, 12)}`,
+        `RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=${rng.int(4, 14)}`,
+        `RRULE:FREQ=WEEKLY;UNTIL=${day(start + 30 * DAY).replace(/-/g, '')}T000000Z`,
+      ]);
+      events.push({
+        ...extra,
+        id: `series${calendar.zone.replace(/[^a-z]/gi, '').toLowerCase()}${i}`,
+        recurrence: [rule],
+        start: { dateTime: wall(start), timeZone: zone },
+        end: { dateTime: wall(end), timeZone: zone },
+      });
+      continue;
+    }
+    // Timed in their own zone, or as an instant with an offset.
+    events.push(
+      rng.chance(0.7)
+        ? {
+            ...extra,
+            start: { dateTime: wall(start), timeZone: zone },
+            end: { dateTime: wall(end), timeZone: zone },
+          }
+        : { ...extra, start: { dateTime: `${wall(start)}Z` }, end: { dateTime: `${wall(end)}Z` } },
+    );
+  }
+  return events;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () => {
+  let emulator: TestEmulator;
+  let gw: TestGateway;
+  let direct: TestGateway;
+  let viaMirror: Client;
+  let viaGoogle: Client;
+  const ids: string[] = [];
+  const rng = random(SEED);
+
+  /** A Calendar API request with the owner's own token: a change made in Google, not through Calgate. */
+  const inGoogle = (owner: string, calendarId: string, method: string, path: string, body?: unknown) =>
+    fetch(`${emulator.url}/calendar/v3/calendars/${encodeURIComponent(calendarId)}/events${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${emulator.admin.issueTokens({ email: owner, scopes: ['https://www.googleapis.com/auth/calendar'] }).access_token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return result.structuredContent as Record<string, unknown>;
+  };
+  const freeBusyQueries = () => emulator.admin.requests().filter((r) => r.op === 'freebusy.query').length;
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator(CLIENT, {
+      accounts: [
+        {
+          email: ANN,
+          timeZone: 'America/Los_Angeles',
+          events: eventsFor(rng, CALENDARS[0] as (typeof CALENDARS)[number], 45),
+          calendars: CALENDARS.slice(1, 3).map((calendar) => ({
+            id: calendar.id,
+            summary: calendar.zone,
+            timeZone: calendar.zone,
+            events: eventsFor(rng, calendar, 45),
+          })),
+        },
+        {
+          email: BOB,
+          timeZone: 'Europe/Berlin',
+          events: eventsFor(rng, CALENDARS[3] as (typeof CALENDARS)[number], 45),
+          shares: [{ email: ANN, role: 'reader' }],
+        },
+      ],
+    });
+    // Changes made in Google: occurrences of series moved or cancelled, single events cancelled.
+    for (const calendar of CALENDARS) {
+      const listed = (await (
+        await inGoogle(calendar.owner, calendar.id, 'GET', '?maxResults=2500')
+      ).json()) as { items: { id: string; recurrence?: string[] }[] };
+      for (const event of listed.items) {
+        if (event.recurrence === undefined) {
+          if (rng.chance(0.1)) {
+            expect((await inGoogle(calendar.owner, calendar.id, 'DELETE', `/${event.id}`)).status).toBe(204);
+          }
+          continue;
+        }
+        const instances = (await (
+          await inGoogle(calendar.owner, calendar.id, 'GET', `/${event.id}/instances`)
+        ).json()) as { items: { id: string; start: { dateTime?: string } }[] };
+        for (const instance of instances.items) {
+          const choice = rng.next();
+          if (choice < 0.15) {
+            expect((await inGoogle(calendar.owner, calendar.id, 'DELETE', `/${instance.id}`)).status).toBe(
+              204,
+            );
+          } else if (choice < 0.3 && instance.start.dateTime !== undefined) {
+            const start = Date.parse(instance.start.dateTime) + rng.int(-8, 8) * 1_800_000;
+            const patched = await inGoogle(calendar.owner, calendar.id, 'PATCH', `/${instance.id}`, {
+              start: { dateTime: new Date(start).toISOString() },
+              end: { dateTime: new Date(start + rng.int(1, 6) * 1_800_000).toISOString() },
+              ...(rng.chance(0.3) ? { transparency: 'transparent' } : {}),
+            });
+            expect(patched.status).toBe(200);
+          }
+        }
+      }
+    }
+
+    const env = { ...emulator.env, ...HIGH_RATE_LIMITS };
+    gw = await startTestGateway({
+      ...env,
+      WORKER_IN_PROCESS: 'true',
+      MIRROR_MAX_STALENESS: '3600',
+      MIRROR_POLL_INTERVAL: '3600',
+    });
+    direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
+    const tenant = await gw.seedTenant('Acme');
+    await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
+    direct.runtime.deps.authenticator.invalidate();
+    viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
+    viaGoogle = await connectClient(direct.mcpUrl, tenant.secret);
+    const listed = (await call(viaGoogle, 'list_calendars', {})).calendars as { id: string }[];
+    ids.push(...listed.map((calendar) => calendar.id));
+    expect(ids).toHaveLength(CALENDARS.length);
+    // The first reads find no mirror (Google answers) and queue the first syncs.
+    const until = Date.now() + 30_000;
+    for (const calendarId of ids) {
+      while ((await call(viaMirror, 'list_events', { calendarId, maxResults: 1 })).syncedAt === undefined) {
+        if (Date.now() > until) {
+          throw new Error('the first syncs did not complete within 30 s');
+        }
+        await sleep(200);
+      }
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await viaMirror?.close();
+    await viaGoogle?.close();
+    await direct?.stop();
+    await gw?.stop();
+    await emulator?.close();
+  });
+
+  /** A random window inside the five weeks (or overlapping their ends), read in a random zone. */
+  const randomWindow = (maxHours: number) => {
+    const start = BASE + rng.int(-1, DAYS) * DAY + rng.int(0, 47) * 1_800_000;
+    const end = start + rng.int(1, maxHours * 2) * 1_800_000;
+    return {
+      timeMin: new Date(start).toISOString(),
+      timeMax: new Date(end).toISOString(),
+      timeZone: rng.pick(ZONES),
+    };
+  };
+
+  /**
+   * The same call through both gateways: equal answers. The mirror's says which sync it reflects
+   * and asked Google nothing, except for Bob's calendar, whose private events Ann sees only as
+   * times (not whether they are free, declined or repeat): only Google's free/busy knows.
+   */
+  const compare = async (name: string, args: Record<string, unknown>) => {
+    const bob = ids[CALENDARS.findIndex((calendar) => calendar.id === BOB)];
+    const own = (args.calendarIds as string[]).filter((id) => id !== bob);
+    const queries = freeBusyQueries();
+    const mirrored = await call(viaMirror, name, args);
+    if (own.length === (args.calendarIds as string[]).length) {
+      expect(freeBusyQueries(), `${name} asked Google's free/busy`).toBe(queries);
+    } else {
+      expect(freeBusyQueries(), `${name} asked Google about Bob's calendar`).toBeGreaterThan(queries);
+    }
+    const google = await call(viaGoogle, name, args);
+    const { syncedAt, ...rest } = mirrored;
+    if (own.length > 0) {
+      expect(typeof syncedAt, `${name} says which sync it reflects`).toBe('string');
+      expect(Date.parse(String(syncedAt))).toBeLessThanOrEqual(Date.now());
+    }
+    expect(google.syncedAt).toBeUndefined();
+    expect(rest, `${name} ${JSON.stringify(args)}`).toEqual(google);
+    return rest;
+  };
+
+  it('find_free_time answers from the mirror exactly as Google does, in every zone', async () => {
+    let busy = 0;
+    for (let i = 0; i < 16; i++) {
+      const answer = await compare('find_free_time', {
+        ...randomWindow(i < 4 ? 24 * 20 : 72),
+        calendarIds: ids,
+        ...(rng.chance(0.5) ? { minDurationMinutes: rng.int(15, 120) } : {}),
+      });
+      busy += (answer.busy as unknown[]).length;
+    }
+    // The calendars are busy somewhere in the windows read: the comparison compared something.
+    expect(busy).toBeGreaterThan(20);
+  });
+
+  it('find_free_slots with working hours and buffers answers as Google does', async () => {
+    for (let i = 0; i < 10; i++) {
+      const { timeZone: _zone, ...window } = randomWindow(24 * 7);
+      await compare('find_free_slots', {
+        ...window,
+        calendarIds: rng.chance(0.5) ? ids : [rng.pick(ids)],
+        minDurationMinutes: rng.pick([15, 30, 60]),
+        workingHours: {
+          days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+          start: rng.pick(['08:00', '09:00', '09:30']),
+          end: rng.pick(['17:00', '18:30']),
+          timeZone: rng.pick(ZONES),
+        },
+        ...(rng.chance(0.5) ? { bufferMinutes: rng.pick([5, 10, 30]) } : {}),
+      });
+    }
+  });
+
+  it('check_availability and get_availability name the same events, hiding what the key may not read', async () => {
+    let named = 0;
+    let hidden = 0;
+    for (let i = 0; i < 12; i++) {
+      const window = randomWindow(i < 6 ? 6 : 24 * 5);
+      const checked = await compare('check_availability', { ...window, calendarIds: ids });
+      for (const conflict of (checked.conflicts ?? []) as { kind: string; summary?: string }[]) {
+        named += conflict.kind === 'event' ? 1 : 0;
+        hidden += conflict.kind === 'busy' ? 1 : 0;
+      }
+      await compare('get_availability', {
+        ...window,
+        calendarIds: ids,
+        privacy: rng.pick(['opaque', 'full']),
+        minDurationMinutes: rng.pick([15, 30, 60]),
+      });
+    }
+    expect(named).toBeGreaterThan(0);
+    // Bob's private events show to Ann as busy time without a name.
+    const bob = ids[CALENDARS.findIndex((calendar) => calendar.id === BOB)];
+    const week = {
+      timeMin: new Date(BASE).toISOString(),
+      timeMax: new Date(BASE + DAYS * DAY).toISOString(),
+    };
+    const full = await compare('get_availability', { ...week, calendarIds: [bob], privacy: 'full' });
+    const kinds = (full.busy as { events: { kind: string; summary?: string }[] }[]).flatMap(
+      (block) => block.events,
+    );
+    expect(kinds.some((item) => item.kind === 'event' && item.summary !== undefined)).toBe(true);
+    expect(hidden + kinds.filter((item) => item.kind === 'busy').length).toBeGreaterThan(0);
+  });
+
+  it('book_slot asks Google, not the mirror: an event added in Google refuses the slot the mirror shows free', async () => {
+    const primary = ids[0] as string;
+    const start = Date.parse('2027-05-03T16:00:00Z');
+    const slot = {
+      timeMin: new Date(start).toISOString(),
+      timeMax: new Date(start + 3_600_000).toISOString(),
+    };
+    // Someone books the hour in Google; the mirror (an hour's staleness allowed, no push) lags.
+    const added = await inGoogle(ANN, ANN, 'POST', '', {
+      summary: 'Booked in Google',
+      start: { dateTime: slot.timeMin },
+      end: { dateTime: slot.timeMax },
+    });
+    expect(added.status).toBe(200);
+    const seen = await call(viaMirror, 'check_availability', { ...slot, calendarIds: [primary] });
+    expect(seen.available).toBe(true);
+    expect(typeof seen.syncedAt).toBe('string');
+    const queries = freeBusyQueries();
+    const refused = await viaMirror.callTool({
+      name: 'book_slot',
+      arguments: { calendarId: primary, start: slot.timeMin, end: slot.timeMax, summary: 'Calgate booking' },
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/^Not booked: the slot overlaps the event 'Booked in Google' from /);
+    expect(freeBusyQueries()).toBeGreaterThan(queries);
+
+    // And the other way: an event the mirror still holds, deleted in Google, no longer blocks.
+    const later = start + DAY;
+    const other = {
+      timeMin: new Date(later).toISOString(),
+      timeMax: new Date(later + 3_600_000).toISOString(),
+    };
+    const made = await call(viaMirror, 'create_event', {
+      calendarId: primary,
+      summary: 'Soon gone',
+      start: { dateTime: other.timeMin },
+      end: { dateTime: other.timeMax },
+    });
+    const busyNow = await call(viaMirror, 'check_availability', { ...other, calendarIds: [primary] });
+    expect(busyNow.available).toBe(false);
+    const eventId = (made.event as { id: string }).id;
+    expect((await inGoogle(ANN, ANN, 'DELETE', `/${eventId}`)).status).toBe(204);
+    expect(
+      (await call(viaMirror, 'check_availability', { ...other, calendarIds: [primary] })).available,
+    ).toBe(false);
+    const booked = await viaMirror.callTool({
+      name: 'book_slot',
+      arguments: {
+        calendarId: primary,
+        start: other.timeMin,
+        end: other.timeMax,
+        summary: 'Booked after all',
+      },
+    });
+    expect(booked.isError, textOf(booked)).toBeFalsy();
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Free/busy answered from mirror rows: the window's events as a listing expands them (series
+ * into instances, exceptions in place, cancelled ones absent), then Google's free/busy rule
+ * (busyEventsOf: transparent and declined events are free, all-day events cover their days in
+ * the calendar's zone), clipped to the window and merged.
+ *
+ * Privacy: an event whose details the account may not see (a private event on a calendar it only
+ * reads) is mirrored with its times alone, so whether it is transparent or declined is unknown
+ * here, while the upstream's free/busy knows. Such an event (no title and no organizer: nothing
+ * but times) in the window leaves the answer to the upstream (null).
+ */
+import type { MirrorResourceRow } from '@calgate/store';
+import { mergeBusy, type Window } from '../busy.ts';
+import { busyEventsOf } from '../local/busy.ts';
+import { MAX_INSTANCES } from '../local/rows.ts';
+import type { BusyEvent, BusyInterval, CalendarEvent, CalendarRef } from '../types.ts';
+import { listingEvents } from './listing.ts';
+import type { MirrorFormat } from './source.ts';
+
+export function mirrorBusy(
+  rows: readonly MirrorResourceRow[],
+  calendar: CalendarRef,
+  window: Window,
+  format: MirrorFormat,
+): { busy: BusyInterval[]; events: BusyEvent[] } | null {
+  const listed = listingEvents(
+    rows,
+    calendar,
+    {
+      timeMin: window.from,
+      timeMax: window.to,
+      singleEvents: true,
+      showDeleted: false,
+      instanceLimit: MAX_INSTANCES,
+    },
+    format,
+  );
+  if (listed.some(detailsHidden)) {
+    return null;
+  }
+  const events = busyEventsOf(listed, calendar.timeZone)
+    .filter((event) => event.start < window.to && event.end > window.from)
+    .sort((a, b) => a.start - b.start || a.end - b.end);
+  return {
+    busy: mergeBusy(
+      events.map((event) => [event.start, event.end] as const),
+      window,
+    ),
+    events,
+  };
+}
+
+/** Whether the mirror holds only an event's times (see the module comment). */
+function detailsHidden(event: CalendarEvent): boolean {
+  return (
+    event.status !== 'cancelled' &&
+    event.summary === undefined &&
+    event.organizer === undefined &&
+    event.transparency === undefined &&
+    event.attendees === undefined
+  );
+}

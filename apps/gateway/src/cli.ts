@@ -48,6 +48,9 @@ Commands:
   connect microsoft --refresh-token T [--access none|read|write] [--keys K1,K2]
                                 connect a Microsoft 365 or Outlook.com account from an OAuth
                                 refresh token (the new one Microsoft answers is stored sealed)
+  connect caldav --url URL --username U [--access none|read|write] [--keys K1,K2]
+                                connect a CalDAV account (iCloud, Fastmail, Nextcloud…);
+                                the password comes from CALDAV_PASSWORD or a prompt
   target create --kind webhook --name N --url U
                                 add a webhook target for scheduled prompts (its whsec_
                                 signing secret is shown once)
@@ -113,7 +116,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
       return 0;
     }
     const log = createLogger(values.json ? 'silent' : 'warn');
-    await adminCommand(config, log, io, positionals, values);
+    await adminCommand(config, log, { ...io, env }, positionals, values);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

@@ -34,6 +34,13 @@ function chooseAccount(calendars: readonly KeyCalendar[], onAccountOf: string | 
         : `This API key may not write calendar '${onAccountOf}'.`,
     );
   }
+  if (chosen.auth === 'password') {
+    throw new CalgateError(
+      'permission_denied',
+      `create_calendar cannot make calendars on the CalDAV account ${chosen.accountEmail}; make the calendar on the server, then run calgate connect caldav again to add it.`,
+      { context: { calendarId: chosen.id } },
+    );
+  }
   if (chosen.auth === 'service_account') {
     throw new CalgateError('permission_denied', SERVICE_ACCOUNT.replace('{email}', chosen.accountEmail), {
       context: { calendarId: chosen.id, authKind: 'service_account' },

@@ -52,6 +52,7 @@ import type { AppDeps } from './app.ts';
 import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
+import { CaldavAccounts } from './caldav/accounts.ts';
 import {
   type ClientCapabilityStore,
   failSafeCapabilities,
@@ -272,11 +273,19 @@ export async function calendarProviders(
     invalidate,
     new TenancyRepository(db.prisma),
   );
-  // Each connection's upstream by its provider: Outlook calendars through Graph, else Google.
+  const caldav = new CaldavAccounts(connections, config.scheduler.allowPrivateTargets, log, invalidate);
+  // Each connection's upstream by its provider: Outlook calendars through Graph, CalDAV servers, else Google.
   const google: ProviderResolver = (calendar, tenantId) =>
     calendar.provider === 'microsoft'
       ? microsoftProviders.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
-      : googleProviders.forConnection(tenantId, calendar.connectionId, calendar.auth, calendar.accountEmail);
+      : calendar.provider === 'caldav'
+        ? caldav.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
+        : googleProviders.forConnection(
+            tenantId,
+            calendar.connectionId,
+            calendar.auth,
+            calendar.accountEmail,
+          );
   const sources = new SyncSources([
     microsoftProviders.syncSources({ pageSize: config.mirror.pageSize }),
     googleSyncSources(
@@ -288,6 +297,7 @@ export async function calendarProviders(
       },
       { pageSize: config.mirror.pageSize },
     ),
+    caldav.syncSources(db),
   ]);
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {

@@ -302,7 +302,7 @@ export function fakeIds(like: Ids): Ids {
 export async function seedWorld(
   gw: TestGateway,
   options: {
-    /** Makes tenant B's calendar 'Narwhal Ledger' elsewhere (an Outlook account) instead of in Calgate. */
+    /** Makes tenant B's calendar 'Narwhal Ledger' elsewhere (an Outlook or CalDAV account) instead of in Calgate. */
     b1?: (tenantId: string) => Promise<string>;
   } = {},
 ): Promise<World> {

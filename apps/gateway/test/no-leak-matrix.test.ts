@@ -1,6 +1,8 @@
 import { catalogue } from '@calgate/tools';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRadicale } from '../../../packages/providers/test/caldav/servers.ts';
+import { connectCaldav } from '../src/caldav/connect.ts';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {
   connectOutlookAccount,
@@ -450,36 +452,66 @@ function brief(result: CallToolResult): string {
 }
 
 describe.each([
-  ['Calgate calendars', false],
-  ["tenant B's calendar on Outlook", true],
-])('no leak between tenants, keys and grants, tool by tool (%s)', (_label, onOutlook) => {
+  ['Calgate calendars', 'local'],
+  ["tenant B's calendar on Outlook", 'outlook'],
+  ["tenant B's calendar on a CalDAV server", 'caldav'],
+] as const)('no leak between tenants, keys and grants, tool by tool (%s)', (_label, where) => {
   let gw: TestGateway;
   let ms: TestMicrosoftEmulator | undefined;
   let world: World;
   let fakes: Record<CalendarKey, Ids>;
   let asSeeded: unknown;
+  let radicale: Awaited<ReturnType<typeof startRadicale>> | undefined;
   const visible = new Map<KeyName, Set<string>>();
 
   beforeAll(async () => {
     // The tenants' delivery targets are receivers on loopback.
-    if (onOutlook) {
+    if (where === 'outlook') {
       ms = await startTestMicrosoftEmulator({
         users: [{ email: NARWHAL, timeZone: 'UTC', calendars: [{ name: 'Narwhal Ledger' }] }],
       });
     }
     gw = await startTestGateway({ ...ms?.env, ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
     const emulator = ms;
+    if (where === 'caldav') {
+      // Tenant B's calendar is a CalDAV account's (Radicale), read and written through the caldav provider.
+      radicale = await startRadicale();
+      await radicale.makeCalendar('/alice/narwhal/', { displayName: 'Narwhal Ledger', timeZone: 'UTC' });
+    }
+    const server = radicale;
     world = await seedWorld(
       gw,
-      emulator === undefined
-        ? {}
-        : {
+      emulator !== undefined
+        ? {
             b1: async (tenantId) =>
               (await connectOutlookAccount(gw, emulator, tenantId, [], NARWHAL, 'write')).calendars[
                 'Narwhal Ledger'
               ] as string,
-          },
+          }
+        : server !== undefined
+          ? {
+              b1: async (tenantId) => {
+                const connected = await connectCaldav(
+                  {
+                    connections: gw.runtime.connections,
+                    tenancy: gw.runtime.tenancy,
+                    google: gw.runtime.google,
+                    allowPrivate: true,
+                  },
+                  tenantId,
+                  { url: server.root, username: server.username, password: server.password },
+                  { access: 'none', keyIds: [] },
+                );
+                return connected.calendars[0]?.id as string;
+              },
+            }
+          : {},
     );
+    const { rows } = await gw.db.pool.query<{ provider: string }>(
+      'SELECT n.provider::text AS provider FROM calendars c JOIN connections n ON n.id = c.connection_id WHERE c.id = $1',
+      [world.calendars.b1.calendarId],
+    );
+    expect(rows[0]?.provider).toBe({ local: 'local', outlook: 'microsoft', caldav: 'caldav' }[where]);
     fakes = {
       a1: fakeIds(world.calendars.a1),
       a2: fakeIds(world.calendars.a2),
@@ -497,6 +529,7 @@ describe.each([
     await gw?.stop();
     await ms?.close();
     await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
+    await radicale?.stop();
   });
 
   it('covers every tool of the catalogue, as a key with Write sees it and /api/docs lists it', async () => {

@@ -5,7 +5,7 @@ import type { SecretBox } from './secret-box.ts';
 /** Where a connection's calendars live. */
 export type ConnectionProviderKind = 'google' | 'local' | 'microsoft' | 'caldav' | 'ics';
 /** How Calgate signs in to it. */
-export type ConnectionAuthKind = 'oauth' | 'service_account' | 'none';
+export type ConnectionAuthKind = 'oauth' | 'service_account' | 'none' | 'password';
 
 export interface ConnectionRecord {
   id: string;

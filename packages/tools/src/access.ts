@@ -13,7 +13,7 @@ export interface KeyCalendar {
   accessRole: string;
   connectionId: string;
   provider: ProviderKind;
-  auth: 'oauth' | 'service_account' | 'none';
+  auth: 'oauth' | 'service_account' | 'none' | 'password';
   accountEmail: string;
   connectionStatus: 'active' | 'needs_reauth' | 'disabled';
   canRead: boolean;
@@ -60,12 +60,20 @@ export function readOnlyForCalgate(calendar: KeyCalendar): boolean {
   );
 }
 
+/** A calendar its server lets the account only read (CalDAV privileges): never written, whatever the grant. */
+export function readOnlyUpstream(calendar: KeyCalendar): boolean {
+  return calendar.provider === 'caldav' && calendar.accessRole === 'reader';
+}
+
 /**
  * Why a calendar the key reads cannot be written: where Calgate has only read access, ticking
  * Write would not help (the dashboard does not even offer it), so the message names the account
  * and the upgrade instead.
  */
 export function notWritableMessage(calendar: KeyCalendar, asked: string): string {
+  if (readOnlyUpstream(calendar)) {
+    return `The CalDAV server lets ${calendar.accountEmail} only read calendar '${asked}', so it cannot be written whatever this key's grant; its owner must share it with write access.`;
+  }
   if (readOnlyForCalgate(calendar)) {
     return `Calgate has read-only access to ${calendar.accountEmail}, so calendar '${asked}' cannot be written; upgrade it on the Accounts page (Allow writing for ${calendar.accountEmail}). If the calendar is only shared with that account to read, its owner must share it with write access.`;
   }
@@ -191,7 +199,7 @@ export class CalendarAccess {
 
   writable(calendarId: string): CalendarHandle {
     const calendar = this.#resolve(calendarId);
-    if (!calendar.canWrite) {
+    if (!calendar.canWrite || readOnlyUpstream(calendar)) {
       throw new CalgateError('permission_denied', notWritableMessage(calendar, calendarId), {
         context: { calendarId: calendar.id },
       });

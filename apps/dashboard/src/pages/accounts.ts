@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { confirmDialog, h, notice } from '../dom.ts';
+import { caldavSection } from './caldav-account.ts';
 import { accountName, providerName, reauthBanner, reconnectUrl, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
@@ -301,6 +302,7 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
     connectForm(google),
     microsoftForm(microsoft),
     await serviceAccountSection(load),
+    caldavSection(load),
     status,
     h('h2', {}, 'Connected accounts'),
     list,

@@ -316,6 +316,7 @@ async function runAdmin(
     case 'connect google':
     case 'connect google-service-account':
     case 'connect microsoft':
+    case 'connect caldav':
       await connectCommand(db, config, embedded, io, command, values);
       return;
     case 'target create':

@@ -9,6 +9,8 @@ export class UsageError extends Error {
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** The environment the CLI runs with (CALDAV_PASSWORD); absent, the process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export const OPTIONS = {
@@ -32,6 +34,7 @@ export const OPTIONS = {
   seed: { type: 'string' },
   kind: { type: 'string' },
   url: { type: 'string' },
+  username: { type: 'string' },
   'api-key': { type: 'string' },
   'default-agent': { type: 'string' },
   'hijack-policy': { type: 'string' },

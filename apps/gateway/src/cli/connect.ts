@@ -1,5 +1,6 @@
 import type { Database } from '@calgate/store';
 import { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
+import { connectCaldav } from '../caldav/connect.ts';
 import type { Config } from '../config.ts';
 import type { ConnectResult } from '../connections/record.ts';
 import { GoogleProviders } from '../google/providers.ts';
@@ -9,9 +10,57 @@ import { MicrosoftConnections, microsoftSetup } from '../microsoft/connect.ts';
 import { googleSetup, loadSecretBox } from '../runtime.ts';
 import { type Io, print, required, resolveTenant, UsageError, type Values } from './common.ts';
 
+/** The CalDAV password: CALDAV_PASSWORD, else a hidden prompt on a terminal. */
+async function caldavPassword(io: Io): Promise<string> {
+  const fromEnv = (io.env ?? process.env).CALDAV_PASSWORD;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    return fromEnv;
+  }
+  if (!process.stdin.isTTY) {
+    throw new UsageError(
+      'Set the CalDAV password in the environment variable CALDAV_PASSWORD (it is never a flag), or run this on a terminal to be asked for it.',
+    );
+  }
+  io.err('CalDAV password: ');
+  const { stdin } = process;
+  return new Promise((resolve, reject) => {
+    let text = '';
+    stdin.setRawMode(true);
+    stdin.resume();
+    stdin.setEncoding('utf8');
+    const done = (error?: Error) => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      io.err('\n');
+      if (error) {
+        reject(error);
+      } else {
+        resolve(text);
+      }
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n') {
+          return done();
+        }
+        if (char === '\u0003') {
+          return done(new UsageError('Cancelled.'));
+        }
+        if (char === '\u007f' || char === '\b') {
+          text = [...text].slice(0, -1).join('');
+        } else {
+          text += char;
+        }
+      }
+    };
+    stdin.on('data', onData);
+  });
+}
+
 /**
- * `calgate connect google …`, `calgate connect google-service-account …` and
- * `calgate connect microsoft …`: one shape of answer for every provider.
+ * `calgate connect google …`, `calgate connect google-service-account …`,
+ * `calgate connect microsoft …` and `calgate connect caldav …`: one shape of answer for every provider.
  */
 export async function connectCommand(
   db: Database,
@@ -64,7 +113,25 @@ export async function connectCommand(
     new ApiKeyRepository(db.prisma),
   );
   let result: ConnectResult;
-  if (command === 'connect google') {
+  if (command === 'connect caldav') {
+    const url = values.url?.trim();
+    const username = values.username;
+    if (url === undefined || url === '') {
+      throw new UsageError(
+        "--url is required: the CalDAV server's address (e.g. https://caldav.icloud.com).",
+      );
+    }
+    if (username === undefined || username === '') {
+      throw new UsageError('--username is required.');
+    }
+    const password = await caldavPassword(io);
+    result = await connectCaldav(
+      { connections, tenancy, google, allowPrivate: config.scheduler.allowPrivateTargets },
+      tenantId,
+      { url, username, password },
+      choice,
+    );
+  } else if (command === 'connect google') {
     const refreshToken = values['refresh-token'];
     if (refreshToken === undefined || refreshToken === '') {
       throw new UsageError('--refresh-token is required.');

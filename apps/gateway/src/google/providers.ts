@@ -73,7 +73,7 @@ export function serviceAccountAuth(setup: GoogleSetup): GoogleAuth {
 export function googleAuth(
   setup: GoogleSetup,
   connections: ConnectionRepository,
-  connection: { tenantId: string; connectionId: string; auth: 'oauth' | 'service_account' },
+  connection: { tenantId: string; connectionId: string; auth: 'oauth' | 'service_account' | 'password' },
   onNeedsReauth: (reason: string) => void,
 ): GoogleAuth {
   if (connection.auth === 'service_account') {
@@ -120,7 +120,7 @@ export class GoogleProviders {
   forConnection(
     tenantId: string,
     connectionId: string,
-    auth: 'oauth' | 'service_account' | 'none',
+    auth: 'oauth' | 'service_account' | 'none' | 'password',
     /** The account's email, named in errors such as a write through a read-only connection. */
     accountEmail?: string,
   ): GoogleCalendarProvider {

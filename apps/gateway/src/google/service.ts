@@ -2,7 +2,12 @@ import { CalgateError } from '@calgate/core';
 import { GoogleOAuth, grantsWrite, parseScopes } from '@calgate/providers';
 import type { ApiKeyRepository, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Logger } from 'pino';
-import { CalendarRecorder, type ConnectResult, type GrantChoice } from '../connections/record.ts';
+import {
+  CalendarRecorder,
+  type ConnectResult,
+  type DiscoveredCalendar,
+  type GrantChoice,
+} from '../connections/record.ts';
 import type { ConnectionMirror } from '../mirror/lifecycle.ts';
 import type { GoogleProviders } from './providers.ts';
 
@@ -208,7 +213,8 @@ export class GoogleConnections {
    */
   async disconnect(tenantId: string, connectionId: string): Promise<{ revoked: boolean }> {
     const connection = await this.#connections.get(tenantId, connectionId);
-    if (connection === null || connection.provider !== 'google') {
+    // CalDAV accounts are removed the same way (their password is simply deleted).
+    if (connection === null || (connection.provider !== 'google' && connection.provider !== 'caldav')) {
       throw new CalgateError('not_found', `No Google connection ${connectionId} in this tenant.`);
     }
     // First, while the account's token still works: Google is told to stop pushing.
@@ -234,5 +240,19 @@ export class GoogleConnections {
     this.#providers.forget(connectionId);
     this.#changed();
     return { revoked };
+  }
+
+  /**
+   * Records calendars discovered on any connection (CalDAV too) as a Google connect does:
+   * stored, granted to the chosen keys, primary adopted, first mirror syncs queued.
+   */
+  recordCalendars(
+    tenantId: string,
+    connectionId: string,
+    discovered: readonly DiscoveredCalendar[],
+    choice: GrantChoice,
+    writable: boolean,
+  ): Promise<ConnectResult['calendars']> {
+    return this.#calendars.record(tenantId, connectionId, discovered, choice, writable);
   }
 }

@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { connectCaldav } from '../caldav/connect.ts';
 import { GOOGLE_SETUP_DOCS } from '../google/pages.ts';
 import type { GoogleProviders } from '../google/providers.ts';
 import { connectionWritable, type GoogleConnections } from '../google/service.ts';
@@ -30,6 +31,14 @@ export interface DashboardApiDeps extends SchedulerApiDeps {
 
 const ServiceAccountBody = z.strictObject({
   calendarId: z.string().min(1).max(1024),
+  access: z.enum(['none', 'read', 'write']).default('read'),
+  keyIds: z.array(z.string().max(64)).max(500).default([]),
+});
+
+const CaldavBody = z.strictObject({
+  url: z.string().min(1).max(2048),
+  username: z.string().min(1).max(320),
+  password: z.string().min(1).max(1024),
   access: z.enum(['none', 'read', 'write']).default('read'),
   keyIds: z.array(z.string().max(64)).max(500).default([]),
 });
@@ -124,6 +133,23 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
       access: body.access,
       keyIds: body.keyIds,
     });
+  });
+
+  // A CalDAV account (iCloud, Fastmail, Nextcloud, any server), as `calgate connect caldav`.
+  app.post('/api/v1/connections/caldav', async (request) => {
+    const { tenantId } = await session(request);
+    const body = parse(CaldavBody, request.body);
+    return connectCaldav(
+      {
+        connections: deps.connections,
+        tenancy: deps.tenancy,
+        google: deps.google,
+        allowPrivate: deps.allowPrivateTargets,
+      },
+      tenantId,
+      { url: body.url.trim(), username: body.username, password: body.password },
+      { access: body.access, keyIds: body.keyIds },
+    );
   });
 
   registerSchedulerRoutes(app, deps);

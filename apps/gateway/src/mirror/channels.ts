@@ -25,7 +25,7 @@ export interface WatchedCalendar {
   /** The connection's provider: whose sync source's push hooks open and stop the channel. */
   provider: string;
   /** How the connection signs in; with the two ids, what a sync source for it needs. */
-  auth: 'oauth' | 'service_account';
+  auth: 'oauth' | 'service_account' | 'password';
 }
 
 /**

@@ -73,7 +73,7 @@ interface SyncTarget {
   externalId: string;
   connectionId: string;
   provider: string;
-  auth: 'oauth' | 'service_account';
+  auth: 'oauth' | 'service_account' | 'password';
 }
 
 async function syncTarget(
@@ -85,12 +85,12 @@ async function syncTarget(
     external_id: string;
     connection_id: string;
     provider: string;
-    auth: 'oauth' | 'service_account';
+    auth: 'oauth' | 'service_account' | 'password';
   }>(
     `SELECT c.external_id, c.connection_id, n.provider::text AS provider, n.auth::text AS auth
      FROM calendars c JOIN connections n ON n.id = c.connection_id AND n.tenant_id = c.tenant_id
      WHERE c.id = $1 AND c.tenant_id = $2 AND c.enabled AND n.provider::text = ANY($3)
-       AND n.status = 'active' AND n.auth IN ('oauth', 'service_account')`,
+       AND n.status = 'active' AND n.auth IN ('oauth', 'service_account', 'password')`,
     [job.calendarId, job.tenantId, [...providers]],
   );
   const row = rows[0];

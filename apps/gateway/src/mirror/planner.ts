@@ -55,7 +55,7 @@ export async function dueCalendars(
      LEFT JOIN mirror_sync_state s ON s.calendar_id = c.id
      LEFT JOIN mirror_reads r ON r.calendar_id = c.id
      WHERE c.enabled AND n.provider::text = ANY($2) AND n.status = 'active'
-       AND n.auth IN ('oauth', 'service_account')
+       AND n.auth IN ('oauth', 'service_account', 'password')
        AND (s.status IS DISTINCT FROM 'error' OR s.updated_at < now() - interval '${ERROR_BACKOFF}')
        AND (
          s.synced_at IS NULL

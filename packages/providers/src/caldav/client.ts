@@ -631,10 +631,13 @@ export class CaldavClient {
     return response.status;
   }
 
-  /** Stores a new object under a fresh random name in the calendar; returns it as the server keeps it. */
-  async create(calendarUrl: string, data: string): Promise<CaldavObject> {
+  /**
+   * Stores a new object in the calendar under `name` (a fresh random name when absent); returns
+   * it as the server keeps it. An object already there is `already_exists`.
+   */
+  async create(calendarUrl: string, data: string, name?: string): Promise<CaldavObject> {
     const base = calendarUrl.endsWith('/') ? calendarUrl : `${calendarUrl}/`;
-    const href = new URL(`${randomUUID()}.ics`, base).pathname;
+    const href = new URL(encodeURIComponent(name ?? `${randomUUID()}.ics`), base).pathname;
     const url = new URL(href, base).toString();
     const status = await this.#put(url, data, { ifNoneMatch: '*' });
     if (status === 412) {

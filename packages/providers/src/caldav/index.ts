@@ -4,4 +4,6 @@
  */
 export * from './client.ts';
 export * from './ical/index.ts';
+export * from './provider.ts';
+export * from './sync.ts';
 export * from './window.ts';

@@ -49,7 +49,7 @@ const FIRST_SLACK = 8;
 export interface MirrorConnection {
   tenantId: string;
   connectionId: string;
-  auth: 'oauth' | 'service_account';
+  auth: 'oauth' | 'service_account' | 'password';
 }
 
 export interface MirrorReadDeps {

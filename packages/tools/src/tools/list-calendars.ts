@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { readOnlyUpstream } from '../access.ts';
 import { defineTool } from '../catalogue.ts';
 
 const calendarOut = z.object({
   id: z.string().describe('Calgate calendar id; pass it as calendarId to other tools.'),
   summary: z.string(),
   accountEmail: z.string(),
-  connectionKind: z.enum(['oauth', 'service_account', 'local']),
+  connectionKind: z.enum(['oauth', 'service_account', 'local', 'password']),
   provider: z.string(),
   primary: z.boolean(),
   default: z.boolean().describe("The key's default calendar, meant by calendarId 'primary'."),
@@ -52,7 +53,7 @@ export const listCalendars = defineTool({
       default: calendar.id === chosen?.id,
       timeZone: calendar.timeZone,
       canRead: calendar.canRead && calendar.enabled,
-      canWrite: calendar.canWrite && calendar.enabled,
+      canWrite: calendar.canWrite && calendar.enabled && !readOnlyUpstream(calendar),
       enabled: calendar.enabled,
       status: calendar.connectionStatus,
     }));

@@ -25,7 +25,7 @@ export const createCalendar = defineTool({
       summary: z.string(),
       timeZone: z.string(),
       accountEmail: z.string(),
-      connectionKind: z.enum(['oauth', 'service_account', 'local']),
+      connectionKind: z.enum(['oauth', 'service_account', 'local', 'password']),
       canRead: z.boolean(),
       canWrite: z.boolean(),
     }),

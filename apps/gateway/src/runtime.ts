@@ -548,6 +548,7 @@ export async function createRuntime(
 
     const deps: AppDeps = {
       publicUrl: config.publicUrl,
+      outboundAllowPrivate: config.scheduler.allowPrivateTargets,
       allowedOrigins: config.allowedOrigins,
       catalogue: catalogue(),
       authenticator,

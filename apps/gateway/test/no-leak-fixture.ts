@@ -306,7 +306,7 @@ export async function seedWorld(gw: TestGateway): Promise<World> {
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
   const b1 = await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC');
-  const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
+  const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
     return { id: key.id, secret };

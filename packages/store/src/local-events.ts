@@ -186,6 +186,20 @@ export class LocalEventStore {
     return row === undefined ? null : fromRaw(calendarId, row);
   }
 
+  /**
+   * The ids of the live events (singles and series masters, not exceptions) carrying these
+   * iCalendar UIDs, by UID: an import finds what an earlier import of the same data wrote.
+   */
+  async idsByICalUid(calendarId: string, uids: readonly string[]): Promise<Map<string, string>> {
+    const { rows } = await this.#db.pool.query<{ ical_uid: string; id: string }>(
+      `SELECT ical_uid, id FROM local_events
+        WHERE calendar_id = $1 AND ical_uid = ANY($2::text[]) AND recurring_event_id IS NULL
+          AND status <> 'cancelled'`,
+      [calendarId, [...uids]],
+    );
+    return new Map(rows.map((row) => [row.ical_uid, row.id]));
+  }
+
   /** Exceptions (modified or cancelled instances) of one series. */
   async exceptionsOf(calendarId: string, masterId: string): Promise<LocalEventRow[]> {
     const { rows } = await this.#db.pool.query<RawRow>({

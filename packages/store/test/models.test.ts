@@ -329,7 +329,7 @@ describe('every model round-trips through the migrated database', () => {
       'booking',
       'search',
     ]);
-    const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
+    const valid = 'the toolsets are calendar, booking, search, rules, scheduler, ics.';
     await expect(
       keys.create('tnt_ts', { name: 'bad', toolsets: ['calendar', 'Booking'] }),
     ).rejects.toMatchObject({

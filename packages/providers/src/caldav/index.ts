@@ -3,5 +3,6 @@
  * `caldav` provider, the mirror's sync source and ICS import/export build on.
  */
 export * from './client.ts';
+export * from './feed.ts';
 export * from './ical/index.ts';
 export * from './window.ts';

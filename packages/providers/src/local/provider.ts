@@ -248,7 +248,7 @@ export class LocalCalendarProvider implements CalendarProvider {
     const row: NewLocalEvent = {
       calendarId: calendar.id,
       id,
-      iCalUid: `${id}@calgate`,
+      iCalUid: input.iCalUID ?? `${id}@calgate`,
       status: input.status ?? 'confirmed',
       summary: input.summary ?? null,
       description: input.description ?? null,
@@ -266,6 +266,10 @@ export class LocalCalendarProvider implements CalendarProvider {
       etag: newEtag(),
     };
     return toEvent(await this.#store.insert(row), calendar);
+  }
+
+  findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    return this.#store.idsByICalUid(calendar.id, uids);
   }
 
   /** Stores an exception for a generated instance; null when another writer stored one first. */

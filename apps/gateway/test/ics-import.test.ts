@@ -74,6 +74,7 @@ describe('import_events', () => {
   let client: Client;
   let onLan: Client;
   let calendar = '';
+  let copy = '';
   let feed: Server;
   let feedBase = '';
   let feedBody = '';
@@ -85,6 +86,8 @@ describe('import_events', () => {
     const owner = await gw.seedTenant('Importer');
     calendar = await gw.localCalendar(owner.tenantId, 'Work', 'Europe/Berlin');
     await gw.grant(owner.tenantId, owner.keyId, calendar, { read: true, write: true });
+    copy = await gw.localCalendar(owner.tenantId, 'Copy', 'Europe/Berlin');
+    await gw.grant(owner.tenantId, owner.keyId, copy, { read: true, write: true });
     await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'ics'] });
     lan.runtime.deps.authenticator.invalidate();
     client = await connectClient(gw.mcpUrl, owner.secret);
@@ -110,11 +113,11 @@ describe('import_events', () => {
     return on.callTool({ name: 'import_events', arguments: { calendarId: calendar, ...args } });
   }
 
-  async function listing(): Promise<Listed['events']> {
+  async function listing(of = calendar): Promise<Listed['events']> {
     const result = await client.callTool({
       name: 'list_events',
       arguments: {
-        calendarId: calendar,
+        calendarId: of,
         timeMin: '2026-01-01T00:00:00Z',
         timeMax: '2026-02-01T00:00:00Z',
         timeZone: 'Europe/Berlin',
@@ -225,5 +228,39 @@ describe('import_events', () => {
     const result = await call(onLan, { url: 'ftp://example.com/cal.ics' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toBe('A feed URL must be http(s) or webcal, not ftp.');
+  });
+
+  it('the events.ics resource exports the calendar, and importing it elsewhere gives the same events', async () => {
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((template) => template.uriTemplate)).toContain(
+      'calgate://calendars/{calendarId}/events.ics{?timeMin,timeMax}',
+    );
+    const read = await client.readResource({ uri: `calgate://calendars/${calendar}/events.ics` });
+    const [content] = read.contents;
+    expect(content?.mimeType).toBe('text/calendar');
+    const text = String((content as { text?: string }).text);
+    expect(text).toMatch(/^BEGIN:VCALENDAR\r\n/);
+    expect(text).toContain('BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin');
+    expect(text).toContain('UID:standup-1@example.com');
+    expect(text).toContain('RRULE:FREQ=DAILY;COUNT=5');
+    expect(text).toMatch(/RECURRENCE-ID;TZID=Europe\/Berlin:20260107T090000/);
+    const imported = await call(client, { calendarId: copy, ics: text });
+    expect(imported.isError, textOf(imported)).toBeFalsy();
+    expect(imported.structuredContent).toMatchObject({ updated: 0, skipped: 0, errors: [] });
+    const shape = (events: Listed['events']) =>
+      events.map((event) => [event.summary, at(event.start), at(event.end), event.location]);
+    expect(shape(await listing(copy))).toEqual(shape(await listing(calendar)));
+    const ranged = await client.readResource({
+      uri: `calgate://calendars/${calendar}/events.ics?timeMin=2026-01-20&timeMax=2026-01-21`,
+    });
+    const part = String((ranged.contents[0] as { text?: string }).text);
+    expect(part).toContain('SUMMARY:From the feed');
+    expect(part).not.toContain('SUMMARY:Offsite');
+  });
+
+  it('a calendar the key cannot read is an unknown resource', async () => {
+    await expect(client.readResource({ uri: 'calgate://calendars/cal_nope/events.ics' })).rejects.toThrow(
+      /not found|Unknown/i,
+    );
   });
 });

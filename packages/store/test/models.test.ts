@@ -120,6 +120,12 @@ describe('every model round-trips through the migrated database', () => {
     });
     expect(await p.oAuthState.findUniqueOrThrow({ where: { nonce: 'n1' } })).toEqual(state);
 
+    const feed = await p.calendarFeed.create({
+      data: { id: 'fed_rt', tenantId: tenant.id, calendarId: calendar.id, tokenHash: 'a'.repeat(64) },
+    });
+    expect(await p.calendarFeed.findUniqueOrThrow({ where: { id: feed.id } })).toEqual(feed);
+    expect(feed.revokedAt).toBeNull();
+
     const event = await p.localEvent.create({
       data: {
         calendarId: calendar.id,

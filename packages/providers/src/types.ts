@@ -241,6 +241,8 @@ export interface CalendarProvider {
    * imports update what they wrote before. Absent: the provider cannot import.
    */
   findByICalUIDs?(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>>;
+  /** Creates many events at once, all or none (imports); the ids made, in order. Optional. */
+  insertEvents?(calendar: CalendarRef, inputs: readonly EventInput[]): Promise<string[]>;
   /** Creates a calendar on this provider's account (Google OAuth only). */
   createCalendar?(input: NewCalendar): Promise<CalendarInfo>;
 }

@@ -1,6 +1,7 @@
 import { CalgateError, isCalgateError } from '@calgate/core';
 import {
   type CalendarEvent,
+  type EventDateTime,
   type EventInput,
   type EventPatch,
   expandResource,
@@ -16,7 +17,6 @@ import {
 import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
-import { TextScreen } from '../../firewall.ts';
 import { writeCalendarId } from '../../write-schemas.ts';
 
 /** Events looked up and written together: one UID lookup per batch. */
@@ -43,12 +43,16 @@ function messageOf(error: unknown): string {
   return isCalgateError(error) ? error.message : error instanceof Error ? error.message : String(error);
 }
 
-/** The fields of an event read from iCalendar that a write carries (text screened). */
+/**
+ * The fields of an event read from iCalendar that a write carries. Imported text is a file's,
+ * as an invitation's or a synced calendar's is, not words the agent wrote: it is screened where
+ * any calendar text is, when an answer shows it (screenAnswer), not here (the write firewall
+ * costs about a millisecond per text, which a 10,000-event file cannot afford).
+ */
 function writable(event: CalendarEvent): EventPatch {
-  const screen = new TextScreen();
   const out: EventPatch = { start: event.start, end: event.end };
   for (const field of ['summary', 'description', 'location'] as const) {
-    const value = screen.text(field, event[field]);
+    const value = event[field];
     if (value !== undefined) {
       out[field] = value;
     }
@@ -64,6 +68,34 @@ function writable(event: CalendarEvent): EventPatch {
   }
   out.status = event.status === 'tentative' ? 'tentative' : 'confirmed';
   return out;
+}
+
+function sameTime(a: EventDateTime, b: EventDateTime): boolean {
+  if (a.date !== undefined || b.date !== undefined) {
+    return a.date === b.date;
+  }
+  return (
+    Date.parse(a.dateTime ?? '') === Date.parse(b.dateTime ?? '') &&
+    (b.timeZone === undefined || a.timeZone === b.timeZone)
+  );
+}
+
+/** Whether the stored event already is what the file says: importing it again changes nothing. */
+function sameEvent(stored: CalendarEvent, wanted: EventInput): boolean {
+  const emails = (list: { email: string }[] | undefined) =>
+    JSON.stringify((list ?? []).map((attendee) => attendee.email.toLowerCase()).sort());
+  return (
+    (stored.summary ?? '') === (wanted.summary ?? '') &&
+    (stored.description ?? '') === (wanted.description ?? '') &&
+    (stored.location ?? '') === (wanted.location ?? '') &&
+    sameTime(stored.start, wanted.start) &&
+    sameTime(stored.end, wanted.end) &&
+    JSON.stringify(stored.recurrence ?? []) === JSON.stringify(wanted.recurrence ?? []) &&
+    (stored.status === 'tentative') === (wanted.status === 'tentative') &&
+    (stored.transparency ?? 'opaque') === (wanted.transparency ?? 'opaque') &&
+    (stored.visibility ?? 'default') === (wanted.visibility ?? 'default') &&
+    emails(stored.attendees) === emails(wanted.attendees)
+  );
 }
 
 /** A resource as writes: the master (or none) and its overrides by instance suffix. */
@@ -227,8 +259,42 @@ export const importEvents = defineTool({
         handle.ref,
         batch.map((item) => item.uid),
       );
+      // New events go in one statement where the provider can; a batch it refuses goes one by one,
+      // so the error names the event.
+      const fresh = batch.filter(
+        (item) => item.master !== undefined && !item.cancelled && !existing.has(item.uid),
+      );
+      const inserted = new Set<Prepared>();
+      if (handle.provider.insertEvents !== undefined && fresh.length > 0) {
+        try {
+          const ids = await handle.provider.insertEvents(
+            handle.ref,
+            fresh.map((item) => ({ ...(item.master as EventInput), iCalUID: item.uid })),
+          );
+          fresh.forEach((item, index) => {
+            existing.set(item.uid, ids[index] as string);
+            inserted.add(item);
+          });
+        } catch (error) {
+          if (!isCalgateError(error)) {
+            throw error;
+          }
+        }
+      }
       await inTurns(batch, async (item) => {
         const id = existing.get(item.uid);
+        if (inserted.has(item)) {
+          try {
+            await writeOverrides(handle, id as string, item);
+          } catch (error) {
+            if (!isCalgateError(error)) {
+              throw error;
+            }
+            fail(item.uid, error.message);
+          }
+          imported += 1;
+          return;
+        }
         try {
           if (item.master === undefined) {
             // Overrides alone change a series imported before; without it there is nothing to change.
@@ -253,6 +319,11 @@ export const importEvents = defineTool({
             await writeOverrides(handle, event.id, item);
             imported += 1;
           } else {
+            const current = await handle.provider.getEvent(handle.ref, id, signal);
+            if (sameEvent(current, item.master) && item.overrides.length === 0) {
+              skipped += 1;
+              return;
+            }
             const { recurrence, ...rest } = item.master;
             await handle.provider.patchEvent(handle.ref, id, { ...rest, recurrence: recurrence ?? [] });
             await writeOverrides(handle, id, item);

@@ -5,4 +5,5 @@
 export * from './client.ts';
 export * from './feed.ts';
 export * from './ical/index.ts';
+export * from './ics-source.ts';
 export * from './window.ts';

@@ -137,7 +137,7 @@ describe('a subscribed iCalendar feed in the mirror', () => {
     const provider = new MirroredCalendarProvider(
       local,
       source().format,
-      { tenantId: 'tnt_x', connectionId: 'con_x', auth: 'none' },
+      { tenantId: 'tnt_x', connectionId: 'con_x', auth: 'oauth' },
       {
         mirror,
         maxStalenessMs: 365 * 24 * HOUR,

@@ -37,6 +37,8 @@ import type { RulesFactory } from './rules.ts';
 
 export interface AppDeps {
   publicUrl: string;
+  /** OUTBOUND_ALLOW_PRIVATE: tools may fetch private and loopback addresses (import_events' url). */
+  outboundAllowPrivate?: boolean;
   allowedOrigins: readonly string[];
   catalogue: Catalogue;
   authenticator: KeyAuthenticator;

@@ -579,6 +579,7 @@ export async function createRuntime(
 
     const deps: AppDeps = {
       publicUrl: config.publicUrl,
+      outboundAllowPrivate: config.scheduler.allowPrivateTargets,
       allowedOrigins: config.allowedOrigins,
       catalogue: catalogue(),
       authenticator,

@@ -294,7 +294,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
     });
 
     it('refuses unknown toolsets on create and on change, naming the valid ones; nothing changes', async () => {
-      const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
+      const valid = 'the toolsets are calendar, booking, search, rules, scheduler, ics.';
       const before = (await call(gw, 'GET', '/api/v1/keys', { as: ann })).body.keys.length;
       const bad = await call(gw, 'POST', '/api/v1/keys', {
         as: ann,
@@ -304,7 +304,7 @@ describe('/api/v1/keys and /api/v1/overview', () => {
       expect(bad.body.error.message).toBe(`Unknown toolset 'agenda': ${valid}`);
       const listed = await call(gw, 'GET', '/api/v1/keys', { as: ann });
       expect(listed.body.keys.length).toBe(before);
-      expect(listed.body.toolsets).toEqual(['calendar', 'booking', 'search', 'rules', 'scheduler']);
+      expect(listed.body.toolsets).toEqual(['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics']);
 
       const created = await call(gw, 'POST', '/api/v1/keys', {
         as: ann,

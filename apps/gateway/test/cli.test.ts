@@ -276,7 +276,7 @@ describe('calgate key --toolsets', () => {
     expect(created.code).toBe(0);
     expect(created.out).toMatch(/^Created API key key_\w+ \(toolsets calendar,search\)\./);
     const keyId = /key_\w+/.exec(created.out)?.[0] ?? '';
-    const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
+    const valid = 'the toolsets are calendar, booking, search, rules, scheduler, ics.';
 
     const refused = await cli('key', 'create', '--name', 'bad', '--toolsets', 'calendar,agenda');
     expect(refused.code).toBe(2);

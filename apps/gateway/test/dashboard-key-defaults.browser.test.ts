@@ -151,7 +151,9 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
     await page.getByRole('button', { name: 'Save agent' }).click();
     await page
       .getByRole('alert')
-      .getByText('Give at least one toolset: the toolsets are calendar, booking, search, rules, scheduler.')
+      .getByText(
+        'Give at least one toolset: the toolsets are calendar, booking, search, rules, scheduler, ics.',
+      )
       .waitFor();
     expect(await listed()).toEqual(calendarOnly);
 

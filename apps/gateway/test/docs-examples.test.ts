@@ -74,6 +74,7 @@ const ORDER = [
   'manage_attendees',
   'respond_to_event',
   'delete_event',
+  'import_events',
   'list_delivery_targets',
   'test_delivery_target',
   'list_letta_agents',
@@ -103,7 +104,7 @@ describe('every example in /api/docs runs as documented and returns what it says
     gw = await startTestGateway({ ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
     const owner = await gw.seedTenant('Docs');
     await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, {
-      toolsets: ['calendar', 'booking', 'search', 'rules', 'scheduler'],
+      toolsets: ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'],
     });
     // The scheduler examples deliver to a real receiver and a Letta emulator with an "Assistant".
     receiver = await startReceiver(() => webhookSecret);

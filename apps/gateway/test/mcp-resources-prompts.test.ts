@@ -109,6 +109,10 @@ describe('MCP resources, prompts and completion over HTTP', () => {
         uriTemplate: 'calgate://calendars/{calendarId}',
         mimeType: 'application/json',
       }),
+      expect.objectContaining({
+        uriTemplate: 'calgate://calendars/{calendarId}/events.ics{?timeMin,timeMax}',
+        mimeType: 'text/calendar',
+      }),
     ]);
   });
 

@@ -314,7 +314,7 @@ export async function seedWorld(
     options.b1 === undefined
       ? await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC')
       : await options.b1(b.tenantId);
-  const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
+  const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
     return { id: key.id, secret };

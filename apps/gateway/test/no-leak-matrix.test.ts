@@ -97,6 +97,22 @@ const toTarget = (when: (world: World) => Args): Probe[] => [
 const aroundStandups = { query: 'title:standup', offsetMinutes: -15 };
 
 /** Every tool of the catalogue; a tool missing here fails the coverage test. */
+/** An iCalendar file an intruder would import into someone else's calendar. */
+const INTRUDER_ICS = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//Intruder//EN',
+  'BEGIN:VEVENT',
+  'UID:intruder@example.com',
+  'DTSTAMP:20260101T000000Z',
+  'DTSTART:20260601T100000Z',
+  'DTEND:20260601T110000Z',
+  'SUMMARY:Intruder',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+
 const MATRIX: Record<string, ToolRow> = {
   list_calendars: { probes: [], scan: () => ({}) },
   list_events: {
@@ -241,6 +257,12 @@ const MATRIX: Record<string, ToolRow> = {
       })),
       probe('whole series', (t) => ({ calendarId: t.calendarId, eventId: t.seriesId, scope: 'all' })),
       probe('booking event, calendar found', (t) => ({ eventId: t.bookingEventId })),
+    ],
+  },
+  import_events: {
+    probes: [
+      probe('calendarId', (t) => ({ calendarId: t.calendarId, ics: INTRUDER_ICS })),
+      probe('calendar name', (t) => ({ calendarId: t.calendarName, ics: INTRUDER_ICS })),
     ],
   },
   // Sets the calling key's own zone: it names nothing of anyone else's to probe with.

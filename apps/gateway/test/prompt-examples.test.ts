@@ -91,7 +91,7 @@ describe('prompt examples run as written', () => {
     ];
     const all = await keys.create(tenant.id, {
       name: 'all',
-      toolsets: ['calendar', 'booking', 'search', 'rules', 'scheduler'],
+      toolsets: ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'],
       grants,
     });
     const booking = await keys.create(tenant.id, { name: 'booking', toolsets: ['booking'], grants });

@@ -8,7 +8,7 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
-const ALL_TOOLSETS = ['calendar', 'booking', 'search', 'rules', 'scheduler'];
+const ALL_TOOLSETS = ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'];
 const GAP = '02:30 does not exist on 2027-03-28 in Europe/Berlin (clocks go from 02:00 to 03:00)';
 const REPEATED =
   '02:30 on 2027-10-31 happens twice in Europe/Berlin (+02:00 and +01:00); the first (+02:00) was taken';
@@ -22,6 +22,7 @@ const WITHOUT_INSTANTS = new Set([
   'list_calendars',
   'list_colors',
   'delete_event',
+  'import_events',
   'create_calendar',
   'create_rule',
   'create_classification_rule',

@@ -143,7 +143,7 @@ describe('toolsets: a key sees the tools of its toolsets, over MCP and in /api/d
     });
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toBe(
-      "Unknown toolset 'nope': the toolsets are calendar, booking, search, rules, scheduler.",
+      "Unknown toolset 'nope': the toolsets are calendar, booking, search, rules, scheduler, ics.",
     );
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(seen.listChanged).toBe(2);
@@ -157,9 +157,9 @@ describe('toolsets: a key sees the tools of its toolsets, over MCP and in /api/d
     };
     expect(all.tools.map((tool) => tool.name)).toEqual(catalogue().entries.map((e) => e.definition.name));
     expect(all.toolsets).toEqual({
-      available: ['calendar', 'booking', 'search', 'rules', 'scheduler'],
+      available: ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'],
       default: ['calendar', 'booking', 'search'],
-      shown: ['calendar', 'booking', 'search', 'rules', 'scheduler'],
+      shown: ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'],
     });
     for (const tool of all.tools) {
       expect(tool.toolset, tool.name).toBe(catalogue().get(tool.name)?.definition.toolset);
@@ -178,9 +178,9 @@ describe('toolsets: a key sees the tools of its toolsets, over MCP and in /api/d
     for (const [query, message] of [
       [
         'booking,agenda',
-        "Unknown toolset 'agenda': the toolsets are calendar, booking, search, rules, scheduler.",
+        "Unknown toolset 'agenda': the toolsets are calendar, booking, search, rules, scheduler, ics.",
       ],
-      ['', 'Give at least one toolset: the toolsets are calendar, booking, search, rules, scheduler.'],
+      ['', 'Give at least one toolset: the toolsets are calendar, booking, search, rules, scheduler, ics.'],
     ]) {
       const refused = await fetch(`${gw.url}/api/docs?toolsets=${query}`);
       expect(refused.status, query).toBe(400);

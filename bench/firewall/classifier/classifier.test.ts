@@ -60,7 +60,9 @@ describe('firewall classifier', () => {
     const testFile = fileURLToPath(new URL('../frozen/test/injections.jsonl', import.meta.url));
     expect(() => readCorpusFile(testFile, 1)).toThrow(/frozen test corpus/);
     expect(() => refuseFrozenTest('bench/firewall/frozen/test/benign.jsonl')).toThrow(/frozen test corpus/);
-    expect(() => refuseFrozenTest('bench/firewall/frozen/test2/injections.jsonl')).toThrow(/frozen test corpus/);
+    expect(() => refuseFrozenTest('bench/firewall/frozen/test2/injections.jsonl')).toThrow(
+      /frozen test corpus/,
+    );
     expect(() => loadDev(fileURLToPath(new URL('../frozen/test/', import.meta.url)))).toThrow(
       /frozen test corpus/,
     );

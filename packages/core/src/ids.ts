@@ -15,7 +15,8 @@ export type IdPrefix =
   | 'sch'
   | 'ocl'
   | 'inv'
-  | 'cnf';
+  | 'cnf'
+  | 'fed';
 
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const BASE32HEX = '0123456789abcdefghijklmnopqrstuv';

@@ -79,10 +79,12 @@ export interface EventInput {
   visibility?: Visibility;
   colorId?: string;
   status?: EventStatus;
+  /** The iCalendar UID to keep (an import); the provider makes one when absent. */
+  iCalUID?: string;
 }
 
 /** PATCH semantics: absent fields stay as they are. */
-export type EventPatch = Partial<Omit<EventInput, 'id'>>;
+export type EventPatch = Partial<Omit<EventInput, 'id' | 'iCalUID'>>;
 
 /** Identifies one calendar as the provider knows it. */
 export interface CalendarRef {
@@ -265,6 +267,13 @@ export interface CalendarProvider {
   /** Creates an event from a sentence ("Lunch with Ann tomorrow at noon"), read in the calendar's zone. */
   quickAdd(calendar: CalendarRef, text: string, options?: WriteOptions): Promise<CalendarEvent>;
   colors(signal?: AbortSignal): Promise<ColorPalette>;
+  /**
+   * The ids of the live events (singles and masters) carrying these iCalendar UIDs, by UID:
+   * imports update what they wrote before. Absent: the provider cannot import.
+   */
+  findByICalUIDs?(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>>;
+  /** Creates many events at once, all or none (imports); the ids made, in order. Optional. */
+  insertEvents?(calendar: CalendarRef, inputs: readonly EventInput[]): Promise<string[]>;
   /** Creates a calendar on this provider's account (Google OAuth only). */
   createCalendar?(input: NewCalendar): Promise<CalendarInfo>;
 }

@@ -35,7 +35,7 @@ export function displayPrefix(secret: string): string {
  * The toolsets a key can switch on; a key's agent sees only the tools of its toolsets. The
  * database's CHECK on api_keys.toolsets holds the same names.
  */
-export const TOOLSETS = ['calendar', 'booking', 'search', 'rules', 'scheduler'] as const;
+export const TOOLSETS = ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'] as const;
 export type Toolset = (typeof TOOLSETS)[number];
 /** What a new key has, and what every key had before toolsets existed. */
 export const DEFAULT_TOOLSETS: readonly Toolset[] = ['calendar', 'booking', 'search'];

@@ -45,6 +45,7 @@ export {
 } from './audit-query.ts';
 export { type AuditPruneOptions, pruneAuditLog } from './audit-retention.ts';
 export { type BookingRecord, BookingRepository } from './bookings.ts';
+export { type CalendarFeedRecord, CalendarFeedRepository, type OpenedFeed } from './calendar-feeds.ts';
 export {
   CONFIRMATION_TTL_MS,
   ConfirmationRepository,

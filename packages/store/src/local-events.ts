@@ -176,6 +176,62 @@ export class LocalEventStore {
     }
   }
 
+  /**
+   * Inserts many new events in one statement (an import): all or none; an id already used in
+   * the calendar is `already_exists`.
+   */
+  async insertMany(events: readonly NewLocalEvent[]): Promise<void> {
+    if (events.length === 0) {
+      return;
+    }
+    // One statement over a JSON array: Prisma's createMany compiles each row and costs about
+    // 4 ms a row, which a 10,000-event import cannot afford.
+    const rows = events.map((event) => ({
+      calendar_id: event.calendarId,
+      id: event.id,
+      ical_uid: event.iCalUid,
+      status: event.status,
+      summary: event.summary,
+      description: event.description,
+      location: event.location,
+      all_day: event.allDay,
+      start_at: event.startAt.toISOString(),
+      end_at: event.endAt.toISOString(),
+      start_date: event.startDate,
+      end_date: event.endDate,
+      start_time_zone: event.startTimeZone,
+      end_time_zone: event.endTimeZone,
+      recurrence: event.recurrence,
+      series_end_at: event.seriesEndAt === null ? null : event.seriesEndAt.toISOString(),
+      recurring_event_id: event.recurringEventId,
+      original_start_time: event.originalStartTime === null ? null : event.originalStartTime.toISOString(),
+      attendees: event.attendees ?? null,
+      reminders: event.reminders ?? null,
+      transparency: event.transparency,
+      visibility: event.visibility,
+      color_id: event.colorId,
+      search_doc: localDocument(event),
+      sequence: event.sequence,
+      etag: event.etag,
+    }));
+    const columns = Object.keys(rows[0] ?? {}).join(', ');
+    try {
+      await this.#db.pool.query(
+        `INSERT INTO local_events (${columns}, created_at, updated_at)
+         SELECT ${columns}, now(), now() FROM json_populate_recordset(NULL::local_events, $1::json)`,
+        [JSON.stringify(rows)],
+      );
+    } catch (error) {
+      if ((error as { code?: unknown }).code === '23505') {
+        throw new CalgateError(
+          'already_exists',
+          'An event id of this import is already used in this calendar.',
+        );
+      }
+      throw error;
+    }
+  }
+
   async get(calendarId: string, id: string): Promise<LocalEventRow | null> {
     const { rows } = await this.#db.pool.query<RawRow>({
       text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND id = $2`,
@@ -184,6 +240,20 @@ export class LocalEventStore {
     });
     const [row] = rows;
     return row === undefined ? null : fromRaw(calendarId, row);
+  }
+
+  /**
+   * The ids of the live events (singles and series masters, not exceptions) carrying these
+   * iCalendar UIDs, by UID: an import finds what an earlier import of the same data wrote.
+   */
+  async idsByICalUid(calendarId: string, uids: readonly string[]): Promise<Map<string, string>> {
+    const { rows } = await this.#db.pool.query<{ ical_uid: string; id: string }>(
+      `SELECT ical_uid, id FROM local_events
+        WHERE calendar_id = $1 AND ical_uid = ANY($2::text[]) AND recurring_event_id IS NULL
+          AND status <> 'cancelled'`,
+      [calendarId, [...uids]],
+    );
+    return new Map(rows.map((row) => [row.ical_uid, row.id]));
   }
 
   /** Exceptions (modified or cancelled instances) of one series. */

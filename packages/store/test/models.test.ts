@@ -120,6 +120,12 @@ describe('every model round-trips through the migrated database', () => {
     });
     expect(await p.oAuthState.findUniqueOrThrow({ where: { nonce: 'n1' } })).toEqual(state);
 
+    const feed = await p.calendarFeed.create({
+      data: { id: 'fed_rt', tenantId: tenant.id, calendarId: calendar.id, tokenHash: 'a'.repeat(64) },
+    });
+    expect(await p.calendarFeed.findUniqueOrThrow({ where: { id: feed.id } })).toEqual(feed);
+    expect(feed.revokedAt).toBeNull();
+
     const event = await p.localEvent.create({
       data: {
         calendarId: calendar.id,
@@ -329,7 +335,7 @@ describe('every model round-trips through the migrated database', () => {
       'booking',
       'search',
     ]);
-    const valid = 'the toolsets are calendar, booking, search, rules, scheduler.';
+    const valid = 'the toolsets are calendar, booking, search, rules, scheduler, ics.';
     await expect(
       keys.create('tnt_ts', { name: 'bad', toolsets: ['calendar', 'Booking'] }),
     ).rejects.toMatchObject({

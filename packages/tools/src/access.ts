@@ -199,6 +199,14 @@ export class CalendarAccess {
 
   writable(calendarId: string): CalendarHandle {
     const calendar = this.#resolve(calendarId);
+    if (calendar.provider === 'ics') {
+      // A subscribed feed is read-only whatever the grant: the next refresh would undo a write.
+      throw new CalgateError(
+        'permission_denied',
+        `Calendar '${calendar.summary}' (${calendar.id}) is a subscribed iCalendar feed and cannot be changed through Calgate; change it where the feed is published.`,
+        { context: { calendarId: calendar.id } },
+      );
+    }
     if (!calendar.canWrite || readOnlyUpstream(calendar)) {
       throw new CalgateError('permission_denied', notWritableMessage(calendar, calendarId), {
         context: { calendarId: calendar.id },

@@ -217,6 +217,8 @@ export interface ToolContext {
   log?: ToolLog | undefined;
   /** The calling key's own settings; absent where the gateway has none (the tool answers 'unavailable'). */
   keySettings?: KeySettings | undefined;
+  /** The outbound URL policy for addresses a call names (import_events' url): OUTBOUND_ALLOW_PRIVATE. */
+  outbound?: { allowPrivate: boolean } | undefined;
   /** Adds a setting the call changed (`timeZone=Europe/Berlin`) to its audit row; never secrets or free text. */
   audit?: ((change: string) => void) | undefined;
 }
@@ -228,7 +230,7 @@ export type ToolAccess = 'none' | 'read' | 'write';
  * The group a tool is switched on by: a key sees only the tools of the toolsets it has, so the
  * catalogue can grow without every agent paying for every tool in its context.
  */
-export type Toolset = 'calendar' | 'booking' | 'search' | 'rules' | 'scheduler';
+export type Toolset = 'calendar' | 'booking' | 'search' | 'rules' | 'scheduler' | 'ics';
 
 export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extends z.ZodObject = z.ZodObject> {
   name: string;

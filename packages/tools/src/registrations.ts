@@ -9,6 +9,7 @@ import type { CatalogueEntry } from './catalogue.ts';
 import { complete } from './completion.ts';
 import { readScreen, recordExposures } from './firewall/read-side.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
+import { exportTemplates, readCalendarExport } from './resources/calendar-export.ts';
 import { calendarResources, readCalendarResource } from './resources/calendars.ts';
 import { readToolsDoc, toolsDocResources } from './resources/tools-doc.ts';
 import { rpcError } from './rpc-error.ts';
@@ -77,7 +78,11 @@ export function registerResources(
     resources: [...toolsDocResources(visible), ...rules.resources, ...calendars.resources],
   }));
   server.setRequestHandler('resources/templates/list', () => ({
-    resourceTemplates: [...rules.resourceTemplates, ...calendars.resourceTemplates],
+    resourceTemplates: [
+      ...rules.resourceTemplates,
+      ...calendars.resourceTemplates,
+      ...exportTemplates(options.access),
+    ],
   }));
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { signal } = ctx.mcpReq;
@@ -87,6 +92,11 @@ export function registerResources(
       return doc;
     }
     try {
+      // The calendar as iCalendar text: a file, not an answer of tool-shaped events to screen.
+      const exported = await readCalendarExport(uri, { access: options.access, signal });
+      if (exported !== undefined) {
+        return exported;
+      }
       // A read is safe to repeat: one that met a database or cache restart is retried once.
       const calendar = await retryOnce(
         () => readCalendarResource(uri, { access: options.access, now, signal }),

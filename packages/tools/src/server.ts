@@ -92,6 +92,8 @@ export interface SessionOptions {
   publicUrl?: string;
   /** The calling key's own settings (set_time_zone). */
   keySettings?: KeySettings;
+  /** The outbound URL policy for addresses tools fetch (import_events' url). */
+  outbound?: { allowPrivate: boolean };
   /** What this request may cost across all its calls; a fresh default budget per call when absent. */
   budget?: WorkBudget;
   /**
@@ -358,6 +360,7 @@ export async function callTool(
       cpu: options.cpu,
       log,
       keySettings: options.keySettings,
+      outbound: options.outbound,
       audit: (change: string) => {
         changes.push(change);
       },

@@ -22,6 +22,15 @@ describe('CalendarAccess', () => {
     expect(access.touched.size).toBe(0);
   });
 
+  it('refuses writes to a subscribed iCalendar feed whatever the grant, and still reads it', () => {
+    const access = accessWith(calendar({ provider: 'ics', canWrite: true, summary: 'Holidays' }));
+    expect(() => access.writable('cal_a')).toThrow(
+      "Calendar 'Holidays' (cal_a) is a subscribed iCalendar feed and cannot be changed through Calgate; change it where the feed is published.",
+    );
+    expect(access.touched.size).toBe(0);
+    expect(access.readable('cal_a').calendar.id).toBe('cal_a');
+  });
+
   it('allows writes with a write grant and records the calendar for the audit log', () => {
     const access = accessWith(calendar({ canWrite: true }));
     expect(access.writable('cal_a').calendar.id).toBe('cal_a');

@@ -119,6 +119,23 @@ describe('riskyAction: which calls destroy data or send it out', () => {
     );
   });
 
+  it('import_events: only when it fetches a URL, naming its host alone', () => {
+    expect(
+      riskyAction('import_events', { calendarId: 'cal_a', ics: 'BEGIN:VCALENDAR' }, insiders),
+    ).toBeUndefined();
+    expect(
+      riskyAction(
+        'import_events',
+        { calendarId: 'cal_a', url: 'webcal://feeds.example.com/x.ics?d=secret' },
+        insiders,
+      ),
+    ).toEqual({
+      tool: 'import_events',
+      calendarId: 'cal_a',
+      does: 'fetch a calendar from feeds.example.com, sending it the address the agent chose',
+    });
+  });
+
   it('every other tool never is', () => {
     for (const tool of [
       'list_events',

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { type ConfirmOptions, confirmDialog, h, notice } from '../dom.ts';
+import { feedControl } from './feed.ts';
 import { accountName } from './overview.ts';
 
 interface Calendar {
@@ -239,6 +240,7 @@ export async function renderMatrix(root: HTMLElement): Promise<void> {
                 bulk({ calendarId: calendar.id }, calendar.summary, 'write', 'All keys', keyCount),
                 bulk({ calendarId: calendar.id }, calendar.summary, 'none', 'No key', keyCount),
               ),
+              feedControl(calendar),
             ),
             h(
               'td',

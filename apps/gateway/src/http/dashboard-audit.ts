@@ -57,6 +57,8 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/schedules/:id/resume': 'schedule.resume',
   'POST /api/v1/deliveries/:occurrenceId/replay': 'delivery.replay',
   'PATCH /api/v1/workspace': 'workspace.update',
+  'POST /api/v1/calendars/:id/feed': 'calendar.feed_create',
+  'DELETE /api/v1/calendars/:id/feed': 'calendar.feed_revoke',
 };
 
 /** The names dashboard actions are recorded under (the audit filter's list besides tools). */

@@ -100,6 +100,8 @@ export interface McpRouteDeps {
   scheduler?: SchedulerFactory | undefined;
   /** The calling key's own settings for set_time_zone; it answers 'unavailable' without them. */
   keySettings?: KeySettingsFactory | undefined;
+  /** OUTBOUND_ALLOW_PRIVATE, for addresses tools fetch (import_events' url); refused when absent. */
+  outboundAllowPrivate?: boolean | undefined;
   /** Keep-alive and re-check intervals and limits of GET streams; defaults suit production. */
   mcpStreams?: Partial<ToolStreamOptions> | undefined;
   /** What one request may cost and how many calls a key runs at once; defaults when absent. */
@@ -302,6 +304,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       requestId: request.id,
       version: deps.version,
       publicUrl: deps.publicUrl,
+      outbound: { allowPrivate: deps.outboundAllowPrivate ?? false },
       onCall: (record) => {
         deps.metrics?.toolCall(record);
         deps.audit.record({

@@ -7,19 +7,15 @@
  */
 import { CalgateError } from '@calgate/core';
 import {
-  type CredentialStore,
   GraphClient,
   MailboxLimiters,
   MICROSOFT_MIRROR_FORMAT,
   MicrosoftCalendarProvider,
-  type MicrosoftClientConfig,
   MicrosoftTokenSource,
   microsoftSyncSource,
-  type OAuthCredentials,
 } from '@calgate/providers';
 import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { Logger } from 'pino';
-import type { Config } from '../config.ts';
 import type { ConnectionSources } from '../mirror/sources.ts';
 import { type MicrosoftSetup, microsoftCredentials } from './connect.ts';
 

@@ -3,7 +3,9 @@
  * `caldav` provider, the mirror's sync source and ICS import/export build on.
  */
 export * from './client.ts';
+export * from './feed.ts';
 export * from './ical/index.ts';
+export * from './ics-source.ts';
 export * from './provider.ts';
 export * from './sync.ts';
 export * from './window.ts';

@@ -236,7 +236,7 @@ export class LocalCalendarProvider implements CalendarProvider {
       : notFound(eventId);
   }
 
-  async insertEvent(calendar: CalendarRef, input: EventInput): Promise<CalendarEvent> {
+  #newRow(calendar: CalendarRef, input: EventInput): NewLocalEvent {
     const id = input.id ?? newEventId();
     if (!EVENT_ID.test(id)) {
       throw new CalgateError(
@@ -249,7 +249,7 @@ export class LocalCalendarProvider implements CalendarProvider {
     const row: NewLocalEvent = {
       calendarId: calendar.id,
       id,
-      iCalUid: `${id}@calgate`,
+      iCalUid: input.iCalUID ?? `${id}@calgate`,
       status: input.status ?? 'confirmed',
       summary: input.summary ?? null,
       description: input.description ?? null,
@@ -266,7 +266,22 @@ export class LocalCalendarProvider implements CalendarProvider {
       sequence: 0,
       etag: newEtag(),
     };
-    return toEvent(await this.#store.insert(row), calendar);
+    return row;
+  }
+
+  async insertEvent(calendar: CalendarRef, input: EventInput): Promise<CalendarEvent> {
+    return toEvent(await this.#store.insert(this.#newRow(calendar, input)), calendar);
+  }
+
+  /** Creates many events in one statement (imports): all or none; the ids made, in order. */
+  async insertEvents(calendar: CalendarRef, inputs: readonly EventInput[]): Promise<string[]> {
+    const rows = inputs.map((input) => this.#newRow(calendar, input));
+    await this.#store.insertMany(rows);
+    return rows.map((row) => row.id);
+  }
+
+  findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    return this.#store.idsByICalUid(calendar.id, uids);
   }
 
   /** Stores an exception for a generated instance; null when another writer stored one first. */

@@ -32,6 +32,7 @@ export const RISKY_TOOLS: ReadonlySet<string> = new Set([
   'schedule_prompt_every',
   'schedule_prompt_rrule',
   'schedule_prompt_around_events',
+  'import_events',
 ]);
 
 type Args = Record<string, unknown>;
@@ -121,6 +122,23 @@ export function riskyAction(
       return inviting(tool, args, emails(args.attendees), insiders);
     case 'manage_attendees':
       return inviting(tool, args, emails(args.addAttendees), insiders);
+    case 'import_events': {
+      // Fetching a URL the agent names sends its path and query to that host: a way out for data.
+      if (typeof args.url !== 'string') {
+        return undefined;
+      }
+      let host: string;
+      try {
+        host = plainId(new URL(args.url.replace(/^webcals?:/i, 'https:')).host);
+      } catch {
+        host = plainId(args.url);
+      }
+      return withCalendar(
+        tool,
+        args,
+        `fetch a calendar from ${host}, sending it the address the agent chose`,
+      );
+    }
     default:
       if (RISKY_TOOLS.has(tool)) {
         // A schedule goes to the key's own agent unless the call names a target or agent itself.

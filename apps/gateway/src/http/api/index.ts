@@ -4,6 +4,7 @@ import { registerAuditRoutes } from './audit.ts';
 import { registerConfirmationRoutes } from './confirmations.ts';
 import { registerConnectedAppRoutes } from './connected-apps.ts';
 import type { ApiDeps } from './deps.ts';
+import { registerFeedRoutes } from './feeds.ts';
 import { registerKeyRoutes } from './keys.ts';
 import { registerMatrixRoutes } from './matrix.ts';
 import { registerOverviewRoutes } from './overview.ts';
@@ -30,4 +31,5 @@ export function registerApi(app: FastifyInstance, deps: ApiDeps): void {
   registerRulesRoutes(app, deps);
   registerPeopleRoutes(app, deps);
   registerWorkspaceRoutes(app, deps);
+  registerFeedRoutes(app, deps);
 }

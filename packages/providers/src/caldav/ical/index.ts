@@ -1,4 +1,5 @@
 export * from './expand.ts';
+export * from './export.ts';
 export * from './read.ts';
 export * from './write.ts';
 export * from './zones.ts';

@@ -32,6 +32,9 @@ export interface ParsedCalendar {
   declaredZone: string | undefined;
 }
 
+/** VEVENTs past which times are read against the VTIMEZONEs alone (see parseCalendarText). */
+const LARGE_CALENDAR = 50;
+
 /** Parses a VCALENDAR; text that is not iCalendar is `invalid_argument`. */
 export function parseCalendarText(text: string, calendarZone: string): ParsedCalendar {
   let calendar: ICAL.Component;
@@ -61,7 +64,20 @@ export function parseCalendarText(text: string, calendarZone: string): ParsedCal
   const declared = calendar.getFirstPropertyValue('x-wr-timezone');
   const zones = new ZoneTable(calendar, calendarZone);
   const byUid = new Map<string, IcsResource>();
-  for (const vevent of calendar.getAllSubcomponents('vevent')) {
+  const vevents = calendar.getAllSubcomponents('vevent');
+  if (vevents.length > LARGE_CALENDAR) {
+    // ical.js looks a TZID up among the VCALENDAR's subcomponents on every time it reads, and
+    // one without a VTIMEZONE is looked up again each time: over a feed's thousands of VEVENTs
+    // that is quadratic. Their times are read against a calendar holding the VTIMEZONEs alone.
+    const zoneRoot = new ICAL.Component('vcalendar');
+    for (const vtimezone of calendar.getAllSubcomponents('vtimezone')) {
+      zoneRoot.addSubcomponent(new ICAL.Component(vtimezone.toJSON()));
+    }
+    for (const vevent of vevents) {
+      vevent.parent = zoneRoot;
+    }
+  }
+  for (const vevent of vevents) {
     const uidValue = vevent.getFirstPropertyValue('uid');
     const uid = typeof uidValue === 'string' && uidValue !== '' ? uidValue : '';
     let resource = byUid.get(uid);

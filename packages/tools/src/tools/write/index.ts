@@ -3,6 +3,7 @@ import { batchUpdateEvents } from './batch-update-events.ts';
 import { createCalendar } from './create-calendar.ts';
 import { createEvent } from './create-event.ts';
 import { deleteEvent } from './delete-event.ts';
+import { importEvents } from './import-events.ts';
 import { manageAttendees } from './manage-attendees.ts';
 import { quickAddEvent } from './quick-add-event.ts';
 import { respondToEvent } from './respond-to-event.ts';
@@ -17,5 +18,6 @@ export const WRITE_TOOLS: ToolDefinition[] = [
   manageAttendees,
   respondToEvent,
   deleteEvent,
+  importEvents,
   createCalendar,
 ];

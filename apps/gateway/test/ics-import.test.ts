@@ -1,0 +1,267 @@
+/**
+ * import_events over MCP with the official SDK client: iCalendar text and feeds served by a local
+ * HTTP server (webcal included), UIDs kept so a second import updates, bad text refused with
+ * nothing changed, private addresses refused unless OUTBOUND_ALLOW_PRIVATE=true.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CRLF = '\r\n';
+
+function vcalendar(...events: string[][]): string {
+  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
+    CRLF,
+  );
+}
+
+function vevent(lines: string[]): string[] {
+  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
+}
+
+const STANDUP = vevent([
+  'UID:standup-1@example.com',
+  'DTSTART;TZID=Europe/Berlin:20260105T090000',
+  'DTEND;TZID=Europe/Berlin:20260105T091500',
+  'RRULE:FREQ=DAILY;COUNT=5',
+  'SUMMARY:Standup',
+]);
+const STANDUP_MOVED = vevent([
+  'UID:standup-1@example.com',
+  'RECURRENCE-ID;TZID=Europe/Berlin:20260107T090000',
+  'DTSTART;TZID=Europe/Berlin:20260107T140000',
+  'DTEND;TZID=Europe/Berlin:20260107T141500',
+  'SUMMARY:Standup (afternoon)',
+]);
+const STANDUP_CANCELLED = vevent([
+  'UID:standup-1@example.com',
+  'RECURRENCE-ID;TZID=Europe/Berlin:20260108T090000',
+  'DTSTART;TZID=Europe/Berlin:20260108T090000',
+  'DTEND;TZID=Europe/Berlin:20260108T091500',
+  'STATUS:CANCELLED',
+  'SUMMARY:Standup',
+]);
+const OFFSITE = vevent([
+  'UID:offsite@example.com',
+  'DTSTART;VALUE=DATE:20260106',
+  'DTEND;VALUE=DATE:20260108',
+  'SUMMARY:Offsite',
+  'LOCATION:Lisbon',
+]);
+const REVIEW = vevent([
+  'UID:review@example.com',
+  'DTSTART:20260106T150000Z',
+  'DURATION:PT1H',
+  'SUMMARY:Review',
+]);
+
+interface Time {
+  dateTime?: string;
+  date?: string;
+}
+
+interface Listed {
+  events: { id: string; summary?: string; start: Time; end: Time; location?: string }[];
+}
+
+const at = (time: Time) => time.dateTime ?? time.date;
+
+describe('import_events', () => {
+  let gw: TestGateway;
+  let lan: TestGateway;
+  let client: Client;
+  let onLan: Client;
+  let calendar = '';
+  let copy = '';
+  let feed: Server;
+  let feedBase = '';
+  let feedBody = '';
+  const feedRequests: string[] = [];
+
+  beforeAll(async () => {
+    gw = await startTestGateway(HIGH_RATE_LIMITS);
+    lan = await startTestGateway({ ...HIGH_RATE_LIMITS, OUTBOUND_ALLOW_PRIVATE: 'true' }, { db: gw.db });
+    const owner = await gw.seedTenant('Importer');
+    calendar = await gw.localCalendar(owner.tenantId, 'Work', 'Europe/Berlin');
+    await gw.grant(owner.tenantId, owner.keyId, calendar, { read: true, write: true });
+    copy = await gw.localCalendar(owner.tenantId, 'Copy', 'Europe/Berlin');
+    await gw.grant(owner.tenantId, owner.keyId, copy, { read: true, write: true });
+    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'ics'] });
+    lan.runtime.deps.authenticator.invalidate();
+    client = await connectClient(gw.mcpUrl, owner.secret);
+    onLan = await connectClient(lan.mcpUrl, owner.secret);
+    feed = createServer((request, response) => {
+      feedRequests.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'text/calendar; charset=utf-8', etag: '"v1"' });
+      response.end(feedBody);
+    });
+    await new Promise<void>((resolve) => feed.listen(0, '127.0.0.1', resolve));
+    feedBase = `127.0.0.1:${(feed.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await onLan?.close();
+    await new Promise<void>((resolve) => feed?.close(() => resolve()));
+    await lan?.stop();
+    await gw?.stop();
+  });
+
+  async function call(on: Client, args: Record<string, unknown>) {
+    return on.callTool({ name: 'import_events', arguments: { calendarId: calendar, ...args } });
+  }
+
+  async function listing(of = calendar): Promise<Listed['events']> {
+    const result = await client.callTool({
+      name: 'list_events',
+      arguments: {
+        calendarId: of,
+        timeMin: '2026-01-01T00:00:00Z',
+        timeMax: '2026-02-01T00:00:00Z',
+        timeZone: 'Europe/Berlin',
+        maxResults: 100,
+      },
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return (result.structuredContent as unknown as Listed).events;
+  }
+
+  it('imports every VEVENT of text, series with their overrides, keeping UIDs', async () => {
+    const result = await call(client, {
+      ics: vcalendar(STANDUP, STANDUP_MOVED, STANDUP_CANCELLED, OFFSITE, REVIEW),
+    });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ imported: 3, updated: 0, skipped: 0, errors: [] });
+    const events = await listing();
+    expect(events.map((event) => [event.summary, at(event.start)])).toEqual([
+      ['Standup', '2026-01-05T09:00:00+01:00'],
+      ['Offsite', '2026-01-06'],
+      ['Standup', '2026-01-06T09:00:00+01:00'],
+      ['Review', '2026-01-06T16:00:00+01:00'],
+      ['Standup (afternoon)', '2026-01-07T14:00:00+01:00'],
+      ['Standup', '2026-01-09T09:00:00+01:00'],
+    ]);
+    const review = events.find((event) => event.summary === 'Review');
+    expect(review && at(review.end)).toBe('2026-01-06T17:00:00+01:00');
+    expect(events.find((event) => event.summary === 'Offsite')).toMatchObject({
+      end: { date: '2026-01-08' },
+      location: 'Lisbon',
+    });
+  });
+
+  it('importing the same data again updates and never duplicates', async () => {
+    const changed = vcalendar(
+      STANDUP,
+      STANDUP_MOVED,
+      STANDUP_CANCELLED,
+      OFFSITE.map((line) => (line === 'LOCATION:Lisbon' ? 'LOCATION:Porto' : line)),
+      REVIEW,
+    );
+    const result = await call(client, { ics: changed });
+    // The series (its overrides are written again) and the changed event; the unchanged one is skipped.
+    expect(result.structuredContent).toMatchObject({ imported: 0, updated: 2, skipped: 1, errors: [] });
+    const events = await listing();
+    expect(events).toHaveLength(6);
+    expect(events.find((event) => event.summary === 'Offsite')?.location).toBe('Porto');
+  });
+
+  it('text that is not iCalendar is refused with the reason, and nothing changes', async () => {
+    const before = await listing();
+    const result = await call(client, { ics: 'BEGIN:VCALENDAR\r\nthis is not a calendar\r\n' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/iCalendar text could not be read/);
+    expect(textOf(result)).not.toMatch(/at .*\.ts:\d+/);
+    expect(await listing()).toEqual(before);
+  });
+
+  it('an event that cannot be read is named by UID and line; the others are imported', async () => {
+    const bad = vevent(['UID:broken@example.com', 'SUMMARY:No start']);
+    const text = vcalendar(bad, REVIEW);
+    const result = await call(client, { ics: text });
+    const answer = result.structuredContent as { errors: { uid: string; line: number; message: string }[] };
+    expect(result.structuredContent).toMatchObject({ imported: 0, updated: 0, skipped: 1 });
+    expect(answer.errors).toEqual([
+      { uid: 'broken@example.com', line: 6, message: expect.stringMatching(/DTSTART/) },
+    ]);
+    expect((await listing()).some((event) => event.summary === 'No start')).toBe(false);
+  });
+
+  it('exactly one of ics and url is needed', async () => {
+    const result = await call(client, {});
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      'Give exactly one of ics (the text of a VCALENDAR) or url (an http(s) or webcal address).',
+    );
+  });
+
+  it('a feed on a loopback address is refused without OUTBOUND_ALLOW_PRIVATE, naming it', async () => {
+    feedBody = vcalendar(REVIEW);
+    const before = feedRequests.length;
+    const result = await call(client, { url: `http://${feedBase}/team.ics` });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/loopback address.*OUTBOUND_ALLOW_PRIVATE=true/);
+    expect(feedRequests.length).toBe(before);
+  });
+
+  it('imports from an http and a webcal URL where private addresses are allowed', async () => {
+    feedBody = vcalendar(
+      vevent([
+        'UID:feed-1@example.com',
+        'DTSTART;TZID=Europe/Berlin:20260120T100000',
+        'DTEND;TZID=Europe/Berlin:20260120T110000',
+        'SUMMARY:From the feed',
+      ]),
+    );
+    const first = await call(onLan, { url: `http://${feedBase}/team.ics` });
+    expect(first.isError, textOf(first)).toBeFalsy();
+    expect(first.structuredContent).toMatchObject({ imported: 1, updated: 0, errors: [] });
+    const again = await call(onLan, { url: `webcal://${feedBase}/team.ics` });
+    expect(again.isError, textOf(again)).toBeFalsy();
+    expect(again.structuredContent).toMatchObject({ imported: 0, updated: 0, skipped: 1, errors: [] });
+    const events = await listing();
+    expect(events.filter((event) => event.summary === 'From the feed')).toHaveLength(1);
+    expect(feedRequests.at(-1)).toBe('/team.ics');
+  });
+
+  it('a URL that is not http(s) or webcal is refused', async () => {
+    const result = await call(onLan, { url: 'ftp://example.com/cal.ics' });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe('A feed URL must be http(s) or webcal, not ftp.');
+  });
+
+  it('the events.ics resource exports the calendar, and importing it elsewhere gives the same events', async () => {
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((template) => template.uriTemplate)).toContain(
+      'calgate://calendars/{calendarId}/events.ics{?timeMin,timeMax}',
+    );
+    const read = await client.readResource({ uri: `calgate://calendars/${calendar}/events.ics` });
+    const [content] = read.contents;
+    expect(content?.mimeType).toBe('text/calendar');
+    const text = String((content as { text?: string }).text);
+    expect(text).toMatch(/^BEGIN:VCALENDAR\r\n/);
+    expect(text).toContain('BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin');
+    expect(text).toContain('UID:standup-1@example.com');
+    expect(text).toContain('RRULE:FREQ=DAILY;COUNT=5');
+    expect(text).toMatch(/RECURRENCE-ID;TZID=Europe\/Berlin:20260107T090000/);
+    const imported = await call(client, { calendarId: copy, ics: text });
+    expect(imported.isError, textOf(imported)).toBeFalsy();
+    expect(imported.structuredContent).toMatchObject({ updated: 0, skipped: 0, errors: [] });
+    const shape = (events: Listed['events']) =>
+      events.map((event) => [event.summary, at(event.start), at(event.end), event.location]);
+    expect(shape(await listing(copy))).toEqual(shape(await listing(calendar)));
+    const ranged = await client.readResource({
+      uri: `calgate://calendars/${calendar}/events.ics?timeMin=2026-01-20&timeMax=2026-01-21`,
+    });
+    const part = String((ranged.contents[0] as { text?: string }).text);
+    expect(part).toContain('SUMMARY:From the feed');
+    expect(part).not.toContain('SUMMARY:Offsite');
+  });
+
+  it('a calendar the key cannot read is an unknown resource', async () => {
+    await expect(client.readResource({ uri: 'calgate://calendars/cal_nope/events.ics' })).rejects.toThrow(
+      /not found|Unknown/i,
+    );
+  });
+});

@@ -1,0 +1,348 @@
+import { CalgateError, isCalgateError } from '@calgate/core';
+import {
+  type CalendarEvent,
+  type EventDateTime,
+  type EventInput,
+  type EventPatch,
+  expandResource,
+  fetchFeed,
+  type IcsResource,
+  instantOf as icsInstant,
+  instanceKey,
+  parseCalendarText,
+  readTime,
+  resourceMaster,
+  statusOf,
+} from '@calgate/providers';
+import { z } from 'zod';
+import type { CalendarHandle } from '../../access.ts';
+import { defineTool } from '../../catalogue.ts';
+import { writeCalendarId } from '../../write-schemas.ts';
+
+/** Events looked up and written together: one UID lookup per batch. */
+const BATCH = 250;
+/** Writes in flight at once within a batch. */
+const PARALLEL = 8;
+/** Errors listed in an answer; the count says how many there were. */
+const MAX_ERRORS = 100;
+
+interface Prepared {
+  uid: string;
+  master: EventInput | undefined;
+  cancelled: boolean;
+  overrides: { instance: string; patch: EventPatch | undefined }[];
+}
+
+interface ImportError {
+  uid?: string;
+  line?: number;
+  message: string;
+}
+
+function messageOf(error: unknown): string {
+  return isCalgateError(error) ? error.message : error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The fields of an event read from iCalendar that a write carries. Imported text is a file's,
+ * as an invitation's or a synced calendar's is, not words the agent wrote: it is screened where
+ * any calendar text is, when an answer shows it (screenAnswer), not here (the write firewall
+ * costs about a millisecond per text, which a 10,000-event file cannot afford).
+ */
+function writable(event: CalendarEvent): EventPatch {
+  const out: EventPatch = { start: event.start, end: event.end };
+  for (const field of ['summary', 'description', 'location'] as const) {
+    const value = event[field];
+    if (value !== undefined) {
+      out[field] = value;
+    }
+  }
+  if (event.attendees !== undefined) {
+    out.attendees = event.attendees;
+  }
+  if (event.transparency !== undefined) {
+    out.transparency = event.transparency;
+  }
+  if (event.visibility !== undefined) {
+    out.visibility = event.visibility;
+  }
+  out.status = event.status === 'tentative' ? 'tentative' : 'confirmed';
+  return out;
+}
+
+function sameTime(a: EventDateTime, b: EventDateTime): boolean {
+  if (a.date !== undefined || b.date !== undefined) {
+    return a.date === b.date;
+  }
+  return (
+    Date.parse(a.dateTime ?? '') === Date.parse(b.dateTime ?? '') &&
+    (b.timeZone === undefined || a.timeZone === b.timeZone)
+  );
+}
+
+/** Whether the stored event already is what the file says: importing it again changes nothing. */
+function sameEvent(stored: CalendarEvent, wanted: EventInput): boolean {
+  const emails = (list: { email: string }[] | undefined) =>
+    JSON.stringify((list ?? []).map((attendee) => attendee.email.toLowerCase()).sort());
+  return (
+    (stored.summary ?? '') === (wanted.summary ?? '') &&
+    (stored.description ?? '') === (wanted.description ?? '') &&
+    (stored.location ?? '') === (wanted.location ?? '') &&
+    sameTime(stored.start, wanted.start) &&
+    sameTime(stored.end, wanted.end) &&
+    JSON.stringify(stored.recurrence ?? []) === JSON.stringify(wanted.recurrence ?? []) &&
+    (stored.status === 'tentative') === (wanted.status === 'tentative') &&
+    (stored.transparency ?? 'opaque') === (wanted.transparency ?? 'opaque') &&
+    (stored.visibility ?? 'default') === (wanted.visibility ?? 'default') &&
+    emails(stored.attendees) === emails(wanted.attendees)
+  );
+}
+
+/** A resource as writes: the master (or none) and its overrides by instance suffix. */
+function prepare(resource: IcsResource): Prepared {
+  const masterEvent = resourceMaster(resource);
+  const cancelled = resource.master !== undefined && statusOf(resource.master) === 'cancelled';
+  const master =
+    masterEvent === undefined
+      ? undefined
+      : {
+          ...writable(masterEvent),
+          start: masterEvent.start,
+          end: masterEvent.end,
+          ...(masterEvent.recurrence === undefined ? {} : { recurrence: masterEvent.recurrence }),
+        };
+  const overrides = resource.overrides.map((override) => {
+    const rid = readTime(override, 'recurrence-id', resource.zones);
+    if (rid === undefined) {
+      throw new CalgateError('invalid_argument', 'An override has no readable RECURRENCE-ID.');
+    }
+    const instance = instanceKey(rid, rid.allDay ? rid.naive : icsInstant(rid));
+    if (statusOf(override) === 'cancelled') {
+      return { instance, patch: undefined };
+    }
+    const [placed] = expandResource({ ...resource, master: undefined, overrides: [override] });
+    if (placed === undefined) {
+      throw new CalgateError('invalid_argument', `The override of ${instance} has no readable times.`);
+    }
+    return { instance, patch: writable(placed) };
+  });
+  return { uid: resource.uid, master: master as EventInput | undefined, cancelled, overrides };
+}
+
+/** Line numbers of `UID:` lines, for errors that name where an event is. */
+function uidLines(text: string): Map<string, number> {
+  const lines = new Map<string, number>();
+  let line = 1;
+  const re = /\n|^UID[;:][^\r\n]*/gim;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    if (m[0] === '\n') {
+      line += 1;
+    } else {
+      const uid = m[0].replace(/^UID(;[^:]*)?:/i, '').trim();
+      if (!lines.has(uid)) {
+        lines.set(uid, line);
+      }
+    }
+  }
+  return lines;
+}
+
+async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next] as T;
+      next += 1;
+      await work(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+async function writeOverrides(handle: CalendarHandle, masterId: string, prepared: Prepared): Promise<void> {
+  for (const { instance, patch } of prepared.overrides) {
+    const id = `${masterId}_${instance}`;
+    if (patch === undefined) {
+      await handle.provider.deleteEvent(handle.ref, id).catch((error: unknown) => {
+        if (!(isCalgateError(error) && error.code === 'not_found')) {
+          throw error;
+        }
+      });
+    } else {
+      await handle.provider.patchEvent(handle.ref, id, patch);
+    }
+  }
+}
+
+export const importEvents = defineTool({
+  name: 'import_events',
+  toolset: 'ics',
+  title: 'Import events',
+  description:
+    'Import the VEVENTs of iCalendar text or an http(s)/webcal URL, keeping UIDs: importing again updates, never duplicates.',
+  access: 'write',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  input: z.strictObject({
+    calendarId: writeCalendarId,
+    ics: z.string().min(1).optional(),
+    url: z.string().min(1).max(2048).optional(),
+  }),
+  output: z.object({
+    calendarId: z.string(),
+    imported: z.number(),
+    updated: z.number(),
+    skipped: z.number(),
+    errors: z.array(
+      z.object({ uid: z.string().optional(), line: z.number().optional(), message: z.string() }),
+    ),
+  }),
+  example: {
+    calendarId: 'primary',
+    ics: 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\nBEGIN:VEVENT\r\nUID:team-offsite-2026@example.com\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20260610\r\nDTEND;VALUE=DATE:20260612\r\nSUMMARY:Team offsite\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',
+  },
+  exampleResult: { imported: 1, updated: 0, skipped: 0, errors: [] },
+  async run(args, { access, signal, budget, outbound }) {
+    if ((args.ics === undefined) === (args.url === undefined)) {
+      throw new CalgateError(
+        'invalid_argument',
+        'Give exactly one of ics (the text of a VCALENDAR) or url (an http(s) or webcal address).',
+      );
+    }
+    const handle = access.writable(args.calendarId);
+    if (handle.provider.findByICalUIDs === undefined) {
+      throw new CalgateError(
+        'invalid_argument',
+        `Calendar '${handle.calendar.id}' cannot take imports: its provider cannot find events by UID.`,
+      );
+    }
+    let text: string;
+    if (args.ics !== undefined) {
+      // The text came in the request; it counts against the request's answer-size budget.
+      budget.spend('answerBytes', Buffer.byteLength(args.ics, 'utf8'));
+      text = args.ics;
+    } else {
+      const fetched = await fetchFeed(args.url ?? '', {
+        policy: { allowPrivate: outbound?.allowPrivate ?? false },
+        signal,
+      });
+      text = fetched.status === 'fetched' ? fetched.text : '';
+    }
+    const parsed = parseCalendarText(text, handle.ref.timeZone);
+    const errors: ImportError[] = [];
+    let lines: Map<string, number> | undefined;
+    const fail = (uid: string | undefined, message: string) => {
+      lines ??= uidLines(text);
+      const line = uid === undefined ? undefined : lines.get(uid);
+      errors.push({ ...(uid ? { uid } : {}), ...(line === undefined ? {} : { line }), message });
+    };
+    // Every event is read before anything is written: one that cannot be read changes nothing.
+    const ready: Prepared[] = [];
+    for (const resource of parsed.resources) {
+      if (resource.uid === '') {
+        fail(undefined, 'A VEVENT has no UID; every imported event needs one.');
+        continue;
+      }
+      try {
+        ready.push(prepare(resource));
+      } catch (error) {
+        fail(resource.uid, messageOf(error));
+      }
+    }
+    let imported = 0;
+    let updated = 0;
+    let skipped = 0;
+    const find = handle.provider.findByICalUIDs.bind(handle.provider);
+    for (let at = 0; at < ready.length; at += BATCH) {
+      signal.throwIfAborted();
+      const batch = ready.slice(at, at + BATCH);
+      const existing = await find(
+        handle.ref,
+        batch.map((item) => item.uid),
+      );
+      // New events go in one statement where the provider can; a batch it refuses goes one by one,
+      // so the error names the event.
+      const fresh = batch.filter(
+        (item) => item.master !== undefined && !item.cancelled && !existing.has(item.uid),
+      );
+      const inserted = new Set<Prepared>();
+      if (handle.provider.insertEvents !== undefined && fresh.length > 0) {
+        try {
+          const ids = await handle.provider.insertEvents(
+            handle.ref,
+            fresh.map((item) => ({ ...(item.master as EventInput), iCalUID: item.uid })),
+          );
+          fresh.forEach((item, index) => {
+            existing.set(item.uid, ids[index] as string);
+            inserted.add(item);
+          });
+        } catch (error) {
+          if (!isCalgateError(error)) {
+            throw error;
+          }
+        }
+      }
+      await inTurns(batch, async (item) => {
+        const id = existing.get(item.uid);
+        if (inserted.has(item)) {
+          try {
+            await writeOverrides(handle, id as string, item);
+          } catch (error) {
+            if (!isCalgateError(error)) {
+              throw error;
+            }
+            fail(item.uid, error.message);
+          }
+          imported += 1;
+          return;
+        }
+        try {
+          if (item.master === undefined) {
+            // Overrides alone change a series imported before; without it there is nothing to change.
+            if (id === undefined) {
+              skipped += 1;
+              return;
+            }
+            await writeOverrides(handle, id, item);
+            updated += 1;
+          } else if (item.cancelled) {
+            if (id === undefined) {
+              skipped += 1;
+              return;
+            }
+            await handle.provider.deleteEvent(handle.ref, id);
+            updated += 1;
+          } else if (id === undefined) {
+            const event = await handle.provider.insertEvent(handle.ref, {
+              ...item.master,
+              iCalUID: item.uid,
+            });
+            await writeOverrides(handle, event.id, item);
+            imported += 1;
+          } else {
+            const current = await handle.provider.getEvent(handle.ref, id, signal);
+            if (sameEvent(current, item.master) && item.overrides.length === 0) {
+              skipped += 1;
+              return;
+            }
+            const { recurrence, ...rest } = item.master;
+            await handle.provider.patchEvent(handle.ref, id, { ...rest, recurrence: recurrence ?? [] });
+            await writeOverrides(handle, id, item);
+            updated += 1;
+          }
+        } catch (error) {
+          if (!isCalgateError(error)) {
+            throw error;
+          }
+          fail(item.uid, error.message);
+        }
+      });
+    }
+    return {
+      calendarId: handle.calendar.id,
+      imported,
+      updated,
+      skipped,
+      errors: errors.slice(0, MAX_ERRORS),
+    };
+  },
+});

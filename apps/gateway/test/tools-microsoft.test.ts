@@ -471,6 +471,37 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     expect(ms.admin.requests().filter((r) => r.op === 'events.accept')).toHaveLength(1);
   });
 
+  it('respond_to_event on a meeting the account organises: accepted is what Outlook counts already, declined says to delete it', async () => {
+    const created = await call('create_event', {
+      calendarId: cal.Team,
+      summary: 'Hosted by Ann',
+      start: { dateTime: at(9, 13) },
+      end: { dateTime: at(9, 14) },
+      attendees: [ANN, 'dana@contoso.com'],
+    });
+    const eventId = created.eventId as string;
+    const responses = () =>
+      ms.admin.requests().filter((r) => r.op.startsWith('events.') && /accept|decline/i.test(r.op));
+    const before = responses().length;
+    const out = (await call('respond_to_event', {
+      calendarId: cal.Team,
+      eventId,
+      response: 'accepted',
+      comment: 'See you there',
+    })) as { attendee: string; response: string; event: EventOut };
+    expect(out).toMatchObject({ attendee: ANN, response: 'accepted' });
+    const declined = await refused('respond_to_event', {
+      calendarId: cal.Team,
+      eventId,
+      response: 'declined',
+    });
+    expect(declined).toBe(
+      `The account organises event '${eventId}', and Outlook takes no answer from a meeting's organizer: it always counts them as attending. To call the meeting off, delete it with delete_event.`,
+    );
+    expect(responses().length).toBe(before);
+    expect(graphEvents('Team').find((e) => e.id === eventId)?.subject).toBe('Hosted by Ann');
+  });
+
   it("quick_add_event reads the sentence with Calgate's parser and creates a Graph event", async () => {
     const out = (await call('quick_add_event', {
       calendarId: cal.Team,
@@ -627,6 +658,27 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
       [cal.Team],
     );
     expect(rows[0].n).toBe(1);
+  });
+
+  it('book_slot with attendees: Outlook invites them itself, and the answer says so', async () => {
+    const booked = (await call('book_slot', {
+      calendarId: cal.Team,
+      start: at(14, 9),
+      end: at(14, 10),
+      summary: 'Call with Dana',
+      attendees: ['dana@contoso.com'],
+    })) as { eventId: string; warnings?: { kind: string; message: string }[] };
+    expect(booked.warnings).toEqual([
+      {
+        kind: 'note',
+        message:
+          'Outlook sent the invitation to dana@contoso.com itself: Calgate cannot book on an Outlook calendar without Outlook inviting the attendees.',
+      },
+    ]);
+    const stored = graphEvents('Team').find((e) => e.id === booked.eventId) as {
+      attendees: { emailAddress: { address: string } }[];
+    };
+    expect(stored.attendees.map((a) => a.emailAddress.address)).toEqual(['dana@contoso.com']);
   });
 
   it('search and fetch find Outlook events', async () => {

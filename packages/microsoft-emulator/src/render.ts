@@ -24,6 +24,12 @@ export function offsetTime(ms: number): string {
 const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/** A numeric character reference's character; U+FFFD for one that names no character. */
+const fromCode = (code: number): string =>
+  Number.isSafeInteger(code) && code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff)
+    ? String.fromCodePoint(code)
+    : '\ufffd';
+
 export function htmlToText(html: string): string {
   return html
     .replace(/<head[\s\S]*?<\/head>/gi, '')
@@ -34,6 +40,9 @@ export function htmlToText(html: string): string {
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
     .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&#(\d+);/g, (_, code: string) => fromCode(Number(code)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, code: string) => fromCode(Number.parseInt(code, 16)))
     .replace(/&amp;/g, '&')
     .trim();
 }

@@ -154,5 +154,15 @@ describe('riskyAction: which calls destroy data or send it out', () => {
     expect(riskyAction('delete_event', { eventId: 'please approve, this is routine' }, insiders)?.does).toBe(
       'delete event with an unusual id (31 characters)',
     );
+    expect(riskyAction('delete_event', { eventId: 'x'.repeat(257) }, insiders)?.does).toBe(
+      'delete event with an unusual id (257 characters)',
+    );
+  });
+
+  it("names Outlook's long base64 ids as they are", () => {
+    const outlookId = `AAMkAGI2${'Tg5ZmQ1LWI0_-'.repeat(12)}AAA=`;
+    expect(riskyAction('delete_event', { eventId: outlookId }, insiders)?.does).toBe(
+      `delete event ${outlookId}`,
+    );
   });
 });

@@ -358,6 +358,17 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
     options: WriteOptions,
     patch: EventPatch,
   ): Promise<CalendarEvent> {
+    if (current.organizer?.self === true) {
+      // Graph refuses an organizer's answer to their own meeting; Outlook counts them as attending.
+      if (response.status === 'accepted') {
+        return current;
+      }
+      throw new CalgateError(
+        'invalid_argument',
+        `The account organises event '${eventId}', and Outlook takes no answer from a meeting's organizer: it always counts them as attending. To call the meeting off, delete it with delete_event.`,
+        { context: { eventId } },
+      );
+    }
     const action = RESPOND_PATH[response.status];
     await this.#client.request<void>({
       method: 'POST',

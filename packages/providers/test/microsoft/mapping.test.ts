@@ -165,6 +165,9 @@ describe('Graph event → Calgate event', () => {
     ).event;
     expect(event.description).toBe('Line one\nA & B <3');
     expect(htmlToText('a<br/>b<style>x{}</style>&#233;')).toBe('a\nbé');
+    expect(htmlToText('it&#x27;s &#39;here&#39;')).toBe("it's 'here'");
+    // A reference to no character (a stranger's invitation can hold anything) reads as U+FFFD, never throws.
+    expect(htmlToText('a&#99999999;b&#xD800;c&#0;')).toBe('a\ufffdb\ufffdc\ufffd');
   });
 
   it('joins several locations when the main one is empty', () => {

@@ -37,7 +37,8 @@ export const RISKY_TOOLS: ReadonlySet<string> = new Set([
 
 type Args = Record<string, unknown>;
 
-const PLAIN_ID = /^[A-Za-z0-9._:@+#/-]{1,120}$/;
+// Long enough for Outlook's ids (base64 with `=` padding, 140-200 characters for occurrences).
+const PLAIN_ID = /^[A-Za-z0-9._:@+#/=-]{1,256}$/;
 
 /**
  * An id as the person may read it: ids come from the agent's arguments or from other people's

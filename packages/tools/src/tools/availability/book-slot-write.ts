@@ -1,9 +1,23 @@
 /** Writing a booking's event with a derived id, and taking it back when the booking fails. */
 import { CalgateError, isCalgateError } from '@calgate/core';
-import type { CalendarEvent, EventInput } from '@calgate/providers';
+import type { CalendarEvent, EventInput, WriteOptions } from '@calgate/providers';
 import type { CalendarHandle } from '../../access.ts';
 import { instantOf, isAlreadyDeleted, isCode } from '../write/common.ts';
 import { conflictError, type Slot } from './book-slot-checks.ts';
+
+/**
+ * How a booking writes: without emailing anyone. Outlook sends invitations and cancellations to
+ * attendees itself and refuses to be asked not to, so there the write asks nothing (book_slot's
+ * answer says Outlook invited them: see `sendsInvitationsItself`).
+ */
+function quietly(handle: CalendarHandle): WriteOptions {
+  return sendsInvitationsItself(handle) ? {} : { sendUpdates: 'none' };
+}
+
+/** Whether the calendar's service emails attendees on every write, whatever Calgate asks (Outlook). */
+export function sendsInvitationsItself(handle: CalendarHandle): boolean {
+  return handle.calendar.provider === 'microsoft';
+}
 
 /** Deleted ids stay taken upstream (Google answers 409); a booking moves to the next generation. */
 export const MAX_GENERATIONS = 5;
@@ -33,7 +47,7 @@ export async function writeBookingEvent(
   for (let generation = 0; generation < MAX_GENERATIONS; generation++) {
     const id = idFor(generation);
     try {
-      return await provider.insertEvent(ref, { ...input, id }, { sendUpdates: 'none' });
+      return await provider.insertEvent(ref, { ...input, id }, quietly(handle));
     } catch (error) {
       if (!isCode(error, 'already_exists')) {
         throw error;
@@ -67,7 +81,7 @@ export async function rollBack(
 ): Promise<unknown> {
   let leftover = '';
   try {
-    await handle.provider.deleteEvent(handle.ref, eventId, { sendUpdates: 'none' });
+    await handle.provider.deleteEvent(handle.ref, eventId, quietly(handle));
   } catch (error) {
     if (!isAlreadyDeleted(error) && !isCode(error, 'not_found')) {
       leftover = ` The event ${eventId} written for it could not be removed (${error instanceof Error ? error.message : String(error)}); delete it with delete_event.`;

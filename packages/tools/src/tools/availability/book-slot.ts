@@ -16,7 +16,7 @@ import {
   type Slot,
   verifyFree,
 } from './book-slot-checks.ts';
-import { MAX_GENERATIONS, rollBack, writeBookingEvent } from './book-slot-write.ts';
+import { MAX_GENERATIONS, rollBack, sendsInvitationsItself, writeBookingEvent } from './book-slot-write.ts';
 import { callZone } from './window.ts';
 
 /** Longer bookings are almost always a mistaken date; create_event takes them. */
@@ -179,6 +179,11 @@ export const bookSlot = defineTool({
         ...(attendees.length === 0 ? {} : { attendees: attendeesFrom(attendees) }),
       };
       const event = await writeBookingEvent(handle, input, slot, signal, eventId);
+      if (attendees.length > 0 && sendsInvitationsItself(handle)) {
+        notices.push(
+          `Outlook sent the invitation to ${attendees.join(', ')} itself: Calgate cannot book on an Outlook calendar without Outlook inviting the attendees.`,
+        );
+      }
       const result = {
         eventId: event.id,
         calendarId,

@@ -29,6 +29,7 @@ const TOOLSET_HINTS: Record<string, string> = {
   search: 'search and fetch, for ChatGPT connectors and deep research',
   rules: 'projects and the rules that file time',
   scheduler: 'prompts scheduled for later, delivered to webhooks or Letta agents',
+  ics: 'importing iCalendar (.ics) files and feeds',
 };
 
 interface Matrix {

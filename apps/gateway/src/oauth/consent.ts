@@ -30,6 +30,7 @@ const TOOLSET_DESCRIPTIONS: Record<string, string> = {
   search: 'Search events and fetch them (search / fetch)',
   rules: 'Projects, classification rules and timesheets',
   scheduler: 'Prompts the app schedules for itself',
+  ics: 'Import iCalendar (.ics) files and feeds into calendars with Write',
 };
 
 /** The scopes in plain words, for the consent page to say what the client asks for. */

@@ -6,10 +6,10 @@
 import { CalgateError } from '@calgate/core';
 import { exportCalendar } from '@calgate/providers';
 import {
-  ErrorCode,
+  ProtocolErrorCode,
   type ReadResourceResult,
-  type ResourceTemplate,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ResourceTemplateType as ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import type { CalendarAccess } from '../access.ts';
 import { boundOf } from '../range.ts';
 import { rpcError } from '../rpc-error.ts';
@@ -39,7 +39,7 @@ function asRpcError(error: CalgateError): Error {
     return rpcError(RESOURCE_NOT_FOUND, error.message);
   }
   return rpcError(
-    error.code === 'invalid_argument' ? ErrorCode.InvalidParams : ErrorCode.InternalError,
+    error.code === 'invalid_argument' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
     error.message,
   );
 }

@@ -24,6 +24,7 @@ const FOR_PROGRAMS: readonly { pattern: RegExp; why: string }[] = [
   },
   { pattern: /^\/\.well-known\//, why: 'OAuth discovery documents, read by MCP clients' },
   { pattern: /^\/metrics$/, why: 'Prometheus text, scraped with a token' },
+  { pattern: /^\/feeds\//, why: 'secret iCalendar feed addresses, read by calendar apps' },
   { pattern: /^\/(healthz|readyz)$/, why: 'health checks of load balancers and orchestrators' },
   { pattern: /^\/assets\/:file$/, why: 'the dashboard’s scripts and stylesheet, loaded by its pages' },
 ];

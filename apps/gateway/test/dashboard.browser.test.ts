@@ -57,7 +57,7 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
   it('connects a Google account through the consent page', async () => {
     await openPage(page, 'Accounts');
     await page.getByLabel('Calgate may').selectOption('write');
-    await page.getByLabel('Give every existing API key').selectOption('none');
+    await page.locator('#access').selectOption('none');
     await page.getByRole('button', { name: 'Connect Google' }).click();
     await page.waitForURL((url) => url.href.startsWith(emulator.url));
     await screenshot(page, '03-google-consent');

@@ -5,15 +5,13 @@
  */
 import { CalgateError } from '@calgate/core';
 import { exportCalendar } from '@calgate/providers';
-import {
-  ProtocolErrorCode,
-  type ReadResourceResult,
-  type ResourceTemplateType as ResourceTemplate,
+import type {
+  ReadResourceResult,
+  ResourceTemplateType as ResourceTemplate,
 } from '@modelcontextprotocol/server';
 import type { CalendarAccess } from '../access.ts';
 import { boundOf } from '../range.ts';
-import { rpcError } from '../rpc-error.ts';
-import { CALENDAR_URI_PREFIX, RESOURCE_NOT_FOUND, resourceCalendars } from './calendars.ts';
+import { asRpcError, CALENDAR_URI_PREFIX, resourceCalendars } from './calendars.ts';
 
 export const EXPORT_URI_TEMPLATE = `${CALENDAR_URI_PREFIX}{calendarId}/events.ics{?timeMin,timeMax}`;
 const EXPORT_URI = /^calgate:\/\/calendars\/([^/?#]+)\/events\.ics(?:\?([^#]*))?$/;
@@ -32,16 +30,6 @@ export function exportTemplates(access: CalendarAccess): ResourceTemplate[] {
       mimeType: 'text/calendar',
     },
   ];
-}
-
-function asRpcError(error: CalgateError): Error {
-  if (error.code === 'not_found') {
-    return rpcError(RESOURCE_NOT_FOUND, error.message);
-  }
-  return rpcError(
-    error.code === 'invalid_argument' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
-    error.message,
-  );
 }
 
 /** Reads an `events.ics` URI, or answers undefined for a URI of another kind. */
@@ -80,6 +68,6 @@ export async function readCalendarExport(
     });
     return { contents: [{ uri, mimeType: 'text/calendar', text }] };
   } catch (error) {
-    throw error instanceof CalgateError ? asRpcError(error) : error;
+    throw error instanceof CalgateError ? asRpcError(error, uri) : error;
   }
 }

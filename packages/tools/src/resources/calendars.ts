@@ -100,7 +100,7 @@ function calendarOf(uri: string, access: CalendarAccess): KeyCalendar {
 }
 
 /** A calendar's account problem (reconnect, disabled) or an upstream failure as a JSON-RPC error. */
-function asRpcError(error: CalgateError, uri: string): Error {
+export function asRpcError(error: CalgateError, uri: string): Error {
   if (error.code === 'not_found') {
     // The URI in data is how clients of 2026-07-28 (where the code is -32602) tell "not found" apart.
     return rpcError(RESOURCE_NOT_FOUND, error.message, { uri: uri.slice(0, 200) });

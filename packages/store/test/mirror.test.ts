@@ -89,6 +89,15 @@ describe('applyPage', () => {
     });
   });
 
+  it('records a sync as of when it began reading the upstream, never later than its commit', async () => {
+    const began = Date.now() - 5_000;
+    await mirror.applyPage('cal_a1', 'tnt_a', [], { nextSyncToken: 's-read', readAt: began });
+    expect((await mirror.syncState('cal_a1'))?.syncedAt?.getTime()).toBe(began);
+    // A clock ahead of the database's does not date the sync in the future.
+    await mirror.applyPage('cal_a1', 'tnt_a', [], { nextSyncToken: 's-ahead', readAt: Date.now() + 3_600_000 });
+    expect((await mirror.syncState('cal_a1'))?.syncedAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+  });
+
   it('applies updates and deletions: a cancelled event goes, a cancelled instance stays as a tombstone', async () => {
     const master = event('series', {
       recurrence: ['RRULE:FREQ=DAILY;COUNT=5'],

@@ -85,6 +85,8 @@ async function batches(
     externalId: options.externalId,
   };
   let pageToken = firstPageToken;
+  // The cursor a sync ends with reflects the upstream no earlier than its first read.
+  const readAt = Date.now();
   for (;;) {
     const step =
       cursor === null
@@ -107,7 +109,7 @@ async function batches(
       options.calendarId,
       options.tenantId,
       [...step.upserts, ...step.removals.map(removal)],
-      { nextPageToken: next, nextSyncToken: 'cursor' in step.next ? step.next.cursor : null },
+      { nextPageToken: next, nextSyncToken: 'cursor' in step.next ? step.next.cursor : null, readAt },
     );
     result.pages += 1;
     result.received += step.received;

@@ -153,9 +153,10 @@ export class MirrorRepository implements MirrorSink {
         }
         await client.query(
           `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
-             synced_at = now(), full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now()
+             synced_at = LEAST(now(), COALESCE(to_timestamp($4::double precision / 1000), now())),
+             full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now()
            WHERE calendar_id = $1`,
-          [calendarId, nextSync, full],
+          [calendarId, nextSync, full, end.readAt ?? null],
         );
       }
       await appendChanges(client, calendarId, tenantId, changes);

@@ -56,6 +56,11 @@ export interface MirrorResourceRow {
 export interface PageEnd {
   nextPageToken?: string | null | undefined;
   nextSyncToken?: string | null | undefined;
+  /**
+   * When the sync began reading the upstream (ms): the instant its last page reflects at the
+   * earliest, recorded as the sync's time. Now (the commit) when not given.
+   */
+  readAt?: number | undefined;
 }
 
 export type MirrorSyncStatus = 'syncing' | 'ok' | 'error';

@@ -1,12 +1,14 @@
 // Screens every text of the firewall's corpora as a write would and prints, for each, the share of
 // injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
-// refused (target ≤ 0.5 %) and the time to screen one text. The frozen test set comes first: it
-// was written and frozen before tuning (bench/firewall/frozen/test/README.md), so it is the figure
-// users get; only its totals by kind and language are printed, never its texts, so that nobody
-// tunes on it. Then the data the classifier was trained and cross-validated on: the development
+// refused (target ≤ 0.5 %) and the time to screen one text. The newest frozen test set comes
+// first: it was written and frozen before the detector's last round of changes
+// (bench/firewall/frozen/test3/README.md), so it is the figure users get; earlier rounds follow,
+// spent. Only their totals by kind and language are printed, never their texts, so that nobody
+// tunes on them. Then the data the classifier was trained and cross-validated on: the development
 // set (frozen/dev), the training corpus (train/) and the corpus written with the rules
 // (bench/firewall/*.jsonl, made by generate.ts), with their misses. Appends the result to
 // bench/results/firewall.md (BENCH_RECORD=0 to skip).
+import { createHash } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 // The bench screens exactly what the write tools screen.
@@ -34,19 +36,55 @@ interface Corpus {
   split?: boolean;
   /** Whether its misses may be printed (not for the frozen test set). */
   showMisses: boolean;
+  /** A frozen test set: its files are checked against the hashes in its README. */
+  frozen?: boolean;
 }
 
 const CORPORA: readonly Corpus[] = [
-  { title: 'frozen test set (never tuned on)', dir: 'frozen/test/', showMisses: false },
   {
-    title: 'frozen test set, round 2 (never tuned on; written without sight of any corpus)',
+    title:
+      'frozen test set, round 3 (never tuned on; written without sight of any corpus; the current figure)',
+    dir: 'frozen/test3/',
+    showMisses: false,
+    frozen: true,
+  },
+  {
+    title: 'frozen test set, round 2 (spent: its result decided the changes of round 3)',
     dir: 'frozen/test2/',
     showMisses: false,
+    frozen: true,
+  },
+  {
+    title: 'frozen test set, round 1 (spent: its result decided the changes of round 2)',
+    dir: 'frozen/test/',
+    showMisses: false,
+    frozen: true,
   },
   { title: 'development set (trained and tuned on)', dir: 'frozen/dev/', showMisses: true },
   { title: 'training corpus (trained and tuned on)', dir: 'train/', split: true, showMisses: false },
   { title: 'corpus written with the rules (trained on)', dir: '', showMisses: true },
 ];
+
+/**
+ * Refuses a frozen set whose files no longer hash to what its README recorded when it was frozen:
+ * a result on edited files is not that round's result.
+ */
+async function checkFrozen(dir: string): Promise<void> {
+  const readme = await readFile(`${root}bench/firewall/${dir}README.md`, 'utf8');
+  for (const name of ['injections.jsonl', 'benign.jsonl']) {
+    const recorded = new RegExp(`\`${name.replace('.', '\\.')}\` \\| \\d+ \\| \`([0-9a-f]{64})\``).exec(
+      readme,
+    )?.[1];
+    const actual = createHash('sha256')
+      .update(await readFile(`${root}bench/firewall/${dir}${name}`))
+      .digest('hex');
+    if (recorded !== undefined && recorded !== actual) {
+      throw new Error(
+        `bench/firewall/${dir}${name} was edited after it was frozen (SHA-256 differs from its README)`,
+      );
+    }
+  }
+}
 
 async function load(path: string): Promise<Entry[]> {
   const text = await readFile(`${root}bench/firewall/${path}`, 'utf8');
@@ -108,6 +146,9 @@ function timePerText(entries: readonly Entry[]): { median: number; p95: number }
 }
 
 async function report(corpus: Corpus): Promise<{ text: string; rate: number; falseRate: number }> {
+  if (corpus.frozen === true) {
+    await checkFrozen(corpus.dir);
+  }
   const injections = corpus.split
     ? await loadSplit(corpus.dir, 'inj')
     : await load(`${corpus.dir}injections.jsonl`);
@@ -142,6 +183,10 @@ async function report(corpus: Corpus): Promise<{ text: string; rate: number; fal
     '| injection language | refused |',
     '|---|---|',
     tally(injections, caught, (entry) => entry.lang),
+    '',
+    '| benign kind | refused |',
+    '|---|---|',
+    tally(benign, new Set(wrong.map((entry) => entry.id)), (entry) => entry.kind),
     ...(misses === ''
       ? []
       : ['', '<details><summary>Not as targeted</summary>', '', misses, '', '</details>']),
@@ -160,7 +205,7 @@ if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nThe frozen test set is the figure to quote; the others were trained and tuned on.\n\n${body}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 3) is the figure to quote; rounds 1 and 2 are spent, the others were trained and tuned on.\n\n${body}`,
   );
 }
 const [test] = results;

@@ -63,6 +63,7 @@ describe('firewall classifier', () => {
     expect(() => refuseFrozenTest('bench/firewall/frozen/test2/injections.jsonl')).toThrow(
       /frozen test corpus/,
     );
+    expect(() => refuseFrozenTest('bench/firewall/frozen/test3/benign.jsonl')).toThrow(/frozen test corpus/);
     expect(() => loadDev(fileURLToPath(new URL('../frozen/test/', import.meta.url)))).toThrow(
       /frozen test corpus/,
     );

@@ -94,7 +94,10 @@ describe('applyPage', () => {
     await mirror.applyPage('cal_a1', 'tnt_a', [], { nextSyncToken: 's-read', readAt: began });
     expect((await mirror.syncState('cal_a1'))?.syncedAt?.getTime()).toBe(began);
     // A clock ahead of the database's does not date the sync in the future.
-    await mirror.applyPage('cal_a1', 'tnt_a', [], { nextSyncToken: 's-ahead', readAt: Date.now() + 3_600_000 });
+    await mirror.applyPage('cal_a1', 'tnt_a', [], {
+      nextSyncToken: 's-ahead',
+      readAt: Date.now() + 3_600_000,
+    });
     expect((await mirror.syncState('cal_a1'))?.syncedAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
   });
 

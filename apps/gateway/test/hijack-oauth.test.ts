@@ -176,6 +176,20 @@ describe('hijack policy per OAuth-connected app (official SDK client, real HTTP)
     expect(seen).toEqual([]);
     expect(await exists(eventId)).toBe(true);
     expect(await confirmationsOf(appId)).toEqual(['confirmation.refused']);
+    // The person approves it in the dashboard, where the app is named; the app repeats the call once.
+    const id = /confirmation: "(cnf_[A-Za-z0-9]+)"/.exec(textOf(refused))?.[1] as string;
+    const waiting = await call(gw, 'GET', '/api/v1/confirmations', { as: ann });
+    expect(waiting.body.confirmations).toEqual([
+      expect.objectContaining({ id, keyId: appId, keyName: 'Test Agent', tool: 'delete_event' }),
+    ]);
+    expect((await call(gw, 'POST', `/api/v1/confirmations/${id}/approve`, { as: ann })).status).toBe(200);
+    const repeated = await client.callTool({
+      name: 'delete_event',
+      arguments: { calendarId, eventId, confirmation: id },
+    });
+    expect(repeated.isError, textOf(repeated)).toBeFalsy();
+    expect(await exists(eventId)).toBe(false);
+    expect(await confirmationsOf(appId)).toEqual(['confirmation.refused', 'confirmation.used']);
 
     // The consent page, opened again for the same app, starts from the connection's policy.
     const { challenge } = pkce();

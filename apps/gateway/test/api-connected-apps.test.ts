@@ -148,6 +148,36 @@ describe('/api/v1/connected-apps', () => {
       });
     });
 
+    it("sets an app's hijack policy: listed, used by its next call's principal, audited like a key's", async () => {
+      const before = await call(gw, 'GET', '/api/v1/connected-apps', { as: ann });
+      expect(before.body.apps[0].hijackPolicy).toBe('ask');
+      const changed = await call(gw, 'PATCH', `/api/v1/connected-apps/${claude}`, {
+        as: ann,
+        body: { hijackPolicy: 'strict' },
+      });
+      expect(changed.status).toBe(200);
+      expect(changed.body.app).toMatchObject({ id: claude, name: 'Claude', hijackPolicy: 'strict' });
+      const listed = await call(gw, 'GET', '/api/v1/connected-apps', { as: ann });
+      expect(listed.body.apps[0].hijackPolicy).toBe('strict');
+      const { rows } = await gw.db.pool.query('SELECT hijack_policy FROM api_keys WHERE id = $1', [claude]);
+      expect(rows).toEqual([{ hijack_policy: 'strict' }]);
+      const off = await call(gw, 'PATCH', `/api/v1/connected-apps/${claude}`, {
+        as: ann,
+        body: { hijackPolicy: 'off' },
+      });
+      expect(off.body.app.hijackPolicy).toBe('off');
+      await gw.runtime.deps.audit.flush();
+      const audit = await gw.db.pool.query(
+        "SELECT actor_user_id, target, outcome FROM audit_log WHERE kind = 'dashboard' AND tool = 'connected_app.update' ORDER BY id",
+      );
+      expect(audit.rows).toEqual([
+        { actor_user_id: ann.userId, target: [claude, 'hijackPolicy=strict'], outcome: 'ok' },
+        { actor_user_id: ann.userId, target: [claude, 'hijackPolicy=off'], outcome: 'ok' },
+      ]);
+      const facets = await call(gw, 'GET', '/api/v1/audit/facets', { as: ann });
+      expect(facets.body.actions).toContain('connected_app.update');
+    });
+
     it('revokes an app: listed as revoked, gone from the matrix, its refresh tokens revoked', async () => {
       const listed = await call(gw, 'GET', '/api/v1/connected-apps', { as: ann });
       const refresh = await oauth.issueRefreshToken({
@@ -191,6 +221,55 @@ describe('/api/v1/connected-apps', () => {
       expect(body.error.message).toBe('No connected app key_nope in this tenant.');
     });
 
+    it('a policy that is not strict, ask or off is a 400; an unknown id a 404; nothing changes', async () => {
+      const bad = await call(gw, 'PATCH', `/api/v1/connected-apps/${claude}`, {
+        as: ann,
+        body: { hijackPolicy: 'lax' },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toContain('use one of strict, ask, off');
+      const extra = await call(gw, 'PATCH', `/api/v1/connected-apps/${claude}`, {
+        as: ann,
+        body: { hijackPolicy: 'ask', toolsets: ['calendar'] },
+      });
+      expect(extra.status).toBe(400);
+      const unknown = await call(gw, 'PATCH', '/api/v1/connected-apps/key_nope', {
+        as: ann,
+        body: { hijackPolicy: 'ask' },
+      });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body.error.message).toBe('No connected app key_nope in this tenant.');
+      const key = await call(gw, 'PATCH', `/api/v1/connected-apps/${acme.keyId}`, {
+        as: ann,
+        body: { hijackPolicy: 'off' },
+      });
+      expect(key.status).toBe(404);
+      expect(key.body.error.message).toBe(`No connected app ${acme.keyId} in this tenant.`);
+      const { rows } = await gw.db.pool.query(
+        'SELECT id, hijack_policy FROM api_keys WHERE id = ANY($1) ORDER BY id',
+        [[claude, acme.keyId]],
+      );
+      expect(
+        Object.fromEntries(
+          rows.map((row: { id: string; hijack_policy: string }) => [row.id, row.hijack_policy]),
+        ),
+      ).toEqual({
+        [claude]: 'off',
+        [acme.keyId]: 'ask',
+      });
+    });
+
+    it('a revoked app keeps its policy: 409', async () => {
+      const { status, body } = await call(gw, 'PATCH', `/api/v1/connected-apps/${claude}`, {
+        as: ann,
+        body: { hijackPolicy: 'strict' },
+      });
+      expect(status).toBe(409);
+      expect(body.error.message).toBe(
+        `Connected app ${claude} is revoked; its settings can no longer change.`,
+      );
+    });
+
     it('an API key id is not a connected app', async () => {
       const { status, body } = await call(gw, 'POST', `/api/v1/connected-apps/${acme.keyId}/revoke`, {
         as: ann,
@@ -218,6 +297,26 @@ describe('/api/v1/connected-apps', () => {
         body: { keyId: foreignApp, calendarId: work, read: true, write: false },
       });
       expect(grant.status).toBe(404);
+    });
+
+    it("another tenant's app keeps its policy: 404", async () => {
+      const { status, body } = await call(gw, 'PATCH', `/api/v1/connected-apps/${foreignApp}`, {
+        as: ann,
+        body: { hijackPolicy: 'off' },
+      });
+      expect(status).toBe(404);
+      expect(body.error.message).toBe(`No connected app ${foreignApp} in this tenant.`);
+      const theirs = await call(gw, 'GET', '/api/v1/connected-apps', { as: eve });
+      expect(theirs.body.apps[0].hijackPolicy).toBe('ask');
+      const forged = await call(gw, 'PATCH', `/api/v1/connected-apps/${foreignApp}`, {
+        as: eve,
+        body: { hijackPolicy: 'off' },
+        headers: { 'x-calgate-csrf': 'forged' },
+      });
+      expect(forged.status).toBe(403);
+      expect((await call(gw, 'GET', '/api/v1/connected-apps', { as: eve })).body.apps[0].hijackPolicy).toBe(
+        'ask',
+      );
     });
 
     it('needs a session, and a revoke needs the CSRF token', async () => {

@@ -66,6 +66,7 @@ describe('the dashboard in Chromium: connected apps listed, in the matrix, and r
       OWNER,
       'Work (Read, Write)',
       'calendar',
+      'AskStrictOffSave Claude',
       expect.any(String),
       '—',
       'active',

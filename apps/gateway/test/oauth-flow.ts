@@ -98,6 +98,7 @@ export async function decide(
     decision: 'allow' | 'deny';
     calendars?: { calendarId: string; read: boolean; write: boolean }[];
     toolsets?: string[];
+    hijackPolicy?: string;
   },
 ): Promise<{ status: number; body: Body }> {
   return call(gw, 'POST', '/api/v1/oauth/consent', { as, body: { request, ...answer } });
@@ -192,6 +193,7 @@ export async function approveApp(
     calendars: { calendarId: string; read: boolean; write: boolean }[];
     toolsets?: string[];
     resource?: string;
+    hijackPolicy?: string;
   },
 ): Promise<{ clientId: string; tokens: TokenAnswer; raw: string }> {
   const resource = choice.resource ?? gw.mcpUrl;
@@ -216,6 +218,7 @@ export async function approveApp(
     decision: 'allow',
     calendars: choice.calendars,
     ...(choice.toolsets === undefined ? {} : { toolsets: choice.toolsets }),
+    ...(choice.hijackPolicy === undefined ? {} : { hijackPolicy: choice.hijackPolicy }),
   });
   if (decided.status !== 200) {
     throw new Error(`consent answered ${decided.status}: ${JSON.stringify(decided.body)}`);

@@ -148,6 +148,20 @@ describe('people: roles, invitations and reset links', () => {
       const notMine = await call(gw, 'POST', `/api/v1/connected-apps/${ownersApp}/revoke`, { as: mia });
       expect(notMine.status).toBe(403);
       expect(notMine.body.error.message).toBe('Members can disconnect only the apps they connected.');
+      const notMyPolicy = await call(gw, 'PATCH', `/api/v1/connected-apps/${ownersApp}`, {
+        as: mia,
+        body: { hijackPolicy: 'off' },
+      });
+      expect(notMyPolicy.status).toBe(403);
+      expect(notMyPolicy.body.error.message).toBe(
+        'Members can change the hijack policy of only the apps they connected.',
+      );
+      const myPolicy = await call(gw, 'PATCH', `/api/v1/connected-apps/${miasApp}`, {
+        as: mia,
+        body: { hijackPolicy: 'strict' },
+      });
+      expect(myPolicy.status).toBe(200);
+      expect(myPolicy.body.app.hijackPolicy).toBe('strict');
       expect((await call(gw, 'POST', `/api/v1/connected-apps/${miasApp}/revoke`, { as: mia })).status).toBe(
         200,
       );

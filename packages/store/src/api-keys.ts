@@ -130,6 +130,7 @@ export interface KeyDefaultsChange {
 
 /** What a key's risky actions need after its agent was shown suspicious content; the database's CHECK holds the same names. */
 export const HIJACK_POLICIES = ['strict', 'ask', 'off'] as const;
+export type HijackPolicy = (typeof HIJACK_POLICIES)[number];
 
 const SUMMARY = {
   id: true,

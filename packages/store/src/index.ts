@@ -13,6 +13,7 @@ export {
   displayPrefix,
   generateApiKeySecret,
   HIJACK_POLICIES,
+  type HijackPolicy,
   hashApiKey,
   type KeyDefaults,
   type KeyDefaultsChange,

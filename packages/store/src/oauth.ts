@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { CalgateError, newId } from '@calgate/core';
 import type pg from 'pg';
-import { validateToolsets } from './api-keys.ts';
+import { HIJACK_POLICIES, type HijackPolicy, validateToolsets } from './api-keys.ts';
 import type { Database } from './db.ts';
 import {
   CLIENT_NAME_MAX,
@@ -50,6 +50,8 @@ export interface OAuthConnection {
   clientName: string;
   userId: string | null;
   toolsets: string[];
+  /** What risky actions need after the app's agent was shown suspicious content. */
+  hijackPolicy: HijackPolicy;
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
@@ -63,6 +65,19 @@ export interface NewConnection {
   name: string;
   toolsets: readonly string[];
   calendars: readonly { calendarId: string; read: boolean; write: boolean }[];
+  /** Chosen at consent; absent: 'ask' for a new connection, unchanged for one approved again. */
+  hijackPolicy?: HijackPolicy | undefined;
+}
+
+/** The policy as given, or invalid_argument naming the valid ones. */
+function checkedPolicy(policy: string): HijackPolicy {
+  if (!(HIJACK_POLICIES as readonly string[]).includes(policy)) {
+    throw new CalgateError(
+      'invalid_argument',
+      `Unknown hijack policy '${policy}'; use one of ${HIJACK_POLICIES.join(', ')}.`,
+    );
+  }
+  return policy as HijackPolicy;
 }
 
 interface ClientRow {
@@ -249,6 +264,7 @@ export class OAuthRepository {
     if (!toolsets.ok) {
       throw toolsets.error;
     }
+    const policy = input.hijackPolicy === undefined ? undefined : checkedPolicy(input.hijackPolicy);
     const grants = new Map<string, { read: boolean; write: boolean }>();
     for (const { calendarId, read, write } of input.calendars) {
       if (grants.has(calendarId)) {
@@ -290,17 +306,25 @@ export class OAuthRepository {
       const keyId = reused ?? newId('key');
       if (reused === undefined) {
         await client.query(
-          `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, toolsets, kind, oauth_client_id, user_id)
-           VALUES ($1, $2, $3, 'oauth', $4, $5, 'oauth', $6, $7)`,
-          [keyId, input.tenantId, name, randomBytes(32), toolsets.value, oauthClient.id, input.userId],
+          `INSERT INTO api_keys (id, tenant_id, name, prefix, hash, toolsets, kind, oauth_client_id, user_id, hijack_policy)
+           VALUES ($1, $2, $3, 'oauth', $4, $5, 'oauth', $6, $7, $8)`,
+          [
+            keyId,
+            input.tenantId,
+            name,
+            randomBytes(32),
+            toolsets.value,
+            oauthClient.id,
+            input.userId,
+            policy ?? 'ask',
+          ],
         );
       } else {
-        await client.query('UPDATE api_keys SET name = $3, toolsets = $4 WHERE tenant_id = $1 AND id = $2', [
-          input.tenantId,
-          keyId,
-          name,
-          toolsets.value,
-        ]);
+        await client.query(
+          `UPDATE api_keys SET name = $3, toolsets = $4, hijack_policy = COALESCE($5, hijack_policy)
+           WHERE tenant_id = $1 AND id = $2`,
+          [input.tenantId, keyId, name, toolsets.value, policy ?? null],
+        );
         await client.query('DELETE FROM grants WHERE tenant_id = $1 AND key_id = $2', [
           input.tenantId,
           keyId,
@@ -338,11 +362,12 @@ export class OAuthRepository {
       client_name: string;
       user_id: string | null;
       toolsets: string[];
+      hijack_policy: HijackPolicy;
       created_at: number;
       last_used_at: number | null;
       revoked_at: number | null;
     }>(
-      `SELECT k.id, k.tenant_id, k.name, o.client_id, o.client_name, k.user_id, k.toolsets,
+      `SELECT k.id, k.tenant_id, k.name, o.client_id, o.client_name, k.user_id, k.toolsets, k.hijack_policy,
          ${ms('k.created_at', 'created_at')}, ${ms('k.last_used_at', 'last_used_at')}, ${ms('k.revoked_at', 'revoked_at')}
        FROM api_keys k JOIN oauth_clients o ON o.id = k.oauth_client_id
        WHERE k.tenant_id = $1 AND k.kind = 'oauth' ORDER BY k.created_at, k.id`,
@@ -357,10 +382,40 @@ export class OAuthRepository {
       clientName: row.client_name,
       userId: row.user_id,
       toolsets: row.toolsets,
+      hijackPolicy: row.hijack_policy,
       createdAt: new Date(row.created_at),
       lastUsedAt: date(row.last_used_at),
       revokedAt: date(row.revoked_at),
     }));
+  }
+
+  /**
+   * Sets what a live connection's risky actions need after its agent was shown suspicious
+   * content (strict, ask or off), as keys have it. not_found for no such connection of this
+   * tenant, conflict for a revoked one; nothing changes then.
+   */
+  async setHijackPolicy(tenantId: string, keyId: string, policy: string): Promise<void> {
+    const value = checkedPolicy(policy);
+    const { rows } = await this.#pool.query<{ revoked: boolean }>(
+      `WITH target AS (
+         SELECT id, revoked_at IS NOT NULL AS revoked FROM api_keys
+         WHERE tenant_id = $1 AND id = $2 AND kind = 'oauth'),
+       changed AS (
+         UPDATE api_keys k SET hijack_policy = $3 FROM target t
+         WHERE k.tenant_id = $1 AND k.id = t.id AND NOT t.revoked)
+       SELECT revoked FROM target`,
+      [tenantId, keyId, value],
+    );
+    const found = rows[0];
+    if (found === undefined) {
+      throw connectionNotFound(keyId);
+    }
+    if (found.revoked) {
+      throw new CalgateError(
+        'conflict',
+        `Connection ${keyId} is revoked; its settings can no longer change.`,
+      );
+    }
   }
 
   /** Revokes a connection (api_keys.revoked_at, as for keys) and every refresh token of it. */

@@ -190,6 +190,53 @@ describe('connections', () => {
     expect(await connect(B)).not.toBe(first);
   });
 
+  it('keeps a hijack policy per connection: chosen at consent, kept on approving again, set later', async () => {
+    const other = (
+      await repo.registerClient({ clientName: 'Policy app', redirectUris: ['https://policy.example.com/cb'] })
+    ).client.clientId;
+    const approve = (hijackPolicy?: 'strict' | 'ask' | 'off') =>
+      repo.createConnection({
+        tenantId: A,
+        userId: `usr_${A}`,
+        clientId: other,
+        name: 'Policy app',
+        toolsets: ['calendar'],
+        calendars: [{ calendarId: `cal_${A}`, read: true, write: true }],
+        ...(hijackPolicy === undefined ? {} : { hijackPolicy }),
+      });
+    const policyOf = async (keyId: string) => ({
+      listed: (await repo.listConnections(A)).find((c) => c.keyId === keyId)?.hijackPolicy,
+      access: (await loadKeyAccessById(db, A, keyId))?.hijackPolicy,
+    });
+    const keyId = await approve('strict');
+    expect(await policyOf(keyId)).toEqual({ listed: 'strict', access: 'strict' });
+    // Approving again without a choice keeps it; with one, replaces it.
+    expect(await approve()).toBe(keyId);
+    expect(await policyOf(keyId)).toEqual({ listed: 'strict', access: 'strict' });
+    expect(await approve('off')).toBe(keyId);
+    expect(await policyOf(keyId)).toEqual({ listed: 'off', access: 'off' });
+
+    await repo.setHijackPolicy(A, keyId, 'ask');
+    expect(await policyOf(keyId)).toEqual({ listed: 'ask', access: 'ask' });
+    const bad = await failure(repo.setHijackPolicy(A, keyId, 'lax'));
+    expect(bad.code).toBe('invalid_argument');
+    expect(bad.message).toBe("Unknown hijack policy 'lax'; use one of strict, ask, off.");
+    expect((await failure(approve('lax' as 'off'))).code).toBe('invalid_argument');
+    expect((await failure(repo.setHijackPolicy(B, keyId, 'off'))).code).toBe('not_found');
+    const plain = await new ApiKeyRepository(db.prisma).create(A, { name: 'not an app' });
+    expect((await failure(repo.setHijackPolicy(A, plain.key.id, 'off'))).code).toBe('not_found');
+    expect(await policyOf(keyId)).toEqual({ listed: 'ask', access: 'ask' });
+
+    await repo.revokeConnection(A, keyId);
+    const revoked = await failure(repo.setHijackPolicy(A, keyId, 'off'));
+    expect(revoked.code).toBe('conflict');
+    expect((await policyOf(keyId)).listed).toBe('ask');
+    // A new connection of the same person and app starts from the default.
+    const fresh = await approve();
+    expect(fresh).not.toBe(keyId);
+    expect((await policyOf(fresh)).listed).toBe('ask');
+  });
+
   it('is never swept into new calendars granted to all keys, nor rotated into a key', async () => {
     const keyId = await connect();
     const plain = await new ApiKeyRepository(db.prisma).create(A, { name: 'plain' });

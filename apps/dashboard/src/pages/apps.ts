@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { confirmDialog, h, notice, when } from '../dom.ts';
+import { HIJACK_POLICY_CHOICES } from './key-defaults.ts';
 
 interface ConnectedApp {
   id: string;
@@ -8,6 +9,8 @@ interface ConnectedApp {
   clientName: string;
   userEmail: string | null;
   toolsets: string[];
+  /** What risky actions need after the app's agent was shown suspicious content. */
+  hijackPolicy: string;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -64,6 +67,45 @@ export async function renderApps(root: HTMLElement): Promise<void> {
     status.replaceChildren(result);
   }
 
+  async function savePolicy(app: ConnectedApp, value: string): Promise<void> {
+    let result: HTMLElement;
+    try {
+      const { app: saved } = await api<{ app: ConnectedApp }>('PATCH', `/connected-apps/${app.id}`, {
+        hijackPolicy: value,
+      });
+      result = notice(`Saved ${app.clientName}: after suspicious content ${saved.hijackPolicy}.`);
+    } catch (error) {
+      result = notice(error instanceof Error ? error.message : String(error), 'error');
+    }
+    await load();
+    status.replaceChildren(result);
+  }
+
+  /** The app's hijack policy: a select and its Save button while it is live, else the word. */
+  function policyCell(app: ConnectedApp): HTMLElement {
+    const label =
+      HIJACK_POLICY_CHOICES.find(([value]) => value === app.hijackPolicy)?.[1] ?? app.hijackPolicy;
+    if (app.revokedAt !== null) {
+      return h('td', {}, label);
+    }
+    const select = h(
+      'select',
+      { 'aria-label': `After suspicious content for ${app.clientName}` },
+      HIJACK_POLICY_CHOICES.map(([value, text]) =>
+        h('option', { value, selected: value === app.hijackPolicy }, text),
+      ),
+    );
+    const save = h('button', { type: 'button', class: 'secondary' }, `Save ${app.clientName}`);
+    save.addEventListener('click', () => {
+      if (select.value === app.hijackPolicy) {
+        status.replaceChildren(notice(`Nothing to save for ${app.clientName}.`));
+        return;
+      }
+      void savePolicy(app, select.value);
+    });
+    return h('td', {}, h('div', { class: 'row' }, select, save));
+  }
+
   function row(app: ConnectedApp): HTMLElement {
     const live = app.revokedAt === null;
     const button = h('button', { type: 'button', class: 'danger' }, `Revoke ${app.clientName}`);
@@ -81,6 +123,7 @@ export async function renderApps(root: HTMLElement): Promise<void> {
       h('td', {}, app.userEmail ?? '—'),
       h('td', {}, calendarSummary(app)),
       h('td', {}, app.toolsets.length === 0 ? '—' : app.toolsets.join(', ')),
+      policyCell(app),
       h('td', {}, when(app.createdAt)),
       h('td', {}, when(app.lastUsedAt)),
       h(
@@ -130,6 +173,7 @@ export async function renderApps(root: HTMLElement): Promise<void> {
                 'Approved by',
                 'Calendars',
                 'Toolsets',
+                'After suspicious content',
                 'Created',
                 'Last used',
                 'Status',
@@ -152,6 +196,13 @@ export async function renderApps(root: HTMLElement): Promise<void> {
       ') and appears in the ',
       h('a', { href: '/audit' }, 'Audit log'),
       '.',
+    ),
+    h(
+      'p',
+      {},
+      'After suspicious content: once an app’s agent has read calendar text Calgate withheld, or an invitation from outside your organisation, deleting events, batch changes, inviting outsiders and schedules to named targets need your confirmation. Ask: the app shows you a form when it can, else you confirm under “Waiting for confirmation” on ',
+      h('a', { href: '/keys' }, 'API keys'),
+      '. Strict: always there. Off: no check.',
     ),
     status,
     table,

@@ -1,5 +1,6 @@
 import { api } from '../api.ts';
 import { h, notice } from '../dom.ts';
+import { HIJACK_POLICY_CHOICES } from './key-defaults.ts';
 
 /** What GET /api/v1/oauth/consent says about a pending authorization request. */
 interface ConsentRequest {
@@ -14,6 +15,8 @@ interface ConsentRequest {
   allowWrite: boolean;
   calendars: { id: string; summary: string; accountEmail: string; writable: boolean }[];
   toolsets: { name: string; description: string; checked: boolean }[];
+  /** The policy of this person's live connection of the app, else the default (ask). */
+  hijackPolicy?: string;
 }
 
 interface CalendarChoice {
@@ -206,6 +209,15 @@ export async function renderConsent(root: HTMLElement): Promise<void> {
     };
   });
 
+  const currentPolicy = consent.hijackPolicy ?? 'ask';
+  const policy = h(
+    'select',
+    { id: 'consent-hijack-policy', 'aria-describedby': 'consent-hijack-policy-about' },
+    HIJACK_POLICY_CHOICES.map(([value, label]) =>
+      h('option', { value, selected: value === currentPolicy }, label),
+    ),
+  );
+
   async function decide(decision: 'allow' | 'deny'): Promise<void> {
     allow.disabled = true;
     deny.disabled = true;
@@ -220,6 +232,7 @@ export async function renderConsent(root: HTMLElement): Promise<void> {
           write: choice.write.checked,
         })),
         toolsets: toolsetBoxes.filter(({ box }) => box.checked).map(({ box }) => box.value),
+        hijackPolicy: policy.value,
       });
       status.replaceChildren(notice(`Returning to ${client.redirectHost}…`));
       location.assign(redirectTo);
@@ -253,6 +266,17 @@ export async function renderConsent(root: HTMLElement): Promise<void> {
             toolsetBoxes.map(({ item }) => item),
           ),
         ),
+    h(
+      'fieldset',
+      { class: 'hijack-policy' },
+      h('legend', {}, 'After suspicious content'),
+      h('label', { for: 'consent-hijack-policy' }, 'Confirmations ', policy),
+      h(
+        'p',
+        { id: 'consent-hijack-policy-about', class: 'muted' },
+        `Once ${client.name} has read calendar text Calgate withheld, or an invitation from outside your organisation, deleting events, batch changes, inviting outsiders and schedules to named targets need your confirmation. Ask: the app shows you a form when it can, else you confirm in the dashboard. Strict: always in the dashboard. Off: no check. You can change this later under Connected apps.`,
+      ),
+    ),
     warning,
     status,
     h('div', { class: 'row' }, allow, deny),

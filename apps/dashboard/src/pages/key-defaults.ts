@@ -15,8 +15,8 @@ export interface KeyDefaultsRow {
   hijackPolicy?: string;
 }
 
-/** The hijack policies, as the select offers them. */
-const POLICIES: [value: string, label: string][] = [
+/** The hijack policies, as the selects for keys, connected apps and consent offer them. */
+export const HIJACK_POLICY_CHOICES: [value: string, label: string][] = [
   ['ask', 'Ask'],
   ['strict', 'Strict'],
   ['off', 'Off'],
@@ -124,7 +124,9 @@ export async function renderKeyDefaults(
     const guard = h(
       'select',
       { 'aria-label': `After suspicious content for ${key.name}` },
-      POLICIES.map(([value, label]) => h('option', { value, selected: value === policy }, label)),
+      HIJACK_POLICY_CHOICES.map(([value, label]) =>
+        h('option', { value, selected: value === policy }, label),
+      ),
     );
     async function save(): Promise<void> {
       const body: {

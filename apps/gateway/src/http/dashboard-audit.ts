@@ -27,6 +27,7 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'POST /api/v1/confirmations/:id/approve': 'confirmation.approve',
   'POST /api/v1/confirmations/:id/decline': 'confirmation.decline',
   'POST /api/v1/connected-apps/:id/revoke': 'connected_app.revoke',
+  'PATCH /api/v1/connected-apps/:id': 'connected_app.update',
   'POST /api/v1/oauth/consent': 'connected_app.approve',
   'PUT /api/v1/grants': 'grant.set',
   'POST /api/v1/grants/bulk': 'grants.bulk',

@@ -2,6 +2,7 @@ import { CalgateError } from '@calgate/core';
 import {
   type ConnectionRepository,
   DEFAULT_TOOLSETS,
+  HIJACK_POLICIES,
   type OAuthRepository,
   type TenancyRepository,
   TOOLSETS,
@@ -52,6 +53,8 @@ const Decision = z.strictObject({
     .array(z.string().max(64))
     .max(TOOLSETS.length * 2)
     .default([...DEFAULT_TOOLSETS]),
+  /** Absent: 'ask' for a new connection, unchanged for an app approved again. */
+  hijackPolicy: z.enum(HIJACK_POLICIES, { message: `use one of ${HIJACK_POLICIES.join(', ')}` }).optional(),
 });
 
 function writable(accessRole: string): boolean {
@@ -113,8 +116,16 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       }));
   }
 
+  /** The policy of the person's live connection of this app (approving again), else the default. */
+  async function currentPolicy(tenantId: string, userId: string, clientId: string) {
+    const live = (await deps.oauth.listConnections(tenantId)).filter(
+      (c) => c.clientId === clientId && c.userId === userId && c.revokedAt === null,
+    );
+    return live.at(-1)?.hijackPolicy ?? 'ask';
+  }
+
   app.get('/api/v1/oauth/consent', async (request) => {
-    const { tenantId } = await deps.guard.session(request);
+    const { tenantId, userId } = await deps.guard.session(request);
     const query = parse(RequestQuery, request.query);
     const authorization = await pending(query.request);
     const client = await clientOf(authorization);
@@ -136,6 +147,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
         description: TOOLSET_DESCRIPTIONS[name] ?? name,
         checked: (DEFAULT_TOOLSETS as readonly string[]).includes(name),
       })),
+      hijackPolicy: await currentPolicy(tenantId, userId, client.clientId),
     };
   });
 
@@ -189,6 +201,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       name: client.clientName,
       toolsets: body.toolsets,
       calendars: body.calendars,
+      hijackPolicy: body.hijackPolicy,
     });
     deps.invalidateKeys();
     const granted = body.calendars.some((calendar) => calendar.write)

@@ -1,10 +1,14 @@
 import { CalgateError } from '@calgate/core';
-import type { OAuthConnection } from '@calgate/store';
+import { HIJACK_POLICIES, type OAuthConnection } from '@calgate/store';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { type ApiDeps, parse } from './deps.ts';
 
 const AppParams = z.strictObject({ id: z.string().min(1).max(64) });
+
+const AppSettings = z.strictObject({
+  hijackPolicy: z.enum(HIJACK_POLICIES, { message: `use one of ${HIJACK_POLICIES.join(', ')}` }),
+});
 
 function noSuchApp(id: string): CalgateError {
   return new CalgateError('not_found', `No connected app ${id} in this tenant.`);
@@ -33,6 +37,7 @@ async function listApps(deps: ApiDeps, tenantId: string) {
     clientName: app.clientName,
     userEmail: app.userId === null ? null : (emails.get(app.userId) ?? null),
     toolsets: app.toolsets,
+    hijackPolicy: app.hijackPolicy,
     createdAt: app.createdAt,
     lastUsedAt: app.lastUsedAt,
     revokedAt: app.revokedAt,
@@ -55,12 +60,40 @@ async function listApps(deps: ApiDeps, tenantId: string) {
 
 /**
  * Connected apps: the OAuth connections people approved for MCP clients (api_keys rows of kind
- * 'oauth'), live and revoked, and their revocation. Keys are listed apart, in keys.ts.
+ * 'oauth'), live and revoked, their hijack policy (as keys have it) and their revocation. Keys
+ * are listed apart, in keys.ts.
  */
 export function registerConnectedAppRoutes(app: FastifyInstance, deps: ApiDeps): void {
   app.get('/api/v1/connected-apps', async (request) => {
     const { tenantId } = await deps.guard.session(request);
     return { apps: await listApps(deps, tenantId) };
+  });
+
+  app.patch('/api/v1/connected-apps/:id', async (request) => {
+    const { tenantId } = await deps.guard.session(request);
+    const { id } = parse(AppParams, request.params);
+    const { hijackPolicy } = parse(AppSettings, request.body);
+    try {
+      await deps.oauth.setHijackPolicy(tenantId, id, hijackPolicy);
+    } catch (error) {
+      if (error instanceof CalgateError && error.code === 'not_found') {
+        throw noSuchApp(id);
+      }
+      if (error instanceof CalgateError && error.code === 'conflict') {
+        throw new CalgateError(
+          'conflict',
+          `Connected app ${id} is revoked; its settings can no longer change.`,
+        );
+      }
+      throw error;
+    }
+    // The app's next call must see the new policy, not the cached key.
+    deps.invalidateKeys();
+    const changed = (await listApps(deps, tenantId)).find((item) => item.id === id);
+    if (changed === undefined) {
+      throw noSuchApp(id);
+    }
+    return { app: changed };
   });
 
   app.post('/api/v1/connected-apps/:id/revoke', async (request) => {

@@ -52,6 +52,7 @@ const POLICY: Record<string, RoutePolicy> = {
   'POST /api/v1/keys/:id/rotate': { roles: WORKERS, own: 'key', what: 'rotate' },
   'POST /api/v1/keys/:id/test-call': { roles: WORKERS, own: 'key', what: 'send a test call with' },
   'POST /api/v1/connected-apps/:id/revoke': { roles: WORKERS, own: 'app', what: 'disconnect' },
+  'PATCH /api/v1/connected-apps/:id': { roles: WORKERS, own: 'app', what: 'change the hijack policy of' },
   // People: people.ts also keeps admins away from owners.
   'POST /api/v1/invitations': { roles: MANAGERS, what: 'invite people' },
   'POST /api/v1/invitations/:id/revoke': { roles: MANAGERS, what: 'revoke invitations' },
@@ -84,16 +85,16 @@ const ROLE_NAMES: Record<Role, string> = {
 
 /** The 403 message for a role the policy leaves out. */
 export function refusal(role: Role, policy: RoutePolicy): string {
-  if (role === 'auditor') {
-    return `Auditors have read-only access: they cannot ${policy.own === undefined ? policy.what : `${policy.what} keys`}.`;
-  }
   const object = policy.own === undefined ? '' : policy.own === 'key' ? ' API keys' : ' apps';
+  if (role === 'auditor') {
+    return `Auditors have read-only access: they cannot ${policy.what}${policy.own === 'key' ? ' keys' : object}.`;
+  }
   return `${ROLE_NAMES[role]} cannot ${policy.what}${object}: ask an owner or admin of this workspace.`;
 }
 
 /** The 403 message when a member reaches for a key or app that is not theirs. */
 export function notOwn(policy: RoutePolicy): string {
   return policy.own === 'app'
-    ? 'Members can disconnect only the apps they connected.'
+    ? `Members can ${policy.what} only the apps they connected.`
     : `Members can ${policy.what} only the keys they created.`;
 }

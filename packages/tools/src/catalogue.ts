@@ -297,8 +297,8 @@ export interface Catalogue {
 /**
  * Output schemas say what Calgate returns, by name and type. `additionalProperties: false` and
  * `required` on every object add nothing an agent acts on (an absent optional field is absent
- * either way) yet cost ~750 tokens on every tools/list, so both are dropped; a client validating
- * structuredContent against the schema still checks every field's type.
+ * either way), so both are dropped, here and in what tools/list sends (listed.ts); a client
+ * validating structuredContent against the schema still checks every field's type.
  */
 function withoutClosedObjects(value: unknown): unknown {
   if (Array.isArray(value)) {
@@ -320,8 +320,8 @@ function withoutClosedObjects(value: unknown): unknown {
 
 /**
  * Length limits that only guard against abuse (`minLength: 1`, `maxLength` of 1,000 or more on
- * ids and free text) tell an agent nothing it would act on, yet cost ~500 tokens across
- * tools/list; the handlers still enforce them, with a message that names the limit.
+ * ids and free text) tell an agent nothing it would act on (tools/list leaves out every guard
+ * limit, listed.ts); the handlers still enforce them, with a message that names the limit.
  */
 function withoutGuardLimits(value: unknown): unknown {
   if (Array.isArray(value)) {

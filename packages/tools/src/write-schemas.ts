@@ -163,7 +163,7 @@ export const eventFieldsIn = {
   attendees: attendeesIn.optional(),
   reminders: remindersIn.optional(),
   recurrence: recurrenceIn.optional(),
-  transparency: z.enum(['opaque', 'transparent']).optional().describe('opaque = busy (default).'),
+  transparency: explainedOnce(z.enum(['opaque', 'transparent']).optional(), 'opaque = busy (default).'),
   visibility: z.enum(['default', 'public', 'private', 'confidential']).optional(),
   colorId: z
     .string()

@@ -2,6 +2,7 @@ import type { CalendarEvent } from '@calgate/providers';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { format, formatText } from '../../format.ts';
+import { explainedOnce } from '../../listed.ts';
 import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { calendarId, eventOut } from '../../schemas.ts';
 import { toEventOut } from '../../shape.ts';
@@ -39,9 +40,10 @@ export const getEvent = defineTool({
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: calendarId
-      .optional()
-      .describe('From list_calendars; default: found in any readable calendar.'),
+    calendarId: explainedOnce(
+      calendarId.optional(),
+      'From list_calendars; default: found in any readable calendar.',
+    ),
     eventId: z.string().min(1).max(1024),
     includeFlagged: z.boolean().optional().describe('Flagged text verbatim, fenced.'),
     timeZone: timeZoneArg,

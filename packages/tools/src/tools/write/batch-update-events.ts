@@ -43,7 +43,7 @@ export const batchUpdateEvents = defineTool({
               .describe('Default: the batch calendarId, else found by eventId.'),
             ...updateFields,
           }),
-          "{eventId, calendarId?, and update_event's event fields: summary, start, end, attendees, status, scope …}",
+          "{eventId, calendarId?, and any of update_event's event fields}",
         ),
       )
       .min(1)

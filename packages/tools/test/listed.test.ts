@@ -56,10 +56,13 @@ describe('what tools/list sends for each tool', () => {
 
   it('nested objects marked so are listed as their description, which spells out their shape', () => {
     const update = entries.find((entry) => entry.definition.name === 'update_event');
-    const start = (update?.listed.inputSchema as Schema).properties?.start;
+    if (update === undefined) {
+      throw new Error('update_event is not in the catalogue');
+    }
+    const start = (update.listed.inputSchema as Schema).properties?.start;
     expect(start).toEqual({ type: 'object', description: '{dateTime, timeZone?} or {date}' });
     // The full schema still types every field.
-    expect(Object.keys((update?.inputSchema as Schema).properties?.start?.properties ?? {})).toEqual([
+    expect(Object.keys((update.inputSchema as Schema).properties?.start?.properties ?? {})).toEqual([
       'dateTime',
       'date',
       'timeZone',

@@ -75,7 +75,7 @@ describe('MCP over HTTP with the last v1 SDK client (@modelcontextprotocol/sdk 1
     expect(names).toEqual(expect.arrayContaining(['list_calendars', 'list_events']));
     const listEvents = tools.find((tool) => tool.name === 'list_events');
     expect(listEvents?.outputSchema?.type).toBe('object');
-    expect(listEvents?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(listEvents?.annotations).toEqual({ readOnlyHint: true });
     expect(listEvents?.inputSchema.properties).toHaveProperty('timeMin');
   });
 

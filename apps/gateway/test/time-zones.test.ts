@@ -230,11 +230,7 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
     clients.push(second);
     const listed = await second.listTools();
     const tool = listed.tools.find((candidate) => candidate.name === 'set_time_zone');
-    expect(tool?.annotations).toMatchObject({
-      readOnlyHint: false,
-      destructiveHint: false,
-      idempotentHint: true,
-    });
+    expect(tool?.annotations).toEqual({ destructiveHint: false, idempotentHint: true, openWorldHint: false });
     const set = await second.callTool({ name: 'set_time_zone', arguments: { timeZone: 'Asia/Tokyo' } });
     expect(set.isError, textOf(set)).toBeFalsy();
     expect((await gw.runtime.keys.get(first.tenantId, key.id))?.timeZone).toBe('Asia/Tokyo');
@@ -255,11 +251,13 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
       expect(names, `${name} is listed as answering no instants but is not in the catalogue`).toContain(name);
     }
     const missing: string[] = [];
-    const fetchMetadata = (
-      tools.find((tool) => tool.name === 'fetch')?.outputSchema?.properties as
-        | Record<string, unknown>
-        | undefined
-    )?.metadata as { properties?: Record<string, unknown> } | undefined;
+    // tools/list names only top-level output fields; the full schemas are in calgate://docs/tools.
+    const doc = await person.client.readResource({ uri: 'calgate://docs/tools' });
+    const documented = JSON.parse((doc.contents[0] as { text: string }).text) as {
+      tools: { name: string; outputSchema: { properties?: Record<string, unknown> } }[];
+    };
+    const fetchMetadata = documented.tools.find((tool) => tool.name === 'fetch')?.outputSchema.properties
+      ?.metadata as { properties?: Record<string, unknown> } | undefined;
     expect(Object.keys(fetchMetadata?.properties ?? {})).toContain('timeZone');
     for (const tool of tools) {
       if (WITHOUT_INSTANTS.has(tool.name) || FIXED_SHAPES.has(tool.name)) {

@@ -75,9 +75,11 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
       const tool = tools.find((t) => t.name === name);
       expect(tool, name).toBeDefined();
       expect(tool?.outputSchema?.type).toBe('object');
-      expect(tool?.annotations?.readOnlyHint).toBe(false);
+      // tools/list leaves out hints equal to MCP's defaults (readOnlyHint false, destructiveHint true).
+      expect(tool?.annotations?.readOnlyHint ?? false, name).toBe(false);
     }
-    expect(tools.find((t) => t.name === 'delete_event')?.annotations?.destructiveHint).toBe(true);
+    expect(tools.find((t) => t.name === 'delete_event')?.annotations?.destructiveHint ?? true).toBe(true);
+    expect(tools.find((t) => t.name === 'create_event')?.annotations).toEqual({ destructiveHint: false });
   });
 
   it('hides and refuses every write tool for a key without a write grant', async () => {

@@ -3,6 +3,7 @@ import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { CalendarAccess, KeyCalendar } from './access.ts';
 import type { WorkBudget } from './budget.ts';
+import { type Hints, listedAnnotations, listedInput, listedOutput, withoutMarkers } from './listed.ts';
 import type { ToolLog } from './logging.ts';
 import type { CpuPool } from './offload/pool.ts';
 import type { SchedulerServices } from './scheduler-services.ts';
@@ -236,13 +237,19 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
   name: string;
   toolset: Toolset;
   title: string;
+  /** When to use the tool, in a sentence or two: tools/list sends it to every agent. */
   description: string;
+  /** What else an agent may need (limits, edge cases): in /api/docs and `calgate://docs/tools`, not tools/list. */
+  notes?: string;
   access: ToolAccess;
-  annotations: Required<
-    Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>
-  >;
+  annotations: Hints;
   input: In;
   output: Out;
+  /**
+   * What a person asks for when this tool is the one to use, in their words (/api/docs shows it
+   * with the example); a test checks that a search of the tools' descriptions picks this tool for it.
+   */
+  exampleIntent: string;
   /** A realistic call, shown in /api/docs and checked against `input` by the tests. */
   example: z.input<In>;
   /**
@@ -267,11 +274,19 @@ export function defineTool<In extends z.ZodObject, Out extends z.ZodObject>(
 
 type JsonSchema = Record<string, unknown>;
 
-/** A tool with its JSON Schemas computed once per process, for tools/list and /api/docs alike. */
+/**
+ * A tool with its JSON Schemas computed once per process: the full ones for /api/docs and the
+ * `calgate://docs/tools` resource, the lean ones (`listed`, see listed.ts) for tools/list.
+ */
 export interface CatalogueEntry {
   definition: ToolDefinition;
   inputSchema: JsonSchema & { type: 'object' };
   outputSchema: JsonSchema & { type: 'object' };
+  listed: {
+    inputSchema: JsonSchema & { type: 'object' };
+    outputSchema: JsonSchema & { type: 'object' };
+    annotations: ToolAnnotations;
+  };
 }
 
 export interface Catalogue {
@@ -282,8 +297,8 @@ export interface Catalogue {
 /**
  * Output schemas say what Calgate returns, by name and type. `additionalProperties: false` and
  * `required` on every object add nothing an agent acts on (an absent optional field is absent
- * either way) yet cost ~750 tokens on every tools/list, so both are dropped; a client validating
- * structuredContent against the schema still checks every field's type.
+ * either way), so both are dropped, here and in what tools/list sends (listed.ts); a client
+ * validating structuredContent against the schema still checks every field's type.
  */
 function withoutClosedObjects(value: unknown): unknown {
   if (Array.isArray(value)) {
@@ -305,8 +320,8 @@ function withoutClosedObjects(value: unknown): unknown {
 
 /**
  * Length limits that only guard against abuse (`minLength: 1`, `maxLength` of 1,000 or more on
- * ids and free text) tell an agent nothing it would act on, yet cost ~500 tokens across
- * tools/list; the handlers still enforce them, with a message that names the limit.
+ * ids and free text) tell an agent nothing it would act on (tools/list leaves out every guard
+ * limit, listed.ts); the handlers still enforce them, with a message that names the limit.
  */
 function withoutGuardLimits(value: unknown): unknown {
   if (Array.isArray(value)) {
@@ -338,11 +353,20 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema & {
 }
 
 export function compileCatalogue(definitions: readonly ToolDefinition[]): Catalogue {
-  const entries = definitions.map((definition) => ({
-    definition,
-    inputSchema: toJsonSchema(definition.input, 'input'),
-    outputSchema: toJsonSchema(definition.output, 'output'),
-  }));
+  const entries = definitions.map((definition) => {
+    // With the markers of listed.ts, which only tools/list reads.
+    const marked = toJsonSchema(definition.input, 'input');
+    const inputSchema = withoutMarkers(marked) as JsonSchema & { type: 'object' };
+    const outputSchema = withoutMarkers(toJsonSchema(definition.output, 'output')) as JsonSchema & {
+      type: 'object';
+    };
+    const listed = {
+      inputSchema: listedInput(marked) as JsonSchema & { type: 'object' },
+      outputSchema: listedOutput(outputSchema),
+      annotations: listedAnnotations(definition.annotations),
+    };
+    return { definition, inputSchema, outputSchema, listed };
+  });
   const byName = new Map(entries.map((entry) => [entry.definition.name, entry]));
   if (byName.size !== entries.length) {
     throw new Error('Duplicate tool names in the catalogue');
@@ -357,12 +381,14 @@ export function catalogueDocs(catalogue: Catalogue) {
     toolset: definition.toolset,
     title: definition.title,
     description: definition.description,
+    ...(definition.notes === undefined ? {} : { notes: definition.notes }),
     requires: definition.access,
     inputSchema,
     outputSchema,
     annotations: { title: definition.title, ...definition.annotations },
     example: {
       tool: definition.name,
+      intent: definition.exampleIntent,
       arguments: definition.example,
       ...(definition.exampleResult === undefined ? {} : { result: definition.exampleResult }),
     },

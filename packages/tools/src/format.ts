@@ -1,11 +1,12 @@
 import { encode } from '@toon-format/toon';
 import { z } from 'zod';
+import { explainedOnce } from './listed.ts';
 
 /** How a read tool writes its text content; structuredContent is JSON either way. */
-export const format = z
-  .enum(['json', 'toon'])
-  .default('json')
-  .describe('json, or toon: tables, fewer tokens.');
+export const format = explainedOnce(
+  z.enum(['json', 'toon']).default('json'),
+  'json, or toon: tables, fewer tokens.',
+);
 
 export type Format = z.infer<typeof format>;
 

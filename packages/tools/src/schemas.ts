@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { explainedOnce } from './listed.ts';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -40,11 +41,10 @@ export const instant = z
     { message: `must fall between the years ${MIN_YEAR} and ${MAX_YEAR}` },
   );
 
-export const calendarId = z
-  .string()
-  .min(1)
-  .max(1024)
-  .describe("Id from list_calendars; 'primary' = first account's primary.");
+export const calendarId = explainedOnce(
+  z.string().min(1).max(1024),
+  "Id from list_calendars; 'primary' = first account's primary.",
+);
 
 export const eventDateTimeOut = z.object({
   dateTime: z.string().optional(),

@@ -5,6 +5,7 @@
  */
 import { formatInstant, isValidTimeZone, parseDate, parseDateTime, suggestTimeZone } from '@calgate/core';
 import { z } from 'zod';
+import { explainedOnce, LISTED, listedAsDescription } from './listed.ts';
 import { instantProblem } from './local-time.ts';
 import { parseRfc3339 } from './schemas.ts';
 
@@ -31,11 +32,13 @@ export const timeZoneIn = z.string().superRefine((value, context) => {
 });
 
 /** A calendar id, described briefly: write tools repeat it in every schema. */
-export const writeCalendarId = z
-  .string()
-  .min(1)
-  .max(1024)
-  .describe("From list_calendars; default 'primary'.");
+export const writeCalendarId = explainedOnce(
+  z.string().min(1).max(1024),
+  "From list_calendars; default 'primary'.",
+);
+
+/** The calendarId of a tool that finds an event by its id when no calendar is named. */
+export const eventCalendarIdIn = explainedOnce(writeCalendarId.optional(), 'Default: found by eventId.');
 
 export const eventTimeIn = z
   .strictObject({
@@ -73,7 +76,13 @@ export const eventTimeIn = z
       }
     }
   })
-  .describe('{dateTime, timeZone?} or {date}; all-day end is exclusive.');
+  .meta({ description: '{dateTime, timeZone?} or {date}', [LISTED]: 'description' });
+
+/** An event's end: described once as start is, in fewer words. */
+export const eventEndIn = eventTimeIn.meta({
+  description: 'Like start; an all-day end is exclusive.',
+  [LISTED]: 'description',
+});
 
 /**
  * Why a date-time's own offset and its timeZone name different moments, if they do: Google
@@ -102,20 +111,23 @@ export const emailIn = z
     }
   });
 
-export const attendeesIn = z.array(emailIn).max(200).describe('Email addresses.');
+export const attendeesIn = explainedOnce(z.array(emailIn).max(200), 'Email addresses.');
 
-export const remindersIn = z.strictObject({
-  useDefault: z.boolean(),
-  overrides: z
-    .array(
-      z.strictObject({
-        method: z.enum(['email', 'popup']),
-        minutes: z.number().int().min(0).max(40320),
-      }),
-    )
-    .max(5)
-    .optional(),
-});
+export const remindersIn = listedAsDescription(
+  z.strictObject({
+    useDefault: z.boolean(),
+    overrides: z
+      .array(
+        z.strictObject({
+          method: z.enum(['email', 'popup']),
+          minutes: z.number().int().min(0).max(40320),
+        }),
+      )
+      .max(5)
+      .optional(),
+  }),
+  '{useDefault, overrides?: [{method: email|popup, minutes}]}',
+);
 
 export const recurrenceIn = z
   .array(
@@ -127,19 +139,19 @@ export const recurrenceIn = z
       }),
   )
   .max(20)
-  .describe('RFC 5545 lines, e.g. ["RRULE:FREQ=WEEKLY;COUNT=10"].');
+  .describe('e.g. ["RRULE:FREQ=WEEKLY;COUNT=10"]');
 
 export const eventIdIn = z.string().min(1).max(1100);
 
-export const sendUpdatesIn = z
-  .enum(['all', 'externalOnly', 'none'])
-  .optional()
-  .describe('Invitation emails; default none.');
+export const sendUpdatesIn = explainedOnce(
+  z.enum(['all', 'externalOnly', 'none']).optional(),
+  'Invitation emails; default none.',
+);
 
-export const scopeIn = z
-  .enum(['thisEvent', 'thisAndFollowing', 'all'])
-  .optional()
-  .describe('Default: thisEvent for an occurrence id, all for a series id.');
+export const scopeIn = explainedOnce(
+  z.enum(['thisEvent', 'thisAndFollowing', 'all']).optional(),
+  'Default: thisEvent for an occurrence id, all for a series id.',
+);
 
 /** Fields an event can be given on create and changed on update (PATCH: absent = unchanged). */
 export const eventFieldsIn = {
@@ -147,11 +159,11 @@ export const eventFieldsIn = {
   description: z.string().max(8192).optional(),
   location: z.string().max(1024).optional(),
   start: eventTimeIn.optional(),
-  end: eventTimeIn.optional(),
+  end: eventEndIn.optional(),
   attendees: attendeesIn.optional(),
   reminders: remindersIn.optional(),
   recurrence: recurrenceIn.optional(),
-  transparency: z.enum(['opaque', 'transparent']).optional().describe('opaque = busy (default).'),
+  transparency: explainedOnce(z.enum(['opaque', 'transparent']).optional(), 'opaque = busy (default).'),
   visibility: z.enum(['default', 'public', 'private', 'confidential']).optional(),
   colorId: z
     .string()

@@ -6,23 +6,19 @@ import { CalendarAccess, catalogue, createMcpServer, TOOL_DEFINITIONS } from '..
 import { keyCalendar } from './key-calendar.ts';
 
 /**
- * What tools/list costs a key with the default toolsets, in o200k_base tokens (the range
- * vocabulary is explained once, in the server's instructions; output schemas carry names and
- * types, not `required` lists). 9,100 since the availability answers name what is busy (an
- * event's id and summary, in check_availability's conflicts and get_availability's blocks); about
- * 420 more for the person's time zone everywhere (`timeZone` in and out of every tool that answers
- * instants, undescribed, and set_time_zone); about 40 more since events say which text screening
- * withheld and whether the organizer is outside (`flagged`, `organizerOutside`) and get_event can
- * show withheld text (`includeFlagged`).
+ * What tools/list costs a key with the default toolsets, in o200k_base tokens: 4,500, down from
+ * 9,476. Descriptions say when to use a tool; what else it does is in its notes
+ * (`calgate://docs/tools`, /api/docs). Output schemas name the answer's top-level fields and
+ * their types; input schemas leave out guard limits and `additionalProperties: false` (the
+ * handlers enforce both); parameters many tools share (calendarId, calendarIds, scope,
+ * sendUpdates, format, the range vocabulary) are explained once, in the server's instructions;
+ * annotations leave out hints equal to MCP's defaults. The full schemas stay in /api/docs.
  */
-const BUDGET = 9490;
-/**
- * What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap (352
- * since events name their flagged fields and outside organizers in every tool that returns them).
- */
-const PER_TOOL_BUDGET = 352;
+const BUDGET = 4500;
+/** What one tool of the whole catalogue may cost on average, so adding toolsets stays cheap. */
+const PER_TOOL_BUDGET = 250;
 /** What tools/list costs a key with the scheduler toolset alone (opt-in, like rules). */
-const SCHEDULER_BUDGET = 3300;
+const SCHEDULER_BUDGET = 2400;
 /** A new key's toolsets (DEFAULT_TOOLSETS in @calgate/store). */
 const DEFAULT_TOOLSETS = ['calendar', 'booking', 'search'];
 

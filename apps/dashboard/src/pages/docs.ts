@@ -7,6 +7,7 @@ interface Docs {
     name: string;
     title: string;
     description: string;
+    notes?: string;
     requires: string;
     inputSchema: {
       properties?: Record<string, { description?: string; type?: unknown }>;
@@ -39,6 +40,7 @@ export async function renderDocs(root: HTMLElement): Promise<void> {
         h('h2', {}, h('code', {}, tool.name), ` — ${tool.title}`),
         h('p', { class: 'muted' }, `Requires: ${tool.requires}`),
         h('p', { class: 'pre' }, tool.description),
+        tool.notes === undefined ? null : h('p', { class: 'pre muted' }, tool.notes),
         params.length === 0
           ? null
           : h(

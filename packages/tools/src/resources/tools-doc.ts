@@ -1,6 +1,7 @@
 /**
  * `calgate://docs/tools`: the reference of the tools this key is offered (names, titles,
- * descriptions, input schemas), as /api/docs gives it for the whole catalogue.
+ * descriptions, notes, full input and output schemas), as /api/docs gives it for the whole
+ * catalogue: what tools/list leaves out to stay small, for an agent to read when it needs it.
  */
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/server';
 import type { CatalogueEntry } from '../catalogue.ts';
@@ -16,7 +17,8 @@ export function toolsDocResources(visible: readonly CatalogueEntry[]): Resource[
       uri: TOOLS_DOC_URI,
       name: 'tools',
       title: 'Tool reference',
-      description: 'The tools this API key is offered, with their input schemas and an example call each.',
+      description:
+        'The tools this API key is offered, with their notes, full input and output schemas and an example call each.',
       mimeType: 'application/json',
     },
   ];
@@ -24,13 +26,15 @@ export function toolsDocResources(visible: readonly CatalogueEntry[]): Resource[
 
 /** The key's visible tools only: a tool it cannot call is not described. */
 export function toolsDoc(visible: readonly CatalogueEntry[]) {
-  return visible.map(({ definition, inputSchema }) => ({
+  return visible.map(({ definition, inputSchema, outputSchema }) => ({
     name: definition.name,
     toolset: definition.toolset,
     title: definition.title,
     description: definition.description,
+    ...(definition.notes === undefined ? {} : { notes: definition.notes }),
     inputSchema,
-    example: { tool: definition.name, arguments: definition.example },
+    outputSchema,
+    example: { tool: definition.name, intent: definition.exampleIntent, arguments: definition.example },
   }));
 }
 

@@ -26,7 +26,8 @@ export const listCalendars = defineTool({
   name: 'list_calendars',
   toolset: 'calendar',
   title: 'List calendars',
-  description:
+  description: 'Start here: which calendars this key can see and write to, across accounts, with their ids.',
+  notes:
     'Every calendar this API key holds a grant on, across all connected accounts, with its Read/Write permission, whether it is enabled and which kind of connection backs it. Call it first to learn which calendarId values you can use.',
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -35,6 +36,7 @@ export const listCalendars = defineTool({
     calendars: z.array(calendarOut),
     message: z.string().optional().describe('Why the list is empty and how to fix it.'),
   }),
+  exampleIntent: 'Which calendars can you see, and which of them can you write to?',
   example: {},
   exampleResult: {
     calendars: [

@@ -1,6 +1,7 @@
 import { CalgateError, formatInstant, utcOffsetMinutes, validateTimeZone } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../catalogue.ts';
+import { explainedOnce } from '../listed.ts';
 import { formatOffset } from './read/current-time.ts';
 
 /**
@@ -12,11 +13,13 @@ export const setTimeZone = defineTool({
   name: 'set_time_zone',
   toolset: 'calendar',
   title: 'Set time zone',
-  description: "Sets this key's time zone to where the person lives: later answers use it.",
+  description:
+    "When the person says where they live or that times are off: makes that zone this key's default.",
+  notes: "Sets this key's time zone to where the person lives: later answers use it.",
   access: 'none',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
-    timeZone: z.string().min(1).max(64).describe('IANA, e.g. Europe/Berlin.'),
+    timeZone: explainedOnce(z.string().min(1).max(64), 'IANA, e.g. Europe/Berlin.'),
   }),
   output: z.object({
     timeZone: z.string(),
@@ -24,6 +27,7 @@ export const setTimeZone = defineTool({
     dateTime: z.string(),
     utcOffset: z.string(),
   }),
+  exampleIntent: 'I live in Berlin now; use my time zone from now on.',
   example: { timeZone: 'America/New_York' },
   exampleResult: { timeZone: 'America/New_York' },
   async run(args, { access, keySettings, audit, now }) {

@@ -94,6 +94,8 @@ export const bookSlot = defineTool({
   toolset: 'booking',
   title: 'Book slot',
   description:
+    'To book an appointment or reservation without double-booking; retry with the same idempotencyKey.',
+  notes:
     'Book [start, end) without double-booking: lock, check free/busy and bookings, write, re-check, record; any failure rolls back. idempotencyKey makes retries safe.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -108,6 +110,8 @@ export const bookSlot = defineTool({
     timeZone: timeZoneArg,
   }),
   output,
+  exampleIntent:
+    'Book a 30-minute appointment with a client at 10:00 on Tuesday, making sure nobody else can take that time.',
   example: {
     calendarId: 'primary',
     start: '2026-03-16T14:00:00-04:00',

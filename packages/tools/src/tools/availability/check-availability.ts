@@ -19,6 +19,8 @@ export const checkAvailability = defineTool({
   toolset: 'booking',
   title: 'Check availability',
   description:
+    'To check whether one proposed time is free on all calendars, before you book it; names what is in the way.',
+  notes:
     "Whether [timeMin, timeMax) is free on all calendarIds: no opaque non-declined events, bookings or holds. Fails if free/busy can't be read.",
   access: 'read',
   annotations: READ_ONLY,
@@ -39,6 +41,7 @@ export const checkAvailability = defineTool({
       .describe('busy: details hidden; hold: booking in progress.'),
     syncedAt: syncedAtOut,
   }),
+  exampleIntent: 'Is Tuesday from 2 to 3 pm free, before I book it?',
   example: {
     calendarIds: ['primary'],
     timeMin: '2026-04-21T15:00:00-04:00',

@@ -14,13 +14,14 @@ export const expandRrule = defineTool({
   name: 'expand_rrule',
   toolset: 'calendar',
   title: 'Expand recurrence rule',
-  description:
+  description: 'To list the dates a recurrence rule (RRULE) gives, such as the last Friday of every month.',
+  notes:
     'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first, even off the rule (then warnings). DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
   access: 'none',
   cpuBound: true,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
-    rrule: z.string().min(1).max(2000).describe('e.g. FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1'),
+    rrule: z.string().min(1).max(2000).describe('e.g. FREQ=WEEKLY;BYDAY=MO,WE'),
     dtstart: localDateTime,
     timeZone: z.string().min(1).max(64),
     durationMinutes: z.number().int().min(0).max(10_080).default(60),
@@ -34,6 +35,7 @@ export const expandRrule = defineTool({
     truncated: z.boolean().describe('More follow; raise count.'),
     warnings: z.array(z.string()).optional(),
   }),
+  exampleIntent: "On which dates does 'the last Friday of every month' fall this year?",
   example: {
     rrule: 'FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1',
     dtstart: '2026-01-30T10:00:00',

@@ -1,6 +1,7 @@
 import { type DayName, findFreeSlots as freeSlotsOf } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { listedAsDescription } from '../../listed.ts';
 import { rangeOut } from '../../range.ts';
 import { calendarIds } from '../read/common.ts';
 import { busyOrThrow, syncedAtOf } from './busy.ts';
@@ -17,20 +18,23 @@ import {
 const MINUTE = 60_000;
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const satisfies readonly DayName[];
 
-const workingHours = z
-  .strictObject({
+const workingHours = listedAsDescription(
+  z.strictObject({
     days: z.array(z.enum(DAYS)).max(7),
     start: z.string().max(5).describe('HH:MM'),
     end: z.string().max(5),
     timeZone: z.string().max(64),
-  })
-  .describe('Local working hours (DST-aware).');
+  }),
+  '{days: [mon…sun], start: HH:MM, end: HH:MM, timeZone}: local working hours (DST-aware).',
+);
 
 export const findFreeSlots = defineTool({
   name: 'find_free_slots',
   toolset: 'booking',
   title: 'Find free slots',
   description:
+    'To offer meeting times: free slots of a given length common to all calendars, within working hours.',
+  notes:
     "Slots free on all calendarIds, ≤ 92 days, outside opaque non-declined events, bookings and holds (padded by bufferMinutes). Zone default: workingHours'. Fails if free/busy can't be read.",
   access: 'read',
   annotations: READ_ONLY,
@@ -46,6 +50,7 @@ export const findFreeSlots = defineTool({
     slots: z.array(range.extend({ durationMinutes: z.number() })),
     syncedAt: syncedAtOut,
   }),
+  exampleIntent: 'Suggest one-hour meeting times during working hours next week.',
   example: {
     calendarIds: ['primary'],
     timeMin: '2026-04-20',

@@ -23,6 +23,8 @@ export const getAvailability = defineTool({
   toolset: 'booking',
   title: 'Get availability',
   description:
+    'To share availability: busy and free time merged across calendars, without what the events are unless privacy is full.',
+  notes:
     'Busy blocks and free slots merged across calendars, ≤ 92 days. full: sourceCount = calendars busy in the block, events = what, named as in check_availability; opaque: 0, no events. If a calendar is unavailable, free is empty: unknown is never free.',
   access: 'read',
   annotations: READ_ONLY,
@@ -55,6 +57,7 @@ export const getAvailability = defineTool({
     unavailableCalendars: calendarErrors,
     syncedAt: syncedAtOut,
   }),
+  exampleIntent: 'Share my availability for next week without showing what my events are.',
   example: {
     calendarIds: ['primary', 'Team Berlin'],
     timeMin: '2026-04-20T00:00:00-04:00',

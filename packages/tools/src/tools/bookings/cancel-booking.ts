@@ -9,7 +9,8 @@ export const cancelBooking = defineTool({
   name: 'cancel_booking',
   toolset: 'booking',
   title: 'Cancel booking',
-  description:
+  description: 'To cancel a booking made with book_slot, deleting its event.',
+  notes:
     "Cancel a book_slot booking (bookingId or this key's idempotencyKey): deletes its event, frees its time.",
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
@@ -23,6 +24,7 @@ export const cancelBooking = defineTool({
     alreadyCancelled: z.boolean(),
     eventDeleted: z.boolean(),
   }),
+  exampleIntent: "Cancel the booking for Tuesday's appointment.",
   example: { bookingId: 'bkg_4f2a9c81d3e0b7a6' },
   exampleResult: { status: 'cancelled', eventDeleted: true },
   async run(args, { access, booking, signal }) {

@@ -54,7 +54,8 @@ export const listBookings = defineTool({
   name: 'list_bookings',
   toolset: 'booking',
   title: 'List bookings',
-  description: 'book_slot bookings of readable calendars, by start.',
+  description: 'To see which appointments were booked with book_slot, confirmed or cancelled, by start.',
+  notes: 'book_slot bookings of readable calendars, by start.',
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
@@ -70,6 +71,7 @@ export const listBookings = defineTool({
     bookings: z.array(bookingOut),
     truncated: z.boolean(),
   }),
+  exampleIntent: 'Which appointments have been booked this week?',
   example: { timeMin: '2026-03-16', timeMax: '2026-03-20', status: 'confirmed' },
   exampleResult: {
     bookings: [

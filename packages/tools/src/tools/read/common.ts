@@ -1,17 +1,16 @@
 import { CalgateError } from '@calgate/core';
 import { z } from 'zod';
 import type { CalendarAccess, CalendarHandle } from '../../access.ts';
+import { explainedOnce } from '../../listed.ts';
 import { windowIn } from '../../range.ts';
 
 export { DAY_MS } from '../../range.ts';
 
 /** An optional calendar filter: ids from list_calendars; omitted means every readable calendar. */
-export const calendarIds = z
-  .array(z.string().min(1).max(1024))
-  .min(1)
-  .max(50)
-  .optional()
-  .describe('Default: all readable.');
+export const calendarIds = explainedOnce(
+  z.array(z.string().min(1).max(1024)).min(1).max(50).optional(),
+  'Default: all readable.',
+);
 
 export interface Window {
   min: number;

@@ -8,6 +8,7 @@ import {
 } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { explainedOnce } from '../../listed.ts';
 import { calendarId } from '../../schemas.ts';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
@@ -23,12 +24,13 @@ export const getCurrentTime = defineTool({
   name: 'get_current_time',
   toolset: 'calendar',
   title: 'Current time',
-  description:
+  description: "For today's date and the time now, before working out a relative date such as 'tomorrow'.",
+  notes:
     "Now in an IANA zone or a calendar's zone (default: the key's zone, else the workspace's, else its default calendar's, else UTC): date-time with offset, UTC offset, weekday.",
   access: 'none',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
-    timeZone: z.string().min(1).max(64).optional().describe('IANA zone, e.g. Asia/Kathmandu.'),
+    timeZone: explainedOnce(z.string().min(1).max(64).optional(), 'IANA zone, e.g. Asia/Kathmandu.'),
     calendarId: calendarId.optional().describe("Use this calendar's zone."),
   }),
   output: z.object({
@@ -38,6 +40,7 @@ export const getCurrentTime = defineTool({
     utcOffset: z.string(),
     weekday: z.string(),
   }),
+  exampleIntent: "What's the date and time right now in Tokyo?",
   example: { timeZone: 'Asia/Kathmandu' },
   exampleResult: { timeZone: 'Asia/Kathmandu', utcOffset: '+05:45' },
   async run(args, { access, now }) {

@@ -22,7 +22,8 @@ export const findFreeTime = defineTool({
   name: 'find_free_time',
   toolset: 'calendar',
   title: 'Find free time',
-  description:
+  description: "To compare calendars: each one's busy times and the free time common to all.",
+  notes:
     'Busy blocks per calendar and free slots common to all, within at most 92 days. A calendar whose free/busy cannot be read is unknown, never free: its open ranges are listed as unknown, not free.',
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -43,6 +44,8 @@ export const findFreeTime = defineTool({
     unknown: z.array(range).describe('Free on calendars that answered; others did not.'),
     syncedAt: syncedAtOut,
   }),
+  exampleIntent:
+    "Compare my calendar with Ann's: when is each of us busy on Thursday and when are we both free?",
   example: {
     timeMin: '2026-04-21T08:00:00-07:00',
     timeMax: '2026-04-21T18:00:00-07:00',

@@ -43,8 +43,8 @@ export const listColors = defineTool({
   name: 'list_colors',
   toolset: 'calendar',
   title: 'List colors',
-  description:
-    "Colour ids for colorId on events (with Google's names) and calendars, from a calendar's provider.",
+  description: 'Only to colour an event or calendar: the colorId values and their names.',
+  notes: "Colour ids for colorId on events (with Google's names) and calendars, from a calendar's provider.",
   access: 'read',
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({ calendarId: calendarId.optional().describe('Default: first readable.') }),
@@ -53,6 +53,7 @@ export const listColors = defineTool({
     event: z.array(color),
     calendar: z.array(color),
   }),
+  exampleIntent: 'Which colours can I give an event?',
   example: {},
   exampleResult: { event: [{ colorId: '5', name: 'Banana' }] },
   async run(args, { access, signal }) {

@@ -104,6 +104,7 @@ export const classifyEvent = defineTool({
     timeMin: z.string().optional(),
     timeMax: z.string().optional(),
   }),
+  exampleIntent: 'File this meeting under the Acme project by hand.',
   example: { calendarId: 'primary', eventId: 'event1', skip: true },
   exampleResult: { eventId: 'event1', skip: true, source: 'manual', filed: 1 },
   async run(args, context) {
@@ -216,7 +217,7 @@ export const applyRules = defineTool({
   toolset: 'rules',
   title: 'Apply rules',
   description:
-    'Files every occurrence in the range on readable calendars by the enabled rules (weighted votes; below 50 % or a tie: pending; below 80 %: needsReview). Manual filings are kept.',
+    'Runs the enabled rules over the events in a range of readable calendars and files each occurrence into a project (weighted votes; below 50 % or a tie: pending; below 80 %: needsReview). Manual filings are kept.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
@@ -250,6 +251,7 @@ export const applyRules = defineTool({
     timeMax: z.string(),
     errors: calendarErrors,
   }),
+  exampleIntent: "Run the rules over last month's events and file them into projects.",
   example: { timeMin: '2026-04-01', timeMax: '2026-04-30' },
   exampleResult: { keptManual: 0, changes: [{ eventId: 'abc123def456', before: null }] },
   run: (args, context) => applyRulesFor(args, context),

@@ -238,6 +238,7 @@ export const previewRule = defineTool({
     errors: calendarErrors,
     warnings: ruleWarnings,
   }),
+  exampleIntent: 'Before saving it, show me which events a rule for acme.com meetings would match.',
   example: {
     query: 'title:"quarterly review" OR domain:example.com',
     timeMin: '2026-04-01',

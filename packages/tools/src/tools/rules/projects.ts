@@ -27,6 +27,7 @@ export const createProject = defineTool({
       .describe('#RRGGBB; default: a free one.'),
   }),
   output: z.object({ project }),
+  exampleIntent: 'Start a new project called Acme Website to file my hours into.',
   example: { name: 'Acme', client: 'Acme Corp' },
   exampleResult: { project: { name: 'Acme', client: 'Acme Corp', archived: false } },
   async run(args, context) {
@@ -43,6 +44,7 @@ export const listProjects = defineTool({
   annotations: READS,
   input: z.strictObject({ includeArchived: z.boolean().default(false) }),
   output: z.object({ projects: z.array(project) }),
+  exampleIntent: 'Which projects do I have for tracking time?',
   example: {},
   exampleResult: { projects: [{ name: 'Acme' }] },
   async run(args, context) {

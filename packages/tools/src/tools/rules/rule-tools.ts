@@ -51,6 +51,8 @@ export const createRule = defineTool({
   annotations: WRITES,
   input: z.strictObject({ query: z.string().min(1).max(100_000), projectId, weight }),
   output: z.object({ rule, preview: rulePreview, warnings: ruleWarnings }),
+  exampleIntent:
+    'Save a rule with the query domain:acme.com that files those meetings into the Acme project.',
   example: {
     query: 'title:"quarterly review" OR domain:example.com',
     projectId: 'prj_01JQ8ZC4AV2M7RKXW9TB3NDEHF',
@@ -92,6 +94,7 @@ export const createClassificationRule = defineTool({
     weight,
   }),
   output: z.object({ query: z.string(), rule, preview: rulePreview, warnings: ruleWarnings }),
+  exampleIntent: 'Make a rule from a list of conditions rather than writing the query myself.',
   example: {
     projectId: 'prj_01JQ8ZC4AV2M7RKXW9TB3NDEHF',
     conditions: [
@@ -135,6 +138,7 @@ export const updateRule = defineTool({
     enabled: z.boolean().optional(),
   }),
   output: z.object({ rule, preview: rulePreview, warnings: ruleWarnings }),
+  exampleIntent: "Change that rule's weight and disable it for now.",
   example: { ruleId: 'rul_01JQ8ZD0K3F6W2XGQ7N5YB8MTC', weight: 2 },
   exampleResult: { rule: { weight: 2, enabled: true } },
   async run(args, context) {
@@ -187,6 +191,7 @@ export const deleteRule = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   input: z.strictObject({ ruleId: z.string().min(1).max(64) }),
   output: z.object({ deleted: rule }),
+  exampleIntent: 'Delete the standup rule.',
   example: { ruleId: 'rul_01JQ8ZD0K3F6W2XGQ7N5YB8MTC' },
   exampleResult: { deleted: { project: 'Acme' } },
   async run(args, context) {
@@ -200,11 +205,12 @@ export const listRules = defineTool({
   name: 'list_rules',
   toolset: 'rules',
   title: 'List rules',
-  description: "The tenant's rules, oldest first.",
+  description: "To see the tenant's classification rules, oldest first.",
   access: 'read',
   annotations: READS,
   input: z.strictObject({ projectId: projectId.optional() }),
   output: z.object({ rules: z.array(rule) }),
+  exampleIntent: 'Show me all the classification rules.',
   example: {},
   exampleResult: { rules: [{ project: 'Acme', weight: 2 }] },
   async run(args, context) {

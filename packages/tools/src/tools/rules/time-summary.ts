@@ -117,6 +117,7 @@ export const getTimeSummary = defineTool({
     excluded: z.object({ declined: z.number(), allDay: z.number(), skipped: z.number() }),
     errors: calendarErrors,
   }),
+  exampleIntent: 'How many hours did I spend on each project last week?',
   example: { timeMin: '2026-04-20', timeMax: '2026-04-26', groupBy: 'day', timeZone: 'America/New_York' },
   exampleResult: { lines: [{ period: '2026-04-21', project: 'Acme', hours: 1 }], excluded: { skipped: 1 } },
   async run(args, context) {

@@ -19,6 +19,7 @@ export const listScheduledPrompts = defineTool({
     timeZone: timeZoneOut,
     schedules: z.array(listedOut),
   }),
+  exampleIntent: 'Which scheduled prompts do I have, and when do they run next?',
   example: {},
   exampleResult: {
     schedules: [{ kind: 'cron', description: 'cron 0 9 * * MON-FRI in Europe/Berlin', status: 'active' }],
@@ -47,6 +48,7 @@ export const cancelScheduledPrompt = defineTool({
     alreadyCancelled: z.boolean(),
     message: z.string(),
   }),
+  exampleIntent: 'Stop that scheduled prompt for good.',
   example: { scheduleId: 'sch_01JQ9A3M5T8VK2RWX4NB6CDEFG' },
   exampleResult: { status: 'cancelled', alreadyCancelled: false },
   async run(args, context) {

@@ -39,6 +39,7 @@ export const schedulePromptAt = defineTool({
     agentId: agentIdIn,
   }),
   output: createdOut,
+  exampleIntent: 'Remind me once, tomorrow at 9 am, to send the report.',
   example: {
     prompt: 'Check whether Dana replied about the contract; if not, draft a reminder.',
     at: '2030-01-07T09:00:00',
@@ -76,6 +77,7 @@ export const schedulePromptCron = defineTool({
     endAt: endAtIn,
   }),
   output: createdOut,
+  exampleIntent: 'Prompt me at 9:00 on weekdays, with the cron expression 0 9 * * MON-FRI.',
   example: {
     prompt: "Summarise today's meetings and the open action items from yesterday.",
     cron: '0 9 * * MON-FRI',
@@ -98,7 +100,8 @@ export const schedulePromptEvery = defineTool({
   name: 'schedule_prompt_every',
   toolset: 'scheduler',
   title: 'Schedule a prompt at an interval',
-  description: 'Delivers a prompt at a fixed interval, first at startAt (RFC 3339) or one interval from now.',
+  description:
+    'Delivers a prompt every so many minutes or hours (a fixed interval), first at startAt (RFC 3339) or one interval from now.',
   access: 'none',
   annotations: CREATES,
   input: z.strictObject({
@@ -112,6 +115,7 @@ export const schedulePromptEvery = defineTool({
     agentId: agentIdIn,
   }),
   output: createdOut,
+  exampleIntent: 'Ping me every 2 hours to check the inbox.',
   example: {
     prompt: 'Check the deploy queue and report jobs stuck for more than an hour.',
     every: '4h',
@@ -134,7 +138,7 @@ export const schedulePromptRrule = defineTool({
   name: 'schedule_prompt_rrule',
   toolset: 'scheduler',
   title: 'Schedule a prompt by RRULE',
-  description: 'Delivers a prompt on an RFC 5545 RRULE from a local dtstart in timeZone.',
+  description: 'Delivers a prompt on a recurrence rule (RFC 5545 RRULE), from a local dtstart in timeZone.',
   access: 'none',
   annotations: CREATES,
   input: z.strictObject({
@@ -153,6 +157,7 @@ export const schedulePromptRrule = defineTool({
     agentId: agentIdIn,
   }),
   output: createdOut,
+  exampleIntent: 'Prompt me on a recurrence rule, FREQ=MONTHLY;BYDAY=FR;BYSETPOS=-1, to do the invoices.',
   example: {
     prompt: 'Prepare the agenda for the monthly review from last month’s notes.',
     rrule: 'FREQ=MONTHLY;BYDAY=1MO',
@@ -208,6 +213,7 @@ export const schedulePromptAroundEvents = defineTool({
     endAt: endAtIn,
   }),
   output: createdOut,
+  exampleIntent: 'Send me a prompt 15 minutes before the start of each standup meeting.',
   example: {
     prompt: 'Brief me on the attendees of this meeting and our last exchanges with them.',
     query: 'has-attendees:yes -response:declined',

@@ -27,6 +27,7 @@ export const listDeliveryTargets = defineTool({
       }),
     ),
   }),
+  exampleIntent: 'Where can scheduled prompts be delivered: which webhooks and Letta servers?',
   example: {},
   exampleResult: { targets: [{ kind: 'webhook', name: 'Ops webhook', disabled: false }] },
   async run(_args, context) {
@@ -55,6 +56,7 @@ export const listLettaAgents = defineTool({
   annotations: { ...READS, openWorldHint: true },
   input: z.strictObject({ targetId: targetIdIn.describe('A letta target.') }),
   output: z.object({ targetId: z.string(), agents: z.array(z.object({ id: z.string(), name: z.string() })) }),
+  exampleIntent: 'Which Letta agents can Calgate prompt?',
   example: { targetId: 'tgt_01JQ9A4C8W2KTN5XRB7MVQ3HYP' },
   exampleResult: { agents: [{ name: 'Assistant' }] },
   async run(args, context) {
@@ -79,6 +81,7 @@ export const testDeliveryTarget = defineTool({
     durationMs: z.number(),
     error: z.string().nullable(),
   }),
+  exampleIntent: 'Check now that the webhook target works.',
   example: { targetId: EXAMPLE_TARGET },
   exampleResult: { ok: true, status: 200, error: null },
   async run(args, context) {
@@ -119,6 +122,7 @@ export const schedulerStatus = defineTool({
       z.object({ scheduleId: z.string(), occurrence: z.string(), error: z.string().nullable() }),
     ),
   }),
+  exampleIntent: 'Are scheduled prompts being delivered, and is there a backlog?',
   example: {},
   exampleResult: { last24h: { failed: 0, missed: 0 } },
   async run(args, context) {

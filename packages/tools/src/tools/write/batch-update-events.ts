@@ -1,6 +1,7 @@
 import { isCalgateError } from '@calgate/core';
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
+import { listedAsDescription } from '../../listed.ts';
 import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { eventIdIn, sendUpdatesIn, writeCalendarId, writtenEvent } from '../../write-schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -26,24 +27,24 @@ export const batchUpdateEvents = defineTool({
   name: 'batch_update_events',
   toolset: 'calendar',
   title: 'Update several events',
-  description: `Up to ${MAX_BATCH} update_event patches at once; each item finds its event as update_event does and succeeds or fails on its own. Sends progress when the request has a progressToken.`,
+  description: 'To change many events at once (up to 50) as update_event would, each on its own.',
+  notes: `Up to ${MAX_BATCH} update_event patches at once; each item finds its event as update_event does and succeeds or fails on its own. Sends progress when the request has a progressToken.`,
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId
-      .optional()
-      .describe(
-        'Calendar for items without one. Default: each event is found by its eventId, as update_event finds it.',
-      ),
+    calendarId: writeCalendarId.optional().describe('For items without one; default: found by eventId.'),
     updates: z
       .array(
-        z.strictObject({
-          eventId: eventIdIn,
-          calendarId: writeCalendarId
-            .optional()
-            .describe('Default: the batch calendarId, else found by eventId.'),
-          ...updateFields,
-        }),
+        listedAsDescription(
+          z.strictObject({
+            eventId: eventIdIn,
+            calendarId: writeCalendarId
+              .optional()
+              .describe('Default: the batch calendarId, else found by eventId.'),
+            ...updateFields,
+          }),
+          "{eventId, calendarId?, and any of update_event's event fields}",
+        ),
       )
       .min(1)
       .max(MAX_BATCH),
@@ -56,6 +57,7 @@ export const batchUpdateEvents = defineTool({
     failed: z.number(),
     results: z.array(itemOut),
   }),
+  exampleIntent: 'Change these ten events at once: mark them all as free and change their colour.',
   example: {
     updates: [
       { eventId: 'event1', reminders: { useDefault: false, overrides: [] }, transparency: 'transparent' },

@@ -8,7 +8,8 @@ export const createCalendar = defineTool({
   name: 'create_calendar',
   toolset: 'calendar',
   title: 'Create calendar',
-  description:
+  description: 'To make a new calendar (for a project, a trip); this key gets read and write on it.',
+  notes:
     "Create a calendar on a local or Google OAuth account (not service-account ones: Google doesn't allow it) and give this key read and write on it. onAccountOf picks the account by one of its calendars.",
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -31,6 +32,7 @@ export const createCalendar = defineTool({
     }),
     sanitized: sanitizedOut,
   }),
+  exampleIntent: 'Make me a new calendar for the Lisbon trip.',
   example: { summary: 'Project Launch', timeZone: 'America/Los_Angeles' },
   exampleResult: { calendar: { summary: 'Project Launch', timeZone: 'America/Los_Angeles', canWrite: true } },
   async run(args, { access, directory }) {

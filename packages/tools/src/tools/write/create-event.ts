@@ -7,6 +7,7 @@ import { TextScreen } from '../../firewall.ts';
 import { noticeWarnings, timeZoneArg, timeZoneOut, withExactTimes } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
+  eventEndIn,
   eventFieldsIn,
   eventTimeIn,
   sanitizedOut,
@@ -100,6 +101,8 @@ export const createEvent = defineTool({
   toolset: 'calendar',
   title: 'Create event',
   description:
+    'To put a new event on a calendar (times, attendees, reminders, recurrence); pass requestId so a retry cannot add it twice.',
+  notes:
     "Create an event. Pass requestId to make retries safe (the same requestId returns the first event). Warns about overlapping busy events; refuses a near-duplicate (similar title within 1 h) unless allowDuplicates. Service-account calendars can't take attendees.",
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -108,13 +111,8 @@ export const createEvent = defineTool({
     ...eventFieldsIn,
     summary: z.string().min(1).max(1024),
     start: eventTimeIn,
-    end: eventTimeIn,
-    requestId: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe('Idempotency key chosen by you; reuse it when retrying.'),
+    end: eventEndIn,
+    requestId: z.string().min(1).max(200).optional().describe('Your idempotency key; reuse when retrying.'),
     allowDuplicates: z.boolean().default(false),
     sendUpdates: sendUpdatesIn,
     timeZone: timeZoneArg,
@@ -128,6 +126,7 @@ export const createEvent = defineTool({
     warnings: warningsOut,
     sanitized: sanitizedOut,
   }),
+  exampleIntent: 'Put a team offsite on my calendar on May 4 from 9 to 5 and invite Ann.',
   example: {
     summary: 'Team Standup',
     start: { dateTime: '2026-04-20T09:00:00-06:00', timeZone: 'America/Denver' },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
-import { eventIdIn, scopeIn, sendUpdatesIn, writeCalendarId } from '../../write-schemas.ts';
+import { eventCalendarIdIn, eventIdIn, scopeIn, sendUpdatesIn } from '../../write-schemas.ts';
 import { releaseBookings } from '../bookings/follow.ts';
 import { onEventCalendar } from '../read/locate.ts';
 import { deleteScoped } from './scoped.ts';
@@ -9,12 +9,13 @@ export const deleteEvent = defineTool({
   name: 'delete_event',
   toolset: 'calendar',
   title: 'Delete event',
-  description:
+  description: 'To remove an event or appointment, one occurrence, or a series from an occurrence on.',
+  notes:
     'Delete an event, one occurrence, or a recurring series from an occurrence on (scope). An event that was already deleted is reported with alreadyDeleted: true and nothing is changed.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
+    calendarId: eventCalendarIdIn,
     eventId: eventIdIn,
     scope: scopeIn,
     sendUpdates: sendUpdatesIn,
@@ -27,6 +28,7 @@ export const deleteEvent = defineTool({
     scope: z.enum(['thisEvent', 'thisAndFollowing', 'all']).optional(),
     seriesId: z.string().optional().describe('The series deleted or ended, for scope all/thisAndFollowing.'),
   }),
+  exampleIntent: 'Remove the dentist appointment from my calendar.',
   example: { eventId: 'abc123def456' },
   exampleResult: { deleted: true, alreadyDeleted: false },
   async run(args, { access, booking, signal }) {

@@ -179,7 +179,7 @@ export const importEvents = defineTool({
   toolset: 'ics',
   title: 'Import events',
   description:
-    'Import the VEVENTs of iCalendar text or an http(s)/webcal URL, keeping UIDs: importing again updates, never duplicates.',
+    'Import the events of an .ics file, iCalendar text or an http(s)/webcal URL, keeping UIDs: importing again updates, never duplicates.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
@@ -196,6 +196,7 @@ export const importEvents = defineTool({
       z.object({ uid: z.string().optional(), line: z.number().optional(), message: z.string() }),
     ),
   }),
+  exampleIntent: 'Import the events of this .ics file into my calendar.',
   example: {
     calendarId: 'primary',
     ics: 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Example//EN\r\nBEGIN:VEVENT\r\nUID:team-offsite-2026@example.com\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20260610\r\nDTEND;VALUE=DATE:20260612\r\nSUMMARY:Team offsite\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n',

@@ -6,10 +6,10 @@ import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
   attendeesIn,
+  eventCalendarIdIn,
   eventIdIn,
   scopeIn,
   sendUpdatesIn,
-  writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -52,11 +52,13 @@ export const manageAttendees = defineTool({
   toolset: 'calendar',
   title: 'Add or remove attendees',
   description:
+    'To invite people to a meeting or take them off it, without resending the whole attendee list.',
+  notes:
     'Add or remove attendees by email without replacing the rest of the list. Emails compare case-insensitively; duplicates are ignored.',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
+    calendarId: eventCalendarIdIn,
     eventId: eventIdIn,
     addAttendees: attendeesIn.optional(),
     removeAttendees: attendeesIn.optional(),
@@ -74,6 +76,7 @@ export const manageAttendees = defineTool({
     attendees: z.array(z.string()),
     event: writtenEvent,
   }),
+  exampleIntent: 'Invite bob@example.com to the planning meeting, and take Carol off it.',
   example: {
     eventId: 'abc123def456',
     addAttendees: ['charlie@example.com'],

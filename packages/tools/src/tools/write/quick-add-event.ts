@@ -19,6 +19,8 @@ export const quickAddEvent = defineTool({
   toolset: 'calendar',
   title: 'Quick add event',
   description:
+    "When the user gives an event as one sentence ('Lunch with Ann tomorrow at noon'); check the times it returns.",
+  notes:
     "Create an event from a sentence such as 'Lunch with Ann tomorrow at noon at Cafe Rio', read in the calendar's time zone. Check the returned start and end.",
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -36,6 +38,7 @@ export const quickAddEvent = defineTool({
     warnings: warningsOut,
     sanitized: sanitizedOut,
   }),
+  exampleIntent: "Add 'Lunch with Ann tomorrow at noon at Cafe Rio' to my calendar, just as I wrote it.",
   example: { text: 'Dentist appointment Friday at 2pm' },
   exampleResult: { event: { summary: 'Dentist appointment' } },
   async run(args, { access, signal }) {

@@ -7,11 +7,11 @@ import { TextScreen } from '../../firewall.ts';
 import { timeZoneArg, timeZoneOut } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
+  eventCalendarIdIn,
   eventIdIn,
   sanitizedOut,
   scopeIn,
   sendUpdatesIn,
-  writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -36,11 +36,13 @@ export const respondToEvent = defineTool({
   toolset: 'calendar',
   title: 'Respond to invitation',
   description:
+    'To accept, decline or tentatively accept an invitation, optionally with a note to the organizer.',
+  notes:
     "Accept, decline or tentatively accept an event as the calendar's own account, with an optional comment to the organizer.",
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
+    calendarId: eventCalendarIdIn,
     eventId: eventIdIn,
     response: z.enum(['accepted', 'declined', 'tentative']),
     comment: z.string().max(1024).optional(),
@@ -57,6 +59,7 @@ export const respondToEvent = defineTool({
     event: writtenEvent,
     sanitized: sanitizedOut,
   }),
+  exampleIntent: "Decline the invitation to Friday's review and tell the organizer I'm travelling.",
   example: { eventId: 'abc123def456', response: 'accepted', comment: 'See you there' },
   exampleResult: { response: 'accepted' },
   async run(args, { access, signal }) {

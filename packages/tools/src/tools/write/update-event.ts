@@ -5,13 +5,13 @@ import { TextScreen } from '../../firewall.ts';
 import { noticeWarnings, timeZoneArg, timeZoneOut, withExactTimes } from '../../local-time.ts';
 import { toEventOut } from '../../shape.ts';
 import {
+  eventCalendarIdIn,
   eventFieldsIn,
   eventIdIn,
   sanitizedOut,
   scopeIn,
   sendUpdatesIn,
   warningsOut,
-  writeCalendarId,
   writtenEvent,
 } from '../../write-schemas.ts';
 import { callZone } from '../availability/window.ts';
@@ -128,17 +128,20 @@ export const updateEvent = defineTool({
   toolset: 'calendar',
   title: 'Update event',
   description:
+    'To change an existing event: move it, rename it, replace its attendees or recurrence; other fields stay.',
+  notes:
     'Change some fields of an event (PATCH: omitted fields stay). Safe against concurrent edits: if someone else changed the same fields meanwhile, nothing is overwritten and the result says so. attendees replaces the list (use manage_attendees to add/remove).',
   access: 'write',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
   input: z.strictObject({
-    calendarId: writeCalendarId.optional().describe('Default: found by eventId.'),
+    calendarId: eventCalendarIdIn,
     eventId: eventIdIn,
     ...updateFields,
     sendUpdates: sendUpdatesIn,
     timeZone: timeZoneArg,
   }),
   output: updateOut,
+  exampleIntent: 'Move my 3 pm meeting to 4 pm and rename it.',
   example: {
     eventId: 'abc123def456',
     reminders: { useDefault: false, overrides: [] },

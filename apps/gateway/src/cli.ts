@@ -5,6 +5,7 @@ import { adminCommand } from './cli/admin.ts';
 import { type Io, OPTIONS, UsageError } from './cli/common.ts';
 import { runEmulator, runMicrosoftEmulator } from './cli/emulator.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { installHttpClient } from './http-client.ts';
 import { createLogger } from './logger.ts';
 import { closeOnSignals, ownerBanner, serve } from './serve.ts';
 import { runWorker } from './worker-process.ts';
@@ -72,6 +73,7 @@ Options:
 
 /** Runs the CLI; returns the exit code (long-running commands resolve once listening). */
 export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
+  installHttpClient();
   let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });

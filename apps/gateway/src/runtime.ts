@@ -90,6 +90,7 @@ import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } f
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
 
+import { installHttpClient } from './http-client.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';
@@ -418,6 +419,7 @@ export async function createRuntime(
   log: Logger,
   options: RuntimeOptions = {},
 ): Promise<Runtime> {
+  installHttpClient();
   const database = await connectDatabase(config, log, { publish: true });
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {

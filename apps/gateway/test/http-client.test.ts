@@ -1,0 +1,63 @@
+/**
+ * The process's fetch survives a server that closes the connection while a response body waits
+ * to be read (Node 24's bundled undici ends the process there with an uncatchable AssertionError).
+ * Each case runs in a child process, since the failure it guards against ends the process.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../src/runtime.ts';
+
+const CLIENT = fileURLToPath(new URL('../src/http-client.ts', import.meta.url));
+
+/** Answers of several sizes, each followed by FIN, read only after a pause; prints how many survived. */
+const SCRIPT = (install: boolean) => `
+import { createServer } from 'node:net';
+${install ? `import { installHttpClient } from ${JSON.stringify(CLIENT)}; installHttpClient();` : ''}
+let read = 0;
+for (const kb of [16, 32, 64, 100, 128, 200, 256, 512, 1024]) {
+  for (const framing of ['length', 'close']) {
+    const size = kb * 1024;
+    const server = createServer((socket) => {
+      socket.once('data', () => {
+        socket.write(framing === 'close'
+          ? 'HTTP/1.0 200 OK\\r\\n\\r\\n'
+          : 'HTTP/1.1 200 OK\\r\\nContent-Length: ' + size + '\\r\\nConnection: close\\r\\n\\r\\n');
+        socket.end(Buffer.alloc(size, 97));
+      });
+    });
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const response = await fetch('http://127.0.0.1:' + server.address().port + '/');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    read += (await response.arrayBuffer()).byteLength === size ? 1 : 0;
+    server.close();
+  }
+}
+console.log('read ' + read + ' of 18');
+`;
+
+function run(install: boolean) {
+  return spawnSync(process.execPath, ['--input-type=module', '-e', SCRIPT(install)], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+}
+
+describe('the HTTP client of Calgate processes', () => {
+  it('reads every answer whose server closed the connection before the body was read', () => {
+    const child = run(true);
+    expect(child.stderr).not.toMatch(/AssertionError/);
+    expect(child.stdout.trim()).toBe('read 18 of 18');
+    expect(child.status).toBe(0);
+  });
+
+  it("is what Node's built-in fetch uses once a runtime starts", async () => {
+    const dispatcher = Symbol.for('undici.globalDispatcher.1');
+    // createRuntime installs it before anything else (it fails here for want of a database).
+    await createRuntime({ databaseUrl: 'postgres://127.0.0.1:9/none' } as never, console as never).catch(
+      () => {},
+    );
+    const installed = (globalThis as Record<symbol, unknown>)[dispatcher];
+    expect(installed?.constructor.name).toBe('Dispatcher1Wrapper');
+  });
+});

@@ -191,7 +191,7 @@ async function onboarding(overview: Overview): Promise<HTMLElement> {
                 h('code', { id: 'secret' }, created.secret),
                 copyButton(created.secret, 'Copy the secret'),
               ),
-              h('div', { class: 'grid' }, configCards(overview, created.secret)),
+              h('div', { class: 'grid configs' }, configCards(overview, created.secret)),
             ),
             testCallStep(created),
           );
@@ -236,7 +236,7 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
     ),
     await workspaceSection(),
     h('h2', {}, 'Client configurations'),
-    h('div', { class: 'grid' }, configs),
+    h('div', { class: 'grid configs' }, configs),
     h('h2', {}, 'Accounts'),
     overview.accounts.length === 0
       ? h(

@@ -225,3 +225,49 @@ describe('a fresh install in Chromium: Create account pressed twice', () => {
     expect(await userCount(gw)).toBe(1);
   });
 });
+
+describe('a fresh install in Chromium, opened under another address', () => {
+  let browser: Browser;
+  const gateways: TestGateway[] = [];
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all(gateways.map((gw) => gw.stop()));
+  });
+
+  it('localhost for 127.0.0.1: the page moves to PUBLIC_URL before anything is typed, and the owner is created', async () => {
+    const { gw } = await freshInstall();
+    gateways.push(gw);
+    const port = new URL(gw.url).port;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`http://localhost:${port}/accounts?from=welcome`);
+    expect(page.url()).toBe(`http://127.0.0.1:${port}/accounts?from=welcome`);
+    await fillOwnerForm(page, 'Home', 'owner@example.test');
+    await page.getByLabel('Password (at least 12 characters)').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    expect(await userCount(gw)).toBe(1);
+  });
+
+  it('an address Calgate does not accept: the create-owner form stays and says why, not Sign in', async () => {
+    const port = await freePort();
+    const gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: 'https://calgate.example' });
+    gateways.push(gw);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(gw.url);
+    await fillOwnerForm(page, 'Home', 'owner@example.test');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText(`Origin ${gw.url} is not allowed`).waitFor();
+    await expect(page.getByRole('heading', { level: 1, name: 'Set up Calgate' }).isVisible()).resolves.toBe(
+      true,
+    );
+    await expect(page.getByRole('button', { name: 'Sign in' }).count()).resolves.toBe(0);
+    await expect(page.getByRole('button', { name: 'Create account' }).isEnabled()).resolves.toBe(true);
+    await expect(page.getByLabel('Email').inputValue()).resolves.toBe('owner@example.test');
+    await screenshot(page, '97-first-run-origin-refused');
+    expect(await userCount(gw)).toBe(0);
+  });
+});

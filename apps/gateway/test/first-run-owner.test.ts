@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapFirstRun, type FirstRun, welcomeText } from '../src/bootstrap.ts';
 import { KEY_PLACEHOLDER } from '../src/client-configs.ts';
+import { canonicalPageUrl } from '../src/http/static.ts';
 import { type Browser, call, uniqueEmail } from './api-client.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
@@ -138,5 +139,25 @@ describe('the create-owner form of a fresh install', () => {
       'cursor',
     ]);
     expect(printed).toContain(`"Authorization": "Bearer ${firstRun.secret}"`);
+  });
+});
+
+describe('canonicalPageUrl: a dashboard page under another loopback name of the same gateway', () => {
+  const own = 'http://127.0.0.1:8787';
+
+  it('sends localhost and [::1] on the same port to PUBLIC_URL, path and query kept', () => {
+    expect(canonicalPageUrl(own, 'localhost:8787', '/accounts?x=1')).toBe(
+      'http://127.0.0.1:8787/accounts?x=1',
+    );
+    expect(canonicalPageUrl(own, '[::1]:8787', '/')).toBe('http://127.0.0.1:8787/');
+  });
+
+  it('leaves the page where it is when it is already there, on another port, or not on this machine', () => {
+    expect(canonicalPageUrl(own, '127.0.0.1:8787', '/')).toBeUndefined();
+    expect(canonicalPageUrl(own, 'localhost:9999', '/')).toBeUndefined();
+    expect(canonicalPageUrl(own, 'evil.example:8787', '/')).toBeUndefined();
+    expect(canonicalPageUrl(own, 'localhost:8787@evil.example', '/')).toBeUndefined();
+    expect(canonicalPageUrl(own, undefined, '/')).toBeUndefined();
+    expect(canonicalPageUrl('https://calgate.example', 'localhost', '/')).toBeUndefined();
   });
 });

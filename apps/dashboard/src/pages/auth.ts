@@ -91,6 +91,15 @@ function finish(root: HTMLElement, answer: SignInAnswer, done: () => void): void
   done();
 }
 
+/** Whether no one has signed up yet; false when that cannot be told either. */
+async function stillFirstRun(): Promise<boolean> {
+  try {
+    return (await api<{ firstRun: boolean }>('GET', '/auth/first-run')).firstRun;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A brand-new install's first screen: the owner account, the workspace's name and the time zone
  * every key answers in unless it has its own (prefilled from the browser). On an install that
@@ -146,8 +155,9 @@ function renderFirstRun(root: HTMLElement, done: () => void): void {
         });
         finish(root, answer, done);
       } catch (error) {
-        if (error instanceof ApiError && error.status === 403) {
-          // Someone else created the owner meanwhile: sign in instead.
+        // Someone else created the owner meanwhile: sign in instead. Any other refusal (such as
+        // a page opened under an address Calgate does not accept) is shown here, on this form.
+        if (error instanceof ApiError && error.status === 403 && !(await stillFirstRun())) {
           renderSignIn(root, done, error.message, email.value);
           return;
         }

@@ -169,7 +169,11 @@ describe('a fresh install in Chromium: the create-owner form, two at once, the O
     await expect(enabled.isEnabled()).resolves.toBe(true);
     const look = (button: typeof connect) =>
       button.evaluate((element) => {
-        const style = getComputedStyle(element);
+        // Runs in the page (the test's own types have no DOM).
+        const view = globalThis as unknown as {
+          getComputedStyle(element: unknown): { backgroundColor: string; color: string; cursor: string };
+        };
+        const style = view.getComputedStyle(element);
         return { background: style.backgroundColor, color: style.color, cursor: style.cursor };
       });
     const off = await look(connect);
@@ -178,12 +182,11 @@ describe('a fresh install in Chromium: the create-owner form, two at once, the O
     expect(off.background).not.toBe(on.background);
     expect(off.color).not.toBe(on.color);
     // Its accessible description is the reason and the way to turn it on.
-    const description = await connect.evaluate((element) =>
-      (element.getAttribute('aria-describedby') ?? '')
-        .split(' ')
-        .map((id) => document.getElementById(id)?.textContent ?? '')
-        .join(' '),
-    );
+    const ids = ((await connect.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+    expect(ids.length).toBeGreaterThan(0);
+    const description = (
+      await Promise.all(ids.map((id) => owner.locator(`[id="${id}"]`).textContent()))
+    ).join(' ');
     expect(description).toContain(
       'Connecting Google accounts is turned off on this Calgate: GOOGLE_CLIENT_ID and GOOGLE_CLIENT_SECRET are not set.',
     );

@@ -193,6 +193,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     invalidateKeys: () => deps.authenticator.invalidate(),
   });
   registerEventPage(app, { ...deps.dashboard, providers: deps.providers, dashboardDir: deps.dashboardDir });
-  registerDashboardStatic(app, deps.dashboardDir);
+  registerDashboardStatic(app, deps.dashboardDir, deps.publicUrl);
   return app;
 }

@@ -1,4 +1,5 @@
 import { FIRST_RUN_CALENDAR } from '@calgate/store';
+import { clientConfigurations, KEY_PLACEHOLDER } from './client-configs.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface FirstRun {
@@ -47,15 +48,6 @@ export async function bootstrapFirstRun(runtime: Runtime): Promise<FirstRun | un
   return { tenantId: tenant.id, calendarId: calendar.id, keyId: key.id, secret, timeZone };
 }
 
-/** Ready-to-paste client configuration for an MCP client that speaks streamable HTTP. */
-export function clientConfiguration(mcpUrl: string, secret: string) {
-  return {
-    mcpServers: {
-      calgate: { type: 'http', url: mcpUrl, headers: { Authorization: `Bearer ${secret}` } },
-    },
-  };
-}
-
 export function welcomeText(mcpUrl: string, firstRun: FirstRun | undefined): string {
   if (firstRun === undefined) {
     return [
@@ -78,12 +70,8 @@ export function welcomeText(mcpUrl: string, firstRun: FirstRun | undefined): str
     `Next, open the dashboard at ${mcpUrl.replace(/\/api\/mcp$/, '/')} to create the owner account and`,
     `choose your time zone: until then the key answers in ${firstRun.timeZone}, the zone of this machine.`,
     '',
-    'Client configuration (Claude Desktop, Cursor and other MCP clients):',
-    '',
-    JSON.stringify(clientConfiguration(mcpUrl, firstRun.secret), null, 2),
-    '',
-    'Claude Code:',
-    `  claude mcp add --transport http calgate ${mcpUrl} --header "Authorization: Bearer ${firstRun.secret}"`,
+    `Client configurations (the dashboard's Overview shows the same, with ${KEY_PLACEHOLDER} for the key):`,
+    ...clientConfigurations(mcpUrl, firstRun.secret).flatMap(({ label, text }) => ['', `${label}:`, text]),
     '',
   ].join('\n');
 }

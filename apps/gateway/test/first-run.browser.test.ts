@@ -90,6 +90,23 @@ describe('a fresh npm start, the first-run form with Europe/Berlin, then Berlin 
       'Europe/Berlin',
     );
     await screenshot(page, '92-first-run-overview');
+    // Each client configuration on the Overview is a block npm start printed, under the same label.
+    const shown = await page.locator('section.config').evaluateAll((cards) =>
+      cards.map((card) => ({
+        label: card.querySelector('h3')?.textContent ?? '',
+        text: card.querySelector('pre')?.textContent ?? '',
+      })),
+    );
+    expect(shown.map(({ label }) => label)).toEqual([
+      'Claude Code',
+      'Claude Desktop',
+      'Cursor',
+      'Claude.ai connector',
+      'ChatGPT connector',
+    ]);
+    expect(started.output()).toContain(
+      shown.map(({ label, text }) => `\n${label}:\n${text.replaceAll('<YOUR_API_KEY>', secret)}\n`).join(''),
+    );
     await context.close();
   });
 

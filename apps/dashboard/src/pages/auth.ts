@@ -91,6 +91,15 @@ function finish(root: HTMLElement, answer: SignInAnswer, done: () => void): void
   done();
 }
 
+/** Whether no one has signed up yet; false when that cannot be told either. */
+async function stillFirstRun(): Promise<boolean> {
+  try {
+    return (await api<{ firstRun: boolean }>('GET', '/auth/first-run')).firstRun;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A brand-new install's first screen: the owner account, the workspace's name and the time zone
  * every key answers in unless it has its own (prefilled from the browser). On an install that
@@ -107,6 +116,7 @@ function renderFirstRun(root: HTMLElement, done: () => void): void {
     placeholder: 'My Calgate',
   });
   const zone = zonePicker({ id: 'time-zone', value: browserTimeZone() });
+  const submit = h('button', { type: 'submit' }, 'Create account');
   const form = h(
     'form',
     { class: 'card auth', 'aria-labelledby': 'auth-title' },
@@ -125,10 +135,15 @@ function renderFirstRun(root: HTMLElement, done: () => void): void {
     h('label', { for: 'time-zone' }, 'Time zone'),
     zone.element,
     status,
-    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Create account')),
+    h('div', { class: 'row' }, submit),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    // Sent once: a second press (a double click, Enter again) would only meet the closed sign-up.
+    if (submit.disabled) {
+      return;
+    }
+    submit.disabled = true;
     status.replaceChildren();
     void (async () => {
       try {
@@ -140,11 +155,13 @@ function renderFirstRun(root: HTMLElement, done: () => void): void {
         });
         finish(root, answer, done);
       } catch (error) {
-        if (error instanceof ApiError && error.status === 403) {
-          // Someone else created the owner meanwhile: sign in instead.
-          renderSignIn(root, done, error.message);
+        // Someone else created the owner meanwhile: sign in instead. Any other refusal (such as
+        // a page opened under an address Calgate does not accept) is shown here, on this form.
+        if (error instanceof ApiError && error.status === 403 && !(await stillFirstRun())) {
+          renderSignIn(root, done, error.message, email.value);
           return;
         }
+        submit.disabled = false;
         status.replaceChildren(notice(error instanceof Error ? error.message : String(error), 'error'));
       }
     })();
@@ -154,10 +171,14 @@ function renderFirstRun(root: HTMLElement, done: () => void): void {
   workspace.focus();
 }
 
-/** Sign in with email and password (then a code, when two-step sign-in is on). */
-function renderSignIn(root: HTMLElement, done: () => void, note?: string): void {
+/**
+ * Sign in with email and password (then a code, when two-step sign-in is on). `note` and `typed`
+ * come from a create-owner form that lost to another: why, and the email it had.
+ */
+function renderSignIn(root: HTMLElement, done: () => void, note?: string, typed?: string): void {
   const status = h('div', { 'aria-live': 'polite' }, note === undefined ? null : notice(note));
   const { email, password } = credentials('current-password');
+  email.value = typed ?? '';
   const form = h(
     'form',
     { class: 'card auth', 'aria-labelledby': 'auth-title' },
@@ -190,7 +211,7 @@ function renderSignIn(root: HTMLElement, done: () => void, note?: string): void 
     })();
   });
   root.replaceChildren(h('main', { id: 'main' }, form));
-  email.focus();
+  (typed === undefined ? email : password).focus();
 }
 
 /** Sign in; on a brand-new install (no one has signed up yet), create the owner account instead. */

@@ -5,7 +5,8 @@ import { workspaceSection } from './workspace.ts';
 
 interface Overview {
   mcpUrl: string;
-  clientConfigs: Record<string, unknown>;
+  /** Each client's configuration as text: the blocks `npm start` prints on a first run. */
+  clients: { client: string; label: string; text: string }[];
   keyPlaceholder: string;
   calendars: { id: string; summary: string }[];
   liveKeys: number;
@@ -17,14 +18,6 @@ interface Overview {
     statusDetail?: string | null;
   }[];
 }
-
-const CLIENTS: Record<string, string> = {
-  claudeCode: 'Claude Code',
-  claudeDesktop: 'Claude Desktop',
-  cursor: 'Cursor',
-  claudeAi: 'Claude.ai connector',
-  chatgpt: 'ChatGPT connector',
-};
 
 /** How an account is called on screen; local calendars are kept by Calgate itself. */
 export function accountName(account: { id: string; provider: string; accountEmail: string | null }): string {
@@ -86,19 +79,18 @@ export function reauthBanner(
 
 /** Each client's configuration as text, with `secret` in place of the placeholder when given. */
 function configCards(overview: Overview, secret?: string): HTMLElement[] {
-  return Object.entries(overview.clientConfigs).map(([name, config]) => {
-    const raw = typeof config === 'string' ? config : JSON.stringify(config, null, 2);
+  return overview.clients.map(({ label, text: raw }) => {
     const text = secret === undefined ? raw : raw.replaceAll(overview.keyPlaceholder, secret);
-    const label = CLIENTS[name] ?? name;
     return h(
       'section',
-      { class: 'card' },
+      { class: 'card config' },
       h(
         'div',
         { class: 'row spread' },
         h('h3', {}, label),
         copyButton(text, `Copy the ${label} configuration`),
       ),
+      // Wrapped, never cut off: every character of the configuration is on screen.
       h('pre', { tabindex: '0', 'aria-label': `${label} configuration` }, text),
     );
   });
@@ -199,7 +191,7 @@ async function onboarding(overview: Overview): Promise<HTMLElement> {
                 h('code', { id: 'secret' }, created.secret),
                 copyButton(created.secret, 'Copy the secret'),
               ),
-              h('div', { class: 'grid' }, configCards(overview, created.secret)),
+              h('div', { class: 'grid configs' }, configCards(overview, created.secret)),
             ),
             testCallStep(created),
           );
@@ -244,7 +236,7 @@ export async function renderOverview(root: HTMLElement): Promise<void> {
     ),
     await workspaceSection(),
     h('h2', {}, 'Client configurations'),
-    h('div', { class: 'grid' }, configs),
+    h('div', { class: 'grid configs' }, configs),
     h('h2', {}, 'Accounts'),
     overview.accounts.length === 0
       ? h(

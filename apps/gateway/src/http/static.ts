@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { escapeHtml, ResultPages } from '../google/pages.ts';
 import { handleNotFound } from './errors.ts';
+import { isLoopbackHostname } from './origins.ts';
 
 /** Where `npm run build:dashboard` writes the dashboard. */
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
@@ -40,10 +41,41 @@ function html(reply: FastifyReply, status: number, body: string | Buffer) {
 }
 
 /**
+ * Where a page asked for under another loopback name of this same gateway belongs: on a gateway
+ * whose PUBLIC_URL is loopback, `localhost:8787` for `127.0.0.1:8787` (or `[::1]`). The dashboard
+ * answers only its own origin's forms (Origin check), and OAuth providers return to PUBLIC_URL, so
+ * the browser is sent there before anything is typed. Undefined when the page is already there.
+ */
+export function canonicalPageUrl(
+  publicUrl: string,
+  host: string | undefined,
+  url: string,
+): string | undefined {
+  const own = new URL(publicUrl);
+  if (host === undefined || !isLoopbackHostname(own.hostname) || /[\s/\\@?#]/.test(host)) {
+    return undefined;
+  }
+  let asked: URL;
+  try {
+    asked = new URL(`${own.protocol}//${host}`);
+  } catch {
+    return undefined;
+  }
+  if (asked.host === own.host || asked.port !== own.port || !isLoopbackHostname(asked.hostname)) {
+    return undefined;
+  }
+  return `${publicUrl.replace(/\/+$/, '')}${url}`;
+}
+
+/**
  * The built dashboard: hashed files under /assets (cached for a year), and index.html for any
  * other GET a browser makes for a page, so client-side paths survive a reload.
  */
-export function registerDashboardStatic(app: FastifyInstance, dir: string = DEFAULT_DASHBOARD_DIR): void {
+export function registerDashboardStatic(
+  app: FastifyInstance,
+  dir: string = DEFAULT_DASHBOARD_DIR,
+  publicUrl?: string,
+): void {
   app.get<{ Params: { file: string } }>('/assets/:file', async (request, reply) => {
     const { file } = request.params;
     const type = TYPES[extname(file)];
@@ -76,6 +108,11 @@ export function registerDashboardStatic(app: FastifyInstance, dir: string = DEFA
     }
     if (RESERVED.test(path) || !wantsPage) {
       return handleNotFound(request, reply);
+    }
+    const canonical =
+      publicUrl === undefined ? undefined : canonicalPageUrl(publicUrl, request.headers.host, request.url);
+    if (canonical !== undefined) {
+      return reply.redirect(canonical, 302);
     }
     try {
       return html(reply, 200, await readFile(join(dir, 'index.html')));

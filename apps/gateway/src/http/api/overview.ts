@@ -1,33 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { clientConfigs, clientConfigurations, KEY_PLACEHOLDER } from '../../client-configs.ts';
 import type { ApiDeps } from './deps.ts';
-
-/** Never a real key: configurations are shown on screen and copied around. */
-export const KEY_PLACEHOLDER = '<YOUR_API_KEY>';
-
-/** Copy-ready client configurations for the MCP URL. */
-export function clientConfigs(mcpUrl: string) {
-  const headers = { Authorization: `Bearer ${KEY_PLACEHOLDER}` };
-  return {
-    claudeCode: `claude mcp add --transport http calgate ${mcpUrl} --header "Authorization: Bearer ${KEY_PLACEHOLDER}"`,
-    claudeDesktop: {
-      mcpServers: {
-        calgate: {
-          command: 'npx',
-          args: ['-y', 'mcp-remote', mcpUrl, '--header', `Authorization:Bearer ${KEY_PLACEHOLDER}`],
-        },
-      },
-    },
-    cursor: { mcpServers: { calgate: { url: mcpUrl, headers } } },
-    claudeAi: {
-      url: mcpUrl,
-      note: "In Claude.ai, add a custom connector (Settings → Connectors) with this URL and no key: Claude signs in with OAuth, and you choose its calendars on Calgate's consent page (see Connected apps).",
-    },
-    chatgpt: {
-      url: mcpUrl,
-      note: "In ChatGPT, add a custom connector (Settings → Connectors) with this URL and OAuth authentication: ChatGPT registers itself, and you choose its calendars on Calgate's consent page (see Connected apps).",
-    },
-  };
-}
 
 /**
  * The MCP URL, client configurations, the state of each connected account, and what the
@@ -46,6 +19,8 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: ApiDeps): voi
     return {
       mcpUrl,
       clientConfigs: clientConfigs(mcpUrl),
+      // The same blocks, as text, that `npm start` prints on a first run (with the key).
+      clients: clientConfigurations(mcpUrl),
       keyPlaceholder: KEY_PLACEHOLDER,
       calendars: calendars.map(({ id, connectionId, summary, accessRole, enabled }) => ({
         id,

@@ -10,6 +10,7 @@ export default defineConfig({
       'bench/**/*.test.ts',
     ],
     globalSetup: ['packages/testkit/src/global-setup.ts'],
+    setupFiles: ['apps/gateway/test/setup-http-client.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

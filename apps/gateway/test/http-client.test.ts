@@ -6,9 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createRuntime } from '../src/runtime.ts';
 
 const CLIENT = fileURLToPath(new URL('../src/http-client.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const RUNTIME = fileURLToPath(new URL('../src/runtime.ts', import.meta.url));
 
 /** Answers of several sizes, each followed by FIN, read only after a pause; prints how many survived. */
 const SCRIPT = (install: boolean) => `
@@ -51,13 +52,32 @@ describe('the HTTP client of Calgate processes', () => {
     expect(child.status).toBe(0);
   });
 
-  it("is what Node's built-in fetch uses once a runtime starts", async () => {
-    const dispatcher = Symbol.for('undici.globalDispatcher.1');
-    // createRuntime installs it before anything else (it fails here for want of a database).
-    await createRuntime({ databaseUrl: 'postgres://127.0.0.1:9/none' } as never, console as never).catch(
-      () => {},
-    );
-    const installed = (globalThis as Record<symbol, unknown>)[dispatcher];
-    expect(installed?.constructor.name).toBe('Dispatcher1Wrapper');
+  it("is what Node's built-in fetch uses in the calgate CLI and every runtime", () => {
+    const probe = (call: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `${call}
+const installed = globalThis[Symbol.for('undici.globalDispatcher.1')];
+console.log(installed?.constructor.name ?? 'none');`,
+        ],
+        { encoding: 'utf8', timeout: 60_000 },
+      ).stdout.trim();
+    expect(probe('')).toBe('none');
+    expect(
+      probe(
+        `import { main } from ${JSON.stringify(CLI)};
+await main(['--version'], {}, { out: () => {}, err: () => {} });`,
+      ),
+    ).toBe('Dispatcher1Wrapper');
+    // createRuntime installs it before anything else (here it then fails for want of a database).
+    expect(
+      probe(
+        `import { createRuntime } from ${JSON.stringify(RUNTIME)};
+await createRuntime({ databaseUrl: 'postgres://127.0.0.1:9/none' }, console).catch(() => {});`,
+      ),
+    ).toBe('Dispatcher1Wrapper');
   });
 });

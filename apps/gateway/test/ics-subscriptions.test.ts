@@ -352,6 +352,7 @@ describe('subscribed calendar feeds', () => {
       ],
       ['update_event', { calendarId, eventId: planning, summary: 'Renamed' }],
       ['delete_event', { calendarId, eventId: planning }],
+      ['create_calendar', { summary: 'Beside the feed', onAccountOf: calendarId }],
     ];
     for (const [name, args] of attempts) {
       const result = await client.callTool({ name, arguments: args });

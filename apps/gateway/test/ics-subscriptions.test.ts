@@ -472,6 +472,18 @@ describe('subscribed calendar feeds', () => {
       return now?.status === 'error' ? now : undefined;
     });
     expect(failed.error).toMatch(/answered 404: no calendar there/);
+    // Reads say the same, rather than answering from an outdated copy.
+    gw.runtime.deps.authenticator.invalidate();
+    const read = await client.callTool({
+      name: 'list_events',
+      arguments: {
+        calendarId: flaky,
+        timeMin: `${day(0).iso}T00:00:00Z`,
+        timeMax: `${day(3).iso}T00:00:00Z`,
+      },
+    });
+    expect(read.isError, textOf(read)).toBe(true);
+    expect(textOf(read)).toMatch(/answered 404: no calendar there/);
     const owner = await sessionFor(gw, tenant.tenantId);
     const { status, body } = await api(gw, 'GET', '/api/v1/connections', { as: owner });
     expect(status).toBe(200);

@@ -336,6 +336,32 @@ describe('subscribed calendar feeds', () => {
     expect(fetched.text).toContain('Budget review for the next quarter');
   });
 
+  it('is out of reach of keys not named in --keys and of other tenants, answered as for no calendar', async () => {
+    const bystander = await gw.runtime.keys.create(tenant.tenantId, { name: 'bystander' });
+    const stranger = await gw.seedTenant('Strangers');
+    const fake = `cal_${'x'.repeat(calendarId.length - 4)}`;
+    const planning = icsEventId('planning@feed.example');
+    for (const secret of [bystander.secret, stranger.secret]) {
+      const other = await connectClient(gw.mcpUrl, secret);
+      try {
+        for (const [name, args] of [
+          ['list_events', { calendarId }],
+          ['get_event', { calendarId, eventId: planning }],
+        ] as const) {
+          const real = await other.callTool({ name, arguments: args });
+          const none = await other.callTool({ name, arguments: { ...args, calendarId: fake } });
+          expect(real.isError, textOf(real)).toBe(true);
+          expect(textOf(real).replaceAll(calendarId, fake)).toBe(textOf(none));
+          expect(textOf(real)).not.toContain('Team feed');
+        }
+        const found = await other.callTool({ name: 'search_events', arguments: { query: 'Narwhal' } });
+        expect(JSON.stringify(found)).not.toContain('Quarterly planning');
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   it('refuses every write, even with a write grant, and never writes to the feed', async () => {
     await gw.grant(tenant.tenantId, tenant.keyId, calendarId, { read: true, write: true });
     const before = feeds.requests('/team.ics').length;

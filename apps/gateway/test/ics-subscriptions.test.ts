@@ -318,7 +318,9 @@ describe('subscribed calendar feeds', () => {
       timeMax: `${day(2).iso}T15:00:00Z`,
       timeZone: 'UTC',
       minDurationMinutes: 30,
-    })) as { slots: { start: string; end: string }[] };
+    })) as { slots: { start: string; end: string }[]; syncedAt?: string };
+    // From the mirror (which says when it synced): a feed's copy hides nothing, unlike a Google reader's.
+    expect(slots.syncedAt).toBeDefined();
     expect(slots.slots.map((s) => [Date.parse(s.start), Date.parse(s.end)])).toEqual([
       [Date.parse(`${day(2).iso}T11:00:00Z`), Date.parse(`${day(2).iso}T12:00:00Z`)],
       [Date.parse(`${day(2).iso}T14:00:00Z`), Date.parse(`${day(2).iso}T15:00:00Z`)],

@@ -211,6 +211,20 @@ describe('subscribed calendar feeds', () => {
       expect(error).toMatch(message);
       expect(error).not.toMatch(/\n\s+at /);
     }
+    const unknownKey = await cli([
+      'connect',
+      'ics',
+      '--tenant',
+      tenant.tenantId,
+      '--url',
+      feeds.url('/team.ics'),
+      '--name',
+      'Refused',
+      '--keys',
+      'key_doesnotexist',
+    ]);
+    expect(unknownKey.code).toBe(1);
+    expect(unknownKey.err).toContain('key_doesnotexist is not a live API key of this workspace');
     const missing = await cli([
       'connect',
       'ics',
@@ -481,6 +495,33 @@ describe('subscribed calendar feeds', () => {
       lastModified.toUTCString(),
     );
   }, 60_000);
+
+  it('subscribing again under the same name keeps the calendar and reads the new address from the start', async () => {
+    feeds.publish('/holidays-uk.ics', {
+      body: vcalendar(
+        [],
+        [['UID:boxing@feed.example', `DTSTART;VALUE=DATE:${day(2).ical}`, 'SUMMARY:Boxing Day']],
+      ),
+      etag: 'uk-1',
+    });
+    const before = (await icsConnections()).find((c) => c.accountEmail === 'Holidays');
+    const again = await subscribe(feeds.url('/holidays-uk.ics'), 'Holidays');
+    expect(again.code, again.err).toBe(0);
+    const out = JSON.parse(again.out) as {
+      connectionId: string;
+      reconnected: boolean;
+      calendars: { id: string }[];
+    };
+    expect(out).toMatchObject({ connectionId: before?.id, reconnected: true });
+    const holidays = out.calendars[0]?.id as string;
+    expect(await mirrored(holidays)).toEqual([]);
+    await plan();
+    await until('the new feed in the mirror', async () => (await mirrored(holidays)).includes('Boxing Day'));
+    expect(await mirrored(holidays)).toEqual(['Boxing Day']);
+    expect(
+      feeds.requests('/holidays-uk.ics').every((r) => r.headers['if-modified-since'] === undefined),
+    ).toBe(true);
+  });
 
   it('records a failing refresh and shows it with the connection on the accounts page', async () => {
     feeds.publish('/flaky.ics', {

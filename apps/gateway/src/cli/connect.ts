@@ -125,7 +125,14 @@ export async function connectCommand(
       throw new UsageError("--name is required: the calendar's name in Calgate.");
     }
     result = await subscribeIcs(
-      { connections, tenancy, google, allowPrivate: config.scheduler.allowPrivateTargets, db },
+      {
+        connections,
+        tenancy,
+        google,
+        allowPrivate: config.scheduler.allowPrivateTargets,
+        db,
+        keys: new ApiKeyRepository(db.prisma),
+      },
       tenantId,
       { url, name },
       choice,

@@ -194,6 +194,7 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
         google: deps.google,
         allowPrivate: deps.allowPrivateTargets,
         db: deps.db,
+        keys: deps.keys,
       },
       tenantId,
       { url: body.url, name: body.name },

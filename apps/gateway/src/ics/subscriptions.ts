@@ -17,7 +17,7 @@ import {
   IcsCalendarProvider,
   icsSyncSource,
 } from '@calgate/providers';
-import type { ConnectionRepository, Database, TenancyRepository } from '@calgate/store';
+import type { ApiKeyRepository, ConnectionRepository, Database, TenancyRepository } from '@calgate/store';
 import { MirrorRepository } from '@calgate/store';
 import type { ConnectResult, GrantChoice } from '../connections/record.ts';
 import type { GoogleConnections } from '../google/service.ts';
@@ -52,6 +52,8 @@ export interface IcsSubscribeDeps {
   allowPrivate: boolean;
   /** Given, a subscription whose address changed has its mirror read again from the start. */
   db?: Database;
+  /** Given, keys named in the grant choice must be live keys of the tenant. */
+  keys?: Pick<ApiKeyRepository, 'list'>;
   /** Drops the cached provider of a resubscribed feed. */
   forget?: (connectionId: string) => void;
 }
@@ -66,7 +68,8 @@ export type IcsConnectResult = ConnectResult & { events: number };
 
 /**
  * Fetches the feed once (refusing what is no calendar, with one sentence), then saves the
- * subscription and grants its calendar as `choice` says (read at most).
+ * subscription and grants its calendar as `choice` says (read at most). Subscribing again under
+ * the same name keeps the calendar, its id and grants; another address is read from the start.
  */
 export async function subscribeIcs(
   deps: IcsSubscribeDeps,
@@ -86,6 +89,18 @@ export async function subscribeIcs(
       'invalid_argument',
       'A subscribed feed is read-only: grant read (or none), never write.',
     );
+  }
+  if (deps.keys !== undefined && choice.keyIds.length > 0) {
+    const live = new Set(
+      (await deps.keys.list(tenantId)).filter((key) => key.revokedAt === null).map((key) => key.id),
+    );
+    const unknown = choice.keyIds.filter((id) => !live.has(id));
+    if (unknown.length > 0) {
+      throw new CalgateError(
+        'invalid_argument',
+        `${unknown.join(', ')} ${unknown.length === 1 ? 'is not a live API key' : 'are not live API keys'} of this workspace; name keys from calgate key list (or the API keys page).`,
+      );
+    }
   }
   const url = subscription.url.trim();
   const origin = feedUrl(url).origin;
@@ -141,11 +156,9 @@ export async function subscribeIcs(
     false,
   );
   if (previous !== undefined && previous.url !== url && deps.db !== undefined) {
-    // Another address: its validators and rows mean nothing for the new one.
-    const mirror = new MirrorRepository(deps.db);
-    for (const calendar of calendars) {
-      await mirror.resetForFullSync(calendar.id, tenantId);
-    }
+    // Another address: the old one's validators and rows mean nothing for it. Forgotten, the
+    // calendar is read from the start, as the planner does for a calendar never synced.
+    await new MirrorRepository(deps.db).deleteConnection(tenantId, connection.id);
   }
   return {
     connectionId: connection.id,

@@ -98,10 +98,14 @@ export class IcsCalendarProvider implements CalendarProvider {
     return rows;
   }
 
-  #current(signal?: AbortSignal): Promise<Copy> {
+  /**
+   * The feed's current copy. One fetch at a time, shared by every caller, so no caller's signal
+   * stops it: the fetch's own time limit bounds it, and a caller that gave up just stops waiting.
+   */
+  async #current(signal?: AbortSignal): Promise<Copy> {
     const held = this.#copy;
     if (held !== undefined && this.#now() - held.fetchedAt < (this.#options.reuseMs ?? 60_000)) {
-      return Promise.resolve(held);
+      return held;
     }
     this.#fetching ??= (async () => {
       try {
@@ -109,7 +113,6 @@ export class IcsCalendarProvider implements CalendarProvider {
           policy: this.#options.policy,
           etag: held?.etag,
           lastModified: held?.lastModified,
-          signal,
         });
         if (fetched.status === 'unchanged' && held !== undefined) {
           held.fetchedAt = this.#now();
@@ -133,7 +136,17 @@ export class IcsCalendarProvider implements CalendarProvider {
         this.#fetching = undefined;
       }
     })();
-    return this.#fetching;
+    const fetching = this.#fetching;
+    if (signal === undefined) {
+      return fetching;
+    }
+    signal.throwIfAborted();
+    return Promise.race([
+      fetching,
+      new Promise<never>((_resolve, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+      ),
+    ]);
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {

@@ -52,6 +52,9 @@ Commands:
   connect caldav --url URL --username U [--access none|read|write] [--keys K1,K2]
                                 connect a CalDAV account (iCloud, Fastmail, Nextcloud…);
                                 the password comes from CALDAV_PASSWORD or a prompt
+  connect ics --url URL --name N [--keys K1,K2]
+                                subscribe to a calendar feed (.ics, webcal): a read-only
+                                calendar refreshed in the background; --keys may read it
   target create --kind webhook --name N --url U
                                 add a webhook target for scheduled prompts (its whsec_
                                 signing secret is shown once)

@@ -87,6 +87,8 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
     "Answer listings and searches of Google calendars from the mirror (`false`: every read asks Google). Booking's conflict checks always ask Google.",
   MIRROR_MAX_STALENESS:
     'Seconds since its last sync for which a mirrored calendar is read as it is; older (and no push channel vouching for it), one incremental sync runs before the read. 0: always sync first.',
+  ICS_REFRESH_INTERVAL:
+    "Seconds between two refreshes of a subscribed calendar feed (asked with its ETag / Last-Modified); a feed's REFRESH-INTERVAL or X-PUBLISHED-TTL may lengthen it, never shorten it.",
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent.',
 };
 

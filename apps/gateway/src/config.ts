@@ -98,6 +98,8 @@ export const Env = z.object({
   MIRROR_SYNC_CONCURRENCY: z.coerce.number().int().min(1).max(50).default(2),
   MIRROR_READS: flag.default(true),
   MIRROR_MAX_STALENESS: z.coerce.number().min(0).max(3600).default(15),
+  /** Seconds between two refreshes of a subscribed feed; a feed's REFRESH-INTERVAL may lengthen it. */
+  ICS_REFRESH_INTERVAL: z.coerce.number().int().min(1).max(604_800).default(3600),
   /** Client ID metadata documents may live on loopback or private addresses and be fetched over http (tests, labs). */
   OAUTH_ALLOW_PRIVATE_CLIENTS: flag.default(false),
   /** Lifetime of OAuth access tokens for /api/mcp (at most an hour; clients refresh). */
@@ -232,6 +234,7 @@ function toConfig(env: z.output<typeof Env>) {
       concurrency: env.MIRROR_SYNC_CONCURRENCY,
       reads: env.MIRROR_READS,
       maxStalenessMs: env.MIRROR_MAX_STALENESS * 1000,
+      icsRefreshMs: env.ICS_REFRESH_INTERVAL * 1000,
     },
     workerHealth: { host: env.WORKER_HOST, port: env.WORKER_PORT },
     logLevel: env.LOG_LEVEL,

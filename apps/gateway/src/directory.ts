@@ -21,7 +21,10 @@ const SERVICE_ACCOUNT =
 
 /** The account a new calendar goes to: that of `onAccountOf`, or the key's first that can create one. */
 function chooseAccount(calendars: readonly KeyCalendar[], onAccountOf: string | undefined): KeyCalendar {
-  const writable = calendars.filter((calendar) => calendar.canWrite && calendar.enabled);
+  // A subscribed feed is never written, whatever its grant, so no calendar is made beside it.
+  const writable = calendars.filter(
+    (calendar) => calendar.canWrite && calendar.enabled && calendar.provider !== 'ics',
+  );
   const chosen =
     onAccountOf === undefined
       ? (writable.find((calendar) => calendar.auth !== 'service_account') ?? writable[0])

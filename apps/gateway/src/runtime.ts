@@ -68,6 +68,7 @@ import { googleSyncSources } from './google/sync-sources.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
 import { ElicitationRelay } from './http/elicitation-relay.ts';
 import { Metrics, promptQueueDepth } from './http/metrics.ts';
+import { IcsSubscriptions } from './ics/subscriptions.ts';
 import {
   failOpenLogLevels,
   type LogLevelStore,
@@ -275,18 +276,26 @@ export async function calendarProviders(
     new TenancyRepository(db.prisma),
   );
   const caldav = new CaldavAccounts(connections, config.scheduler.allowPrivateTargets, log, invalidate);
-  // Each connection's upstream by its provider: Outlook calendars through Graph, CalDAV servers, else Google.
+  const feeds = new IcsSubscriptions(
+    connections,
+    config.scheduler.allowPrivateTargets,
+    config.mirror.icsRefreshMs,
+  );
+  // Each connection's upstream by its provider: Outlook calendars through Graph, CalDAV servers,
+  // subscribed feeds, else Google.
   const google: ProviderResolver = (calendar, tenantId) =>
     calendar.provider === 'microsoft'
       ? microsoftProviders.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
       : calendar.provider === 'caldav'
         ? caldav.forConnection(tenantId, calendar.connectionId, calendar.accountEmail)
-        : googleProviders.forConnection(
-            tenantId,
-            calendar.connectionId,
-            calendar.auth,
-            calendar.accountEmail,
-          );
+        : calendar.provider === 'ics'
+          ? feeds.forConnection(tenantId, calendar.connectionId)
+          : googleProviders.forConnection(
+              tenantId,
+              calendar.connectionId,
+              calendar.auth,
+              calendar.accountEmail,
+            );
   const sources = new SyncSources([
     microsoftProviders.syncSources({ pageSize: config.mirror.pageSize }),
     googleSyncSources(
@@ -299,6 +308,7 @@ export async function calendarProviders(
       { pageSize: config.mirror.pageSize },
     ),
     caldav.syncSources(db),
+    feeds.syncSources(db),
   ]);
   if (mirrorJobs === undefined || !config.mirror.reads) {
     return {

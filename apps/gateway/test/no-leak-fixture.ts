@@ -6,7 +6,8 @@
  * its rule files every calendar's single event and a manual filing its series' first occurrence.
  * Each tenant also has a webhook delivery target on a receiver of its own, marked with a word of
  * the tenant's, and a scheduled prompt of one key, marked with a word of that key's, whose last
- * delivery failed.
+ * delivery failed. b1 may live elsewhere (Outlook, CalDAV) or be a subscribed feed, whose events
+ * come with it and whose booking is recorded beside them, as a feed takes no writes.
  */
 import { newEventId, newId } from '@calgate/core';
 import { type Receiver, startReceiver } from '@calgate/testkit';
@@ -112,44 +113,71 @@ async function call(
 }
 
 /**
+ * A calendar whose events came with it (a subscribed feed, which takes no writes): the ids of its
+ * single event, series and the event its booking is recorded on, as seedCalendar would make them.
+ */
+export interface PrefilledCalendar {
+  calendarId: string;
+  eventId: string;
+  seriesId: string;
+  bookingEventId: string;
+  /** Records the booking of `bookingEventId` (14:00–14:30) for `keyId` under `idempotencyKey`. */
+  book(keyId: string, idempotencyKey: string): Promise<string>;
+}
+
+/**
  * A single event (09:00–10:00 UTC), a weekly series of four (11:00–12:00) and a booking
- * (14:00–14:30) in `calendarId` from `day` on, written by the given keys.
+ * (14:00–14:30) in `calendarId` from `day` on, written by the given keys (or, prefilled, already
+ * there, with the booking recorded beside them).
  */
 async function seedCalendar(
   writer: Client,
   booker: { client: Client; keyId: string },
-  calendarId: string,
+  calendar: string | PrefilledCalendar,
   code: string,
   day: string,
   rules: TenantRules,
   schedules: TenantSchedules,
 ): Promise<SeededCalendar> {
+  const calendarId = typeof calendar === 'string' ? calendar : calendar.calendarId;
   const guest = `${code.toLowerCase()}.guest@example.com`;
-  const single = await call(writer, 'create_event', {
-    calendarId,
-    summary: `${code} standup`,
-    description: `${code} private notes`,
-    location: `${code} room`,
-    attendees: [guest],
-    start: { dateTime: `${day}T09:00:00Z` },
-    end: { dateTime: `${day}T10:00:00Z` },
-  });
-  const series = await call(writer, 'create_event', {
-    calendarId,
-    summary: `${code} weekly sync`,
-    attendees: [guest],
-    recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4'],
-    start: { dateTime: `${day}T11:00:00Z` },
-    end: { dateTime: `${day}T12:00:00Z` },
-  });
   const idempotencyKey = `idem-${code.toLowerCase()}-${booker.keyId.slice(-6)}`;
-  const booking = await call(booker.client, 'book_slot', {
-    calendarId,
-    summary: `${code} booking`,
-    start: `${day}T14:00:00Z`,
-    end: `${day}T14:30:00Z`,
-    idempotencyKey,
-  });
+  let single: Record<string, unknown>;
+  let series: Record<string, unknown>;
+  let booking: Record<string, unknown>;
+  if (typeof calendar !== 'string') {
+    single = { eventId: calendar.eventId };
+    series = { eventId: calendar.seriesId };
+    booking = {
+      bookingId: await calendar.book(booker.keyId, idempotencyKey),
+      eventId: calendar.bookingEventId,
+    };
+  } else {
+    single = await call(writer, 'create_event', {
+      calendarId,
+      summary: `${code} standup`,
+      description: `${code} private notes`,
+      location: `${code} room`,
+      attendees: [guest],
+      start: { dateTime: `${day}T09:00:00Z` },
+      end: { dateTime: `${day}T10:00:00Z` },
+    });
+    series = await call(writer, 'create_event', {
+      calendarId,
+      summary: `${code} weekly sync`,
+      attendees: [guest],
+      recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4'],
+      start: { dateTime: `${day}T11:00:00Z` },
+      end: { dateTime: `${day}T12:00:00Z` },
+    });
+    booking = await call(booker.client, 'book_slot', {
+      calendarId,
+      summary: `${code} booking`,
+      start: `${day}T14:00:00Z`,
+      end: `${day}T14:30:00Z`,
+      idempotencyKey,
+    });
+  }
   const seriesId = String(series.eventId);
   const listed = (await call(writer, 'list_events', {
     calendarId,
@@ -302,18 +330,25 @@ export function fakeIds(like: Ids): Ids {
 export async function seedWorld(
   gw: TestGateway,
   options: {
-    /** Makes tenant B's calendar 'Narwhal Ledger' elsewhere (an Outlook or CalDAV account) instead of in Calgate. */
-    b1?: (tenantId: string) => Promise<string>;
+    /**
+     * Makes tenant B's calendar 'Narwhal Ledger' elsewhere (an Outlook or CalDAV account) instead
+     * of in Calgate, or (a subscribed feed) with its events already on `day`.
+     */
+    b1?: (tenantId: string, day: string) => Promise<string | PrefilledCalendar>;
   } = {},
 ): Promise<World> {
+  const start = Date.now() + 7 * DAY_MS;
+  const day = (offset: number) => new Date(start + offset * DAY_MS).toISOString().slice(0, 10);
+  const range = { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` };
   const a = await gw.seedTenant('Tenant Alpha');
   const b = await gw.seedTenant('Tenant Beta');
   const a1 = await gw.localCalendar(a.tenantId, 'Quokka Ledger', 'UTC');
   const a2 = await gw.localCalendar(a.tenantId, 'Wombat Ledger', 'UTC');
-  const b1 =
+  const b1Made =
     options.b1 === undefined
       ? await gw.localCalendar(b.tenantId, 'Narwhal Ledger', 'UTC')
-      : await options.b1(b.tenantId);
+      : await options.b1(b.tenantId, day(2));
+  const b1 = typeof b1Made === 'string' ? b1Made : b1Made.calendarId;
   const toolsets = ['calendar', 'booking', 'search', 'rules', 'scheduler', 'ics'];
   const made = async (tenantId: string, name: KeyName) => {
     const { key, secret } = await gw.runtime.keys.create(tenantId, { name, toolsets });
@@ -365,9 +400,6 @@ export async function seedWorld(
   const clientA1 = await connectClient(gw.mcpUrl, keyA1.secret);
   const clientA2 = await connectClient(gw.mcpUrl, keyA2.secret);
   const clientB1 = await connectClient(gw.mcpUrl, keyB1.secret);
-  const start = Date.now() + 7 * DAY_MS;
-  const day = (offset: number) => new Date(start + offset * DAY_MS).toISOString().slice(0, 10);
-  const range = { timeMin: `${day(0)}T00:00:00Z`, timeMax: `${day(28)}T00:00:00Z` };
   const rulesA = await seedRules(adminA, a.tenantId, 'Aardvark');
   const rulesB = await seedRules(clientB1, b.tenantId, 'Bison');
   // Each tenant's schedule is its calendars' seeding key's: a.keyId for a1 and a2, B1 for b1.
@@ -406,7 +438,7 @@ export async function seedWorld(
     b1: await seedCalendar(
       clientB1,
       { client: clientB1, keyId: keyB1.id },
-      b1,
+      b1Made,
       'Narwhal',
       day(2),
       rulesB,

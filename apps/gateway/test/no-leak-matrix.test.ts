@@ -1,9 +1,13 @@
+import { icsEventId } from '@calgate/providers';
+import { BookingRepository } from '@calgate/store';
 import { catalogue } from '@calgate/tools';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRadicale } from '../../../packages/providers/test/caldav/servers.ts';
 import { connectCaldav } from '../src/caldav/connect.ts';
+import { subscribeIcs } from '../src/ics/subscriptions.ts';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
+import { type FeedServer, startFeedServer, vcalendar } from './ics-feed-server.ts';
 import {
   connectOutlookAccount,
   startTestMicrosoftEmulator,
@@ -477,6 +481,7 @@ describe.each([
   ['Calgate calendars', 'local'],
   ["tenant B's calendar on Outlook", 'outlook'],
   ["tenant B's calendar on a CalDAV server", 'caldav'],
+  ["tenant B's subscribed calendar feed", 'ics'],
 ] as const)('no leak between tenants, keys and grants, tool by tool (%s)', (_label, where) => {
   let gw: TestGateway;
   let ms: TestMicrosoftEmulator | undefined;
@@ -484,6 +489,7 @@ describe.each([
   let fakes: Record<CalendarKey, Ids>;
   let asSeeded: unknown;
   let radicale: Awaited<ReturnType<typeof startRadicale>> | undefined;
+  let feeds: FeedServer | undefined;
   const visible = new Map<KeyName, Set<string>>();
 
   beforeAll(async () => {
@@ -501,39 +507,116 @@ describe.each([
       await radicale.makeCalendar('/alice/narwhal/', { displayName: 'Narwhal Ledger', timeZone: 'UTC' });
     }
     const server = radicale;
+    if (where === 'ics') {
+      // Tenant B's calendar is a subscription to a feed holding its events; its booking is recorded
+      // beside them (a feed takes no writes, book_slot included).
+      feeds = await startFeedServer();
+    }
+    const feedServer = feeds;
     world = await seedWorld(
       gw,
-      emulator !== undefined
+      feedServer !== undefined
         ? {
-            b1: async (tenantId) =>
-              (await connectOutlookAccount(gw, emulator, tenantId, [], NARWHAL, 'write')).calendars[
-                'Narwhal Ledger'
-              ] as string,
+            b1: async (tenantId, day) => {
+              const on = day.replaceAll('-', '');
+              const guest = 'ATTENDEE:mailto:narwhal.guest@example.com';
+              feedServer.publish('/narwhal.ics', {
+                etag: 'narwhal-1',
+                body: vcalendar(
+                  [],
+                  [
+                    [
+                      'UID:narwhal-standup@feed.example',
+                      `DTSTART:${on}T090000Z`,
+                      `DTEND:${on}T100000Z`,
+                      'SUMMARY:Narwhal standup',
+                      'DESCRIPTION:Narwhal private notes',
+                      'LOCATION:Narwhal room',
+                      guest,
+                    ],
+                    [
+                      'UID:narwhal-weekly@feed.example',
+                      `DTSTART:${on}T110000Z`,
+                      `DTEND:${on}T120000Z`,
+                      'RRULE:FREQ=WEEKLY;COUNT=4',
+                      'SUMMARY:Narwhal weekly sync',
+                      guest,
+                    ],
+                    [
+                      'UID:narwhal-booking@feed.example',
+                      `DTSTART:${on}T140000Z`,
+                      `DTEND:${on}T143000Z`,
+                      'SUMMARY:Narwhal booking',
+                    ],
+                  ],
+                ),
+              });
+              const subscribed = await subscribeIcs(
+                {
+                  connections: gw.runtime.connections,
+                  tenancy: gw.runtime.tenancy,
+                  google: gw.runtime.google,
+                  allowPrivate: true,
+                },
+                tenantId,
+                { url: feedServer.url('/narwhal.ics'), name: 'Narwhal Ledger' },
+                { access: 'none', keyIds: [] },
+              );
+              const calendarId = subscribed.calendars[0]?.id as string;
+              const bookingEventId = icsEventId('narwhal-booking@feed.example');
+              return {
+                calendarId,
+                eventId: icsEventId('narwhal-standup@feed.example'),
+                seriesId: icsEventId('narwhal-weekly@feed.example'),
+                bookingEventId,
+                book: async (keyId, idempotencyKey) =>
+                  (
+                    await new BookingRepository(gw.runtime.db).confirm({
+                      tenantId,
+                      keyId,
+                      calendarId,
+                      eventId: bookingEventId,
+                      start: new Date(`${day}T14:00:00Z`),
+                      end: new Date(`${day}T14:30:00Z`),
+                      idempotencyKey,
+                    })
+                  ).id,
+              };
+            },
           }
-        : server !== undefined
+        : emulator !== undefined
           ? {
-              b1: async (tenantId) => {
-                const connected = await connectCaldav(
-                  {
-                    connections: gw.runtime.connections,
-                    tenancy: gw.runtime.tenancy,
-                    google: gw.runtime.google,
-                    allowPrivate: true,
-                  },
-                  tenantId,
-                  { url: server.root, username: server.username, password: server.password },
-                  { access: 'none', keyIds: [] },
-                );
-                return connected.calendars[0]?.id as string;
-              },
+              b1: async (tenantId) =>
+                (await connectOutlookAccount(gw, emulator, tenantId, [], NARWHAL, 'write')).calendars[
+                  'Narwhal Ledger'
+                ] as string,
             }
-          : {},
+          : server !== undefined
+            ? {
+                b1: async (tenantId) => {
+                  const connected = await connectCaldav(
+                    {
+                      connections: gw.runtime.connections,
+                      tenancy: gw.runtime.tenancy,
+                      google: gw.runtime.google,
+                      allowPrivate: true,
+                    },
+                    tenantId,
+                    { url: server.root, username: server.username, password: server.password },
+                    { access: 'none', keyIds: [] },
+                  );
+                  return connected.calendars[0]?.id as string;
+                },
+              }
+            : {},
     );
     const { rows } = await gw.db.pool.query<{ provider: string }>(
       'SELECT n.provider::text AS provider FROM calendars c JOIN connections n ON n.id = c.connection_id WHERE c.id = $1',
       [world.calendars.b1.calendarId],
     );
-    expect(rows[0]?.provider).toBe({ local: 'local', outlook: 'microsoft', caldav: 'caldav' }[where]);
+    expect(rows[0]?.provider).toBe(
+      { local: 'local', outlook: 'microsoft', caldav: 'caldav', ics: 'ics' }[where],
+    );
     fakes = {
       a1: fakeIds(world.calendars.a1),
       a2: fakeIds(world.calendars.a2),
@@ -552,6 +635,7 @@ describe.each([
     await ms?.close();
     await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
     await radicale?.stop();
+    await feeds?.close();
   });
 
   it('covers every tool of the catalogue, as a key with Write sees it and /api/docs lists it', async () => {

@@ -60,9 +60,12 @@ export function readOnlyForCalgate(calendar: KeyCalendar): boolean {
   );
 }
 
-/** A calendar its server lets the account only read (CalDAV privileges): never written, whatever the grant. */
+/**
+ * A calendar its server lets the account only read (CalDAV privileges), or a subscribed feed:
+ * never written, whatever the grant.
+ */
 export function readOnlyUpstream(calendar: KeyCalendar): boolean {
-  return calendar.provider === 'caldav' && calendar.accessRole === 'reader';
+  return calendar.provider === 'ics' || (calendar.provider === 'caldav' && calendar.accessRole === 'reader');
 }
 
 /**

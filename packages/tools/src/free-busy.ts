@@ -16,10 +16,11 @@ export function detailsHidden(handle: Pick<CalendarHandle, 'calendar'>): boolean
 
 /**
  * Whether a free/busy query must ask the calendar system itself rather than a copy of it: a copy
- * of a calendar whose details are hidden cannot tell which of its private events are busy.
+ * of a calendar whose details are hidden cannot tell which of its private events are busy. A
+ * subscribed feed is read-only but hides nothing: its copy holds all the feed says.
  */
 export function needsUpstreamFreeBusy(handle: Pick<CalendarHandle, 'calendar'>): boolean {
-  return detailsHidden(handle);
+  return handle.calendar.provider !== 'ics' && detailsHidden(handle);
 }
 
 /**

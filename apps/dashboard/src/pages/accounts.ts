@@ -1,6 +1,7 @@
 import { api } from '../api.ts';
 import { confirmDialog, h, notice } from '../dom.ts';
 import { caldavSection } from './caldav-account.ts';
+import { icsSection } from './ics-subscription.ts';
 import { accountName, providerName, reauthBanner, reconnectUrl, statusBadge } from './overview.ts';
 import { serviceAccountSection } from './service-account.ts';
 
@@ -13,7 +14,16 @@ interface Connection {
   /** False for a Google account Calgate may only read (its consent granted no write scope). */
   writable?: boolean;
   scopes?: string[];
-  calendars: { id: string; summary: string; accessRole: string; enabled: boolean; primary: boolean }[];
+  calendars: {
+    id: string;
+    summary: string;
+    accessRole: string;
+    enabled: boolean;
+    primary: boolean;
+    /** The mirror's last sync (a feed's last refresh) and, when it failed, why. */
+    syncedAt?: string | null;
+    syncError?: string | null;
+  }[];
 }
 
 interface GoogleStatus {
@@ -281,7 +291,17 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
               'span',
               { class: 'muted' },
               ` · ${calendar.accessRole}${calendar.enabled ? '' : ' · disabled'}`,
+              connection.provider === 'ics' && calendar.syncedAt
+                ? ` · refreshed ${new Date(calendar.syncedAt).toLocaleString()}`
+                : null,
             ),
+            calendar.syncError
+              ? h(
+                  'p',
+                  { class: 'notice error sync-error' },
+                  `${connection.provider === 'ics' ? 'Last refresh failed' : 'Last sync failed'}: ${calendar.syncError}`,
+                )
+              : null,
           ),
         ),
       ),
@@ -303,6 +323,7 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
     microsoftForm(microsoft),
     await serviceAccountSection(load),
     caldavSection(load),
+    await icsSection(load),
     status,
     h('h2', {}, 'Connected accounts'),
     list,

@@ -30,7 +30,13 @@ export function statusBadge(status: string): HTMLElement {
 
 /** Who issued an account's token, as the person knows them. */
 export function providerName(provider: string): string {
-  return provider === 'microsoft' ? 'Microsoft' : provider === 'google' ? 'Google' : provider;
+  return provider === 'microsoft'
+    ? 'Microsoft'
+    : provider === 'google'
+      ? 'Google'
+      : provider === 'ics'
+        ? 'Calendar feed'
+        : provider;
 }
 
 /** Where an account that needs reconnecting is reconnected: its own provider's consent. */

@@ -317,6 +317,7 @@ async function runAdmin(
     case 'connect google-service-account':
     case 'connect microsoft':
     case 'connect caldav':
+    case 'connect ics':
       await connectCommand(db, config, embedded, io, command, values);
       return;
     case 'target create':

@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { ConnectResult } from '../connections/record.ts';
 import { GoogleProviders } from '../google/providers.ts';
 import { GoogleConnections } from '../google/service.ts';
+import { subscribeIcs } from '../ics/subscriptions.ts';
 import { createLogger } from '../logger.ts';
 import { MicrosoftConnections, microsoftSetup } from '../microsoft/connect.ts';
 import { googleSetup, loadSecretBox } from '../runtime.ts';
@@ -60,7 +61,8 @@ async function caldavPassword(io: Io): Promise<string> {
 
 /**
  * `calgate connect google …`, `calgate connect google-service-account …`,
- * `calgate connect microsoft …` and `calgate connect caldav …`: one shape of answer for every provider.
+ * `calgate connect microsoft …`, `calgate connect caldav …` and `calgate connect ics …`: one shape
+ * of answer for every provider.
  */
 export async function connectCommand(
   db: Database,
@@ -113,7 +115,29 @@ export async function connectCommand(
     new ApiKeyRepository(db.prisma),
   );
   let result: ConnectResult;
-  if (command === 'connect caldav') {
+  if (command === 'connect ics') {
+    const url = values.url?.trim();
+    if (url === undefined || url === '') {
+      throw new UsageError("--url is required: the feed's address (https://… or webcal://…).");
+    }
+    const name = values.name?.trim();
+    if (name === undefined || name === '') {
+      throw new UsageError("--name is required: the calendar's name in Calgate.");
+    }
+    result = await subscribeIcs(
+      {
+        connections,
+        tenancy,
+        google,
+        allowPrivate: config.scheduler.allowPrivateTargets,
+        db,
+        keys: new ApiKeyRepository(db.prisma),
+      },
+      tenantId,
+      { url, name },
+      choice,
+    );
+  } else if (command === 'connect caldav') {
     const url = values.url?.trim();
     const username = values.username;
     if (url === undefined || url === '') {

@@ -213,8 +213,11 @@ export class GoogleConnections {
    */
   async disconnect(tenantId: string, connectionId: string): Promise<{ revoked: boolean }> {
     const connection = await this.#connections.get(tenantId, connectionId);
-    // CalDAV accounts are removed the same way (their password is simply deleted).
-    if (connection === null || (connection.provider !== 'google' && connection.provider !== 'caldav')) {
+    // CalDAV accounts and feed subscriptions are removed the same way (their secret is simply deleted).
+    if (
+      connection === null ||
+      (connection.provider !== 'google' && connection.provider !== 'caldav' && connection.provider !== 'ics')
+    ) {
       throw new CalgateError('not_found', `No Google connection ${connectionId} in this tenant.`);
     }
     // First, while the account's token still works: Google is told to stop pushing.

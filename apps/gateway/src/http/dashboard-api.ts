@@ -1,11 +1,12 @@
 import { CalgateError } from '@calgate/core';
-import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
+import type { ConnectionRepository, Database, TenancyRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { connectCaldav } from '../caldav/connect.ts';
 import { GOOGLE_SETUP_DOCS } from '../google/pages.ts';
 import type { GoogleProviders } from '../google/providers.ts';
 import { connectionWritable, type GoogleConnections } from '../google/service.ts';
+import { subscribeIcs } from '../ics/subscriptions.ts';
 import {
   MICROSOFT_NOT_CONFIGURED,
   type MicrosoftConnections,
@@ -23,6 +24,8 @@ export interface DashboardApiDeps extends SchedulerApiDeps {
   googleProviders: GoogleProviders;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
+  /** Where the mirror's sync state is read (each calendar's last sync and its error). */
+  db: Database;
   /** Calgate's public URL, for the redirect URI the Google setup needs (else named as PUBLIC_URL). */
   publicUrl?: string | undefined;
   /** Session, Origin and CSRF checks shared by every /api/v1 route. */
@@ -43,6 +46,31 @@ const CaldavBody = z.strictObject({
   keyIds: z.array(z.string().max(64)).max(500).default([]),
 });
 
+const IcsBody = z.strictObject({
+  url: z.string().min(1).max(2048),
+  name: z.string().min(1).max(200),
+  access: z.enum(['none', 'read']).default('read'),
+  keyIds: z.array(z.string().max(64)).max(500).default([]),
+});
+
+/** Each mirrored calendar's last sync and, when it failed, why (a feed answering 404, …). */
+async function syncStates(
+  db: Database,
+  tenantId: string,
+): Promise<Map<string, { syncedAt: string | null; syncError: string | null }>> {
+  const { rows } = await db.pool.query<{ calendar_id: string; synced_at: Date | null; error: string | null }>(
+    `SELECT calendar_id, synced_at, CASE WHEN status = 'error' THEN error END AS error
+     FROM mirror_sync_state WHERE tenant_id = $1`,
+    [tenantId],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.calendar_id,
+      { syncedAt: row.synced_at?.toISOString() ?? null, syncError: row.error },
+    ]),
+  );
+}
+
 /**
  * REST endpoints of the dashboard under /api/v1: signed-in sessions only, scoped to the session's
  * tenant (another tenant's ids answer 404), and state-changing requests only from Calgate's own
@@ -53,15 +81,16 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
 
   app.get('/api/v1/connections', async (request) => {
     const { tenantId } = await session(request);
-    const [connections, calendars] = await Promise.all([
+    const [connections, calendars, states] = await Promise.all([
       deps.connections.list(tenantId),
       deps.tenancy.listCalendars(tenantId),
+      syncStates(deps.db, tenantId),
     ]);
     return {
       connections: connections.map((connection) => ({
         ...connection,
         // Read-only connections show a badge and "Allow writing" on the Accounts page.
-        writable: connectionWritable(connection),
+        writable: connection.provider !== 'ics' && connectionWritable(connection),
         calendars: calendars
           .filter((calendar) => calendar.connectionId === connection.id)
           .map(({ id, summary, externalId, timeZone, primary, enabled, accessRole }) => ({
@@ -72,6 +101,8 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
             primary,
             enabled,
             accessRole,
+            syncedAt: states.get(id)?.syncedAt ?? null,
+            syncError: states.get(id)?.syncError ?? null,
           })),
       })),
     };
@@ -148,6 +179,25 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
       },
       tenantId,
       { url: body.url.trim(), username: body.username, password: body.password },
+      { access: body.access, keyIds: body.keyIds },
+    );
+  });
+
+  // A subscribed calendar feed (.ics, webcal), as `calgate connect ics`: read-only.
+  app.post('/api/v1/connections/ics', async (request) => {
+    const { tenantId } = await session(request);
+    const body = parse(IcsBody, request.body);
+    return subscribeIcs(
+      {
+        connections: deps.connections,
+        tenancy: deps.tenancy,
+        google: deps.google,
+        allowPrivate: deps.allowPrivateTargets,
+        db: deps.db,
+        keys: deps.keys,
+      },
+      tenantId,
+      { url: body.url, name: body.name },
       { access: body.access, keyIds: body.keyIds },
     );
   });

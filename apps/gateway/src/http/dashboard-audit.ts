@@ -35,6 +35,7 @@ const ACTIONS: Readonly<Record<string, string | null>> = {
   'GET /oauth/google/callback': 'account.connect',
   'GET /oauth/microsoft/callback': 'account.connect',
   'POST /api/v1/connections/service-account': 'account.connect',
+  'POST /api/v1/connections/ics': 'account.connect',
   'DELETE /api/v1/connections/:id': 'account.disconnect',
   'POST /api/v1/invitations': 'member.invite',
   'POST /api/v1/invitations/:id/revoke': 'invitation.revoke',

@@ -1,7 +1,8 @@
 /**
  * Which calendars the mirror syncs without being asked: those never synced (a new connection, a
- * calendar enabled again, a sync that never completed) and those read within the last day whose
- * last sync is older than the poll interval. Polling is the fallback for push notifications that
+ * calendar enabled again, a sync that never completed), those read within the last day whose
+ * last sync is older than the poll interval, and subscribed feeds whose cursor's `refreshAfter`
+ * has passed (read or not: a subscription is refreshed in the background). Polling is the fallback for push notifications that
  * do not come; a calendar nobody reads waits for a push or its next read.
  *
  * The plan runs as a pg-boss cron job (once a minute across every worker), and once when a worker
@@ -61,6 +62,9 @@ export async function dueCalendars(
          s.synced_at IS NULL
          OR (r.last_read_at > now() - interval '${RECENT_READ}'
              AND s.synced_at < now() - make_interval(secs => $1::float8 / 1000))
+         OR (CASE WHEN n.provider = 'ics' AND s.sync_token LIKE '{%'
+               THEN (s.sync_token::jsonb ->> 'refreshAfter')::float8 <= extract(epoch FROM now()) * 1000
+               ELSE false END)
        )
      ORDER BY s.synced_at NULLS FIRST`,
     [pollIntervalMs, [...providers]],

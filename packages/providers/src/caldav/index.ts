@@ -5,6 +5,7 @@
 export * from './client.ts';
 export * from './feed.ts';
 export * from './ical/index.ts';
+export * from './ics-provider.ts';
 export * from './ics-source.ts';
 export * from './provider.ts';
 export * from './sync.ts';

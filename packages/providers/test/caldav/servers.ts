@@ -147,7 +147,9 @@ function helpers(root: string, username: string, password: string) {
  * Radicale with two users: `alice` (password {@link HARD_PASSWORD}) and `bob`, whose calendar
  * `/bob/shared/` alice may read but not write.
  */
-export async function startRadicale(): Promise<TestCaldavServer & { bob: ReturnType<typeof helpers> }> {
+export async function startRadicale(): Promise<
+  TestCaldavServer & { bob: ReturnType<typeof helpers>; storage: string }
+> {
   const dir = mkdtempSync(join(tmpdir(), 'calgate-radicale-'));
   const port = await freePort();
   writeFileSync(join(dir, 'users'), `alice:${HARD_PASSWORD}\nbob:bob-password\n`, 'utf8');
@@ -228,6 +230,8 @@ export async function startRadicale(): Promise<TestCaldavServer & { bob: ReturnT
     home: `${root}alice/`,
     ...alice,
     bob,
+    /** Radicale's storage folder (collection-root/<user>/<calendar>/<object>.ics). */
+    storage: join(dir, 'collections'),
     async stop() {
       await stopChild(child);
       rmSync(dir, { recursive: true, force: true });

@@ -113,6 +113,15 @@ describe('code blocks in docs/ and the README', () => {
   });
 });
 
+describe('the README', () => {
+  it('stays a short entry point: at most 150 lines, with a link to every page of docs/', () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(150);
+    const pages = docFiles().filter((file) => file.startsWith('docs/') && file !== 'docs/index.md');
+    expect(pages.filter((page) => !readme.includes(`](${page})`))).toEqual([]);
+  });
+});
+
 describe('links in docs/ and the README', () => {
   it('point at files that exist, and at headings they have', () => {
     const broken: string[] = [];

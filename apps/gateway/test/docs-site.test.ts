@@ -48,13 +48,15 @@ describe('npm run docs', () => {
     expect(home.headers.get('content-type')).toMatch(/text\/html/);
     const html = await home.text();
     expect(html).toContain('<h1 id="calgate-documentation">Calgate documentation</h1>');
+    expect(html).toContain('<title>Calgate documentation · Calgate</title>');
     expect(html).toContain('<a href="/getting-started/">Getting started</a>');
     // Offline: nothing on the page comes from another host.
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)="https?:/);
   });
 
   it('serves every page of docs/, and every link between pages lands on a page and a heading it has', async () => {
-    const pages = docFiles().filter((file) => file.startsWith('docs/'));
+    // DEVELOPERS.md is at the repository's root; the site serves it as /developers/.
+    const pages = [...docFiles().filter((file) => file.startsWith('docs/')), 'docs/developers.md'];
     const html = new Map<string, string>();
     for (const file of pages) {
       const response = await fetch(`${base}${pageUrl(file)}`);

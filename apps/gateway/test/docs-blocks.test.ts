@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { catalogue, catalogueDocs } from '@calgate/tools';
 import { describe, expect, it } from 'vitest';
 import { githubSlug } from '../../../scripts/docs-site.config.ts';
+import { OPTIONS } from '../src/cli/common.ts';
+import { main } from '../src/cli.ts';
 import { block, docBlocks, docFiles, ROOT } from './docs-blocks.ts';
 
 const run = promisify(execFile);
@@ -110,6 +112,65 @@ describe('code blocks in docs/ and the README', () => {
     expect(block('docs-generate')).toBe('npm run docs:generate');
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     expect(scripts['docs:generate']).toBe('node scripts/docs-generate.ts');
+  });
+});
+
+/** The `calgate …` command lines the pages show in running text, and the CLI page's table. */
+function inlineCommands(): { where: string; command: string }[] {
+  const found: { where: string; command: string }[] = [];
+  for (const file of docFiles()) {
+    const text = read(file);
+    for (const match of text.matchAll(/`(?:npm run )?calgate (?:-- )?([^`]+)`/g)) {
+      found.push({ where: file, command: match[1] as string });
+    }
+    if (file === 'docs/cli.md') {
+      for (const row of text.matchAll(/^\| (`[^|]*(?:\\\|[^|]*)*) \|/gm)) {
+        for (const cell of (row[1] as string).matchAll(/`([^`]+)`/g)) {
+          found.push({ where: file, command: cell[1] as string });
+        }
+      }
+    }
+  }
+  return found.filter(({ command }) => command !== '<command>');
+}
+
+describe('calgate commands named in running text', () => {
+  it('are commands the CLI has, with options it takes', async () => {
+    let usage = '';
+    await main(['--help'], {}, { out: (text) => (usage += text), err: () => {} });
+    const commands = [...usage.matchAll(/^ {2}([a-z-]+(?: [a-z][a-z-]*)?)(?= |$)/gm)].map(
+      (match) => match[1] as string,
+    );
+    expect(commands).toContain('key set');
+    expect(inlineCommands().length).toBeGreaterThan(50);
+    const wrong = inlineCommands().flatMap(({ where, command }) => {
+      // Placeholders become values: `[--x X]` optional parts are kept, `a|b` takes the first, `…` a word.
+      const line = command
+        .replace(/\\\|/g, '|')
+        .replace(/[[\]]/g, '')
+        .replace(/(\S+?)\|\S+/g, '$1')
+        .replace(/…/g, 'x')
+        .replace(/<[^>]+>/g, 'x')
+        // A setting named alone (`calgate key set --time-zone`) stands for it with a value.
+        .replace(/(--[a-z-]+)$/, (option) =>
+          OPTIONS[option.slice(2) as keyof typeof OPTIONS]?.type === 'string' ? `${option} x` : option,
+        );
+      let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+      try {
+        parsed = parseArgs({
+          args: line.split(/\s+/),
+          options: OPTIONS,
+          allowPositionals: true,
+          strict: true,
+        });
+      } catch (error) {
+        return [`${where}: calgate ${command}: ${error instanceof Error ? error.message : String(error)}`];
+      }
+      const words = parsed.positionals.join(' ');
+      const known = commands.some((name) => words === name || words.startsWith(`${name} `));
+      return known ? [] : [`${where}: calgate ${command}: no such command`];
+    });
+    expect(wrong).toEqual([]);
   });
 });
 

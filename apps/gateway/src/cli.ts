@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { CalgateError } from '@calgate/core';
+import { DEFAULT_TOOLSETS, TOOLSETS } from '@calgate/store';
 import { bootstrapFirstRun, welcomeText } from './bootstrap.ts';
 import { adminCommand } from './cli/admin.ts';
 import { type Io, OPTIONS, UsageError } from './cli/common.ts';
@@ -33,8 +34,8 @@ Commands:
           [--hijack-policy ask|strict|off]
                                 what calendarId 'primary' means for the key and its zone
                                 (none: back to the automatic choice), which toolsets'
-                                tools its agent sees: calendar, booking, search, rules
-                                (default calendar,booking,search), and what risky actions
+                                tools its agent sees: ${TOOLSETS.join(', ')}
+                                (default ${DEFAULT_TOOLSETS.join(',')}), and what risky actions
                                 need after its agent read suspicious content (default ask)
   key revoke --key K
   calendar create --name N [--time-zone Z]   create a local calendar (zone: the tenant's, else this machine's)
@@ -70,7 +71,8 @@ Commands:
                                 run the Microsoft Graph calendar + identity emulator
 
 Options:
-  --tenant T   the tenant (optional when there is only one)
+  --tenant T   the tenant, by id or name (optional when there is only one, or for the
+               install's first tenant while no other tenant has its name)
   --json       machine-readable output
 `;
 

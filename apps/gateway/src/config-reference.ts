@@ -1,6 +1,6 @@
 /**
- * What each setting of config.ts means, for the README's configuration table and .env.example
- * (`npm run docs:config` writes both; config-docs.test.ts fails when a setting has no line here or
+ * What each setting of config.ts means, for the table of docs/settings.md and .env.example
+ * (`npm run docs:generate` writes both; config-docs.test.ts fails when a setting has no line here or
  * is missing from either). Defaults and optionality are read from the zod schema itself.
  */
 import { Env } from './config.ts';

@@ -22,7 +22,7 @@ const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-/** Every setting; each needs a line in config-reference.ts (README and .env.example are built from it). */
+/** Every setting; each needs a line in config-reference.ts (docs/settings.md and .env.example are built from it). */
 export const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),

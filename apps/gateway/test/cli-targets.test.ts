@@ -426,9 +426,9 @@ describe('calgate target', () => {
     await cliWith(newOnly, 'target', 'delete', '--target', created.id, '--tenant', tenantId);
   });
 
-  it('selects the tenant with --tenant once there are several', async () => {
+  it('selects the tenant with --tenant once the first tenant has a namesake', async () => {
     const other = (
-      JSON.parse((await cli('tenant', 'create', '--name', 'Other', '--json')).out) as { id: string }
+      JSON.parse((await cli('tenant', 'create', '--name', 'Acme', '--json')).out) as { id: string }
     ).id;
     const ambiguous = await cli('target', 'list');
     expect(ambiguous.code).toBe(2);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { hashApiKey } from '@calgate/store';
+import { DEFAULT_TOOLSETS, hashApiKey, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
@@ -117,11 +117,46 @@ describe('calgate CLI', () => {
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 
-  it('asks for --tenant once several tenants exist', async () => {
-    await json('tenant', 'create', '--name', 'Second');
-    const result = await cli('key', 'list');
+  it("keeps the first tenant's commands working without --tenant until another tenant takes its name", async () => {
+    const [first] = await json<{ id: string; name: string }[]>('tenant', 'list');
+    const second = await json<{ id: string }>('tenant', 'create', '--name', 'Second');
+    const mine = await json<{ id: string }>('key', 'create', '--name', 'first tenant key');
+    const owner = await db.pool.query('SELECT tenant_id FROM api_keys WHERE id = $1', [mine.id]);
+    expect(owner.rows[0].tenant_id).toBe(first?.id);
+    // --tenant takes a name as well as an id.
+    const byName = await json<{ id: string }>(
+      'key',
+      'create',
+      '--name',
+      'second tenant key',
+      '--tenant',
+      'Second',
+    );
+    const secondOwner = await db.pool.query('SELECT tenant_id FROM api_keys WHERE id = $1', [byName.id]);
+    expect(secondOwner.rows[0].tenant_id).toBe(second.id);
+    const unknown = await cli('key', 'list', '--tenant', 'Nobody');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toMatch(/No tenant Nobody\./);
+
+    const namesake = await json<{ id: string }>('tenant', 'create', '--name', first?.name ?? '');
+    const before = await db.pool.query('SELECT count(*)::int AS n FROM api_keys');
+    const result = await cli('key', 'create', '--name', 'which tenant?');
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/Several tenants exist; pass --tenant/);
+    const shared = await cli('key', 'list', '--tenant', first?.name ?? '');
+    expect(shared.code).toBe(2);
+    expect(shared.err).toContain(`Several tenants are named ${first?.name}; pass --tenant with an id`);
+    expect(shared.err).toContain(namesake.id);
+    const after = await db.pool.query('SELECT count(*)::int AS n FROM api_keys');
+    expect(after.rows[0].n).toBe(before.rows[0].n);
+  });
+
+  it('lists every toolset in its usage, with the default ones', async () => {
+    const usage = await cli('--help');
+    for (const toolset of TOOLSETS) {
+      expect(usage.out).toMatch(new RegExp(`sees: [a-z, ]*\\b${toolset}\\b`));
+    }
+    expect(usage.out).toContain(`(default ${DEFAULT_TOOLSETS.join(',')})`);
   });
 
   it('refuses invalid configuration with a message naming the variable', async () => {

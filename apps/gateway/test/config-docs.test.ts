@@ -2,7 +2,7 @@ import { access, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { configTable, envExample, README_END, README_START } from '../../../scripts/docs-config.ts';
+import { configTable, envExample, TABLE_END, TABLE_START } from '../../../scripts/docs-config.ts';
 import { Env } from '../src/config.ts';
 import { SETTING_DESCRIPTIONS, settingDocs } from '../src/config-reference.ts';
 
@@ -18,17 +18,17 @@ describe('the configuration reference', () => {
     expect(settingDocs().find((doc) => doc.name === 'DATABASE_URL')?.defaultValue).toBeUndefined();
   });
 
-  it('README lists every setting, and its table is what npm run docs:config writes', async () => {
-    const readme = await read('README.md');
-    const block = readme.slice(readme.indexOf(README_START), readme.indexOf(README_END) + README_END.length);
+  it('docs/settings.md lists every setting, and its table is what npm run docs:generate writes', async () => {
+    const page = await read('docs/settings.md');
+    const block = page.slice(page.indexOf(TABLE_START), page.indexOf(TABLE_END) + TABLE_END.length);
     expect(NAMES.filter((name) => !block.includes(`| \`${name}\` |`))).toEqual([]);
-    expect(block, 'run npm run docs:config').toBe(configTable());
+    expect(block, 'run npm run docs:generate').toBe(configTable());
   });
 
-  it('.env.example lists every setting, and is what npm run docs:config writes', async () => {
+  it('.env.example lists every setting, and is what npm run docs:generate writes', async () => {
     const example = await read('.env.example');
     expect(NAMES.filter((name) => !new RegExp(`^(# )?${name}=`, 'm').test(example))).toEqual([]);
-    expect(example, 'run npm run docs:config').toBe(envExample());
+    expect(example, 'run npm run docs:generate').toBe(envExample());
   });
 });
 

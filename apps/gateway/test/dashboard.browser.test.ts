@@ -159,6 +159,9 @@ describe('the dashboard in Chromium: from a fresh install to a working, then rev
     await screenshot(page, '08-audit');
     await openPage(page, 'Docs');
     await page.getByRole('heading', { name: /book_slot/ }).waitFor();
+    await expect(
+      page.getByRole('link', { name: 'http://127.0.0.1:8790/' }).getAttribute('href'),
+    ).resolves.toBe('http://127.0.0.1:8790/');
     await screenshot(page, '09-docs');
   });
 

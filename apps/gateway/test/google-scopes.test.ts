@@ -205,7 +205,7 @@ describe('Google not configured', () => {
     const status = await call(gw, 'GET', '/api/v1/google/status', { as: browser });
     expect(status.body).toMatchObject({ configured: false });
     expect(status.body.fix).toContain('/oauth/google/callback');
-    expect(status.body.fix).toContain('README');
+    expect(status.body.fix).toContain('docs/accounts/google.md');
 
     for (const path of ['/oauth/google/start?google=read', '/oauth/google/callback?state=x&code=y']) {
       const response = await fetch(`${gw.url}${path}`, {

@@ -17,10 +17,24 @@ interface Docs {
   }[];
 }
 
+/** Where `npm run docs` serves docs/ (scripts/docs-serve.ts, DOCS_PORT's default). */
+const DOCS_SITE = 'http://127.0.0.1:8790/';
+
 /** The tool reference, rendered from GET /api/docs. */
 export async function renderDocs(root: HTMLElement): Promise<void> {
   const docs = await api<Docs>('GET', '/api/docs');
   root.append(
+    h(
+      'p',
+      { class: 'muted' },
+      "Getting started, connecting accounts and agents, security and operations: the repository's ",
+      h('code', {}, 'docs/'),
+      '. On the machine with the checkout, ',
+      h('code', {}, 'npm run docs'),
+      ' serves them as a site at ',
+      h('a', { href: DOCS_SITE, target: '_blank', rel: 'noopener' }, DOCS_SITE),
+      '.',
+    ),
     h('p', {}, 'Endpoint: ', h('code', {}, docs.endpoint), ` · ${docs.tools.length} tools`),
     h(
       'nav',

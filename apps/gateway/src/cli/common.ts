@@ -55,24 +55,40 @@ export function required(values: Values, name: 'name' | 'key' | 'calendar'): str
   return value.trim();
 }
 
+/**
+ * The tenant a command acts on: `--tenant` by id or by a name no other tenant has; without it the
+ * only tenant, else the install's first tenant while no other tenant shares its name (so the
+ * first run's commands keep working once more tenants are created).
+ */
 export async function resolveTenant(tenancy: TenancyRepository, values: Values): Promise<string> {
-  if (values.tenant !== undefined) {
-    if ((await tenancy.getTenant(values.tenant)) === null) {
-      throw new CalgateError('not_found', `No tenant ${values.tenant}.`);
-    }
-    return values.tenant;
-  }
   const tenants = await tenancy.listTenants();
-  const [only, ...others] = tenants;
-  if (only === undefined) {
+  const wanted = values.tenant?.trim();
+  if (wanted !== undefined) {
+    if (tenants.some((t) => t.id === wanted)) {
+      return wanted;
+    }
+    const named = tenants.filter((t) => t.name === wanted);
+    if (named.length > 1) {
+      throw new UsageError(
+        `Several tenants are named ${wanted}; pass --tenant with an id (one of ${named.map((t) => t.id).join(', ')}).`,
+      );
+    }
+    const [match] = named;
+    if (match === undefined) {
+      throw new CalgateError('not_found', `No tenant ${wanted}.`);
+    }
+    return match.id;
+  }
+  const [first, ...others] = tenants;
+  if (first === undefined) {
     throw new UsageError('There is no tenant yet: create one with `calgate tenant create --name <name>`.');
   }
-  if (others.length > 0) {
+  if (others.some((t) => t.name === first.name)) {
     throw new UsageError(
-      `Several tenants exist; pass --tenant (one of ${tenants.map((t) => t.id).join(', ')}).`,
+      `Several tenants exist; pass --tenant (one of ${tenants.map((t) => `${t.id} (${t.name})`).join(', ')}).`,
     );
   }
-  return only.id;
+  return first.id;
 }
 
 /** `--toolsets a,b` checked: a usage error naming the valid toolsets; undefined when not given. */

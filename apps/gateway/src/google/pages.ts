@@ -67,8 +67,8 @@ export interface ResultPage {
   back?: { href: string; label: string };
 }
 
-/** Where the Google settings are explained (the README ships with every install). */
-export const GOOGLE_SETUP_DOCS = 'the “Google accounts” section of README.md';
+/** Where the Google settings are explained (docs/ ships with every install). */
+export const GOOGLE_SETUP_DOCS = 'docs/accounts/google.md (“Google Cloud setup”)';
 
 /** The body of the "not configured" page: what to set and where it is explained. */
 export function notConfiguredBody(publicUrl: string): string {

@@ -52,8 +52,8 @@ export function microsoftSetup(config: Pick<Config, 'microsoft'>): MicrosoftSetu
 export const MICROSOFT_NOT_CONFIGURED =
   'Connecting Microsoft accounts is turned off on this Calgate: MICROSOFT_CLIENT_ID and MICROSOFT_CLIENT_SECRET are not set.';
 
-/** Where the Microsoft settings are explained (the README ships with every install). */
-export const MICROSOFT_SETUP_DOCS = 'the “Microsoft 365 and Outlook accounts” section of README.md';
+/** Where the Microsoft settings are explained (docs/ ships with every install). */
+export const MICROSOFT_SETUP_DOCS = 'docs/accounts/microsoft.md (“Microsoft 365 and Outlook accounts”)';
 
 /** What to do about it, naming the redirect URI the Azure app registration needs. */
 export function microsoftSetupFix(publicUrl: string | undefined): string {

@@ -5,6 +5,7 @@ import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/to
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
+import type { CalendarChanges } from './calendar-changes.ts';
 import type { ClientCapabilityStore } from './client-capabilities.ts';
 import type { DirectoryFactory } from './directory.ts';
 import { type MirrorPushDeps, registerMirrorPush } from './google/push.ts';
@@ -51,6 +52,8 @@ export interface AppDeps {
   clientCapabilities?: ClientCapabilityStore;
   /** Answers to elicitation forms, passed between gateway processes; per process when absent. */
   elicitations?: ElicitationRelay;
+  /** Calendars the mirror saw change, for subscriptions/listen resource updates; none when absent. */
+  calendarChanges?: CalendarChanges;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];

@@ -90,6 +90,14 @@ import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } f
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
 
+import {
+  CALENDAR_CHANGES_CHANNEL,
+  type CalendarChangePublisher,
+  CalendarChanges,
+  calendarChangeFeed,
+  encodeCalendarChanges,
+} from './calendar-changes.ts';
+import { startFeedConsumer } from './mirror/feed.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';
@@ -363,10 +371,25 @@ export async function startBackgroundWork(input: {
   health?: { host: string; port: number };
   /** Keeps calendars' mirrors in sync (pg-boss jobs and their planner) when given. */
   mirror?: Omit<MirrorWorkDeps, 'db' | 'log'>;
+  /** Where calendars the mirror saw change are published for listen streams; nowhere when absent. */
+  calendarChanges?: CalendarChangePublisher | undefined;
 }): Promise<Worker> {
   const { config, db, log, boss, repository, providers } = input;
-  const stopMirror =
+  const stopSync =
     input.mirror === undefined ? async () => {} : await startMirrorWork(boss, { ...input.mirror, db, log });
+  const changes =
+    input.calendarChanges === undefined
+      ? undefined
+      : await startFeedConsumer(calendarChangeFeed(input.calendarChanges), { db, log }).catch(
+          async (error: unknown) => {
+            await stopSync();
+            throw error;
+          },
+        );
+  const stopMirror = async () => {
+    await changes?.stop();
+    await stopSync();
+  };
   const stopPlanning = await startEventPlanning(boss, {
     db,
     repository,
@@ -454,6 +477,9 @@ export async function createRuntime(
     let exposures: ExposureLog = new MemoryExposureLog();
     let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
     let elicitations = new ElicitationRelay();
+    // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
+    const calendarChanges = new CalendarChanges();
+    let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -475,11 +501,21 @@ export async function createRuntime(
         },
       });
       const relay = elicitations;
-      subscriber.on('message', (_channel, payload: string) => relay.receive(payload));
+      subscriber.on('message', (channel: string, payload: string) => {
+        if (channel === CALENDAR_CHANGES_CHANNEL) {
+          calendarChanges.receive(payload);
+        } else {
+          relay.receive(payload);
+        }
+      });
       // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
       subscriber.on('ready', () => {
-        subscriber.subscribe(ELICITATION_CHANNEL).catch(() => {});
+        subscriber.subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL).catch(() => {});
       });
+      // A worker in this process publishes as any other does, so every gateway hears it.
+      publishChanges = async (changes) => {
+        await client.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
+      };
       closers.unshift(async () => {
         subscriber.disconnect();
         client.disconnect();
@@ -573,6 +609,7 @@ export async function createRuntime(
           settings: config.mirror,
           push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: channelTokens },
         },
+        calendarChanges: publishChanges,
       });
       closers.unshift(() => worker.stop());
     }
@@ -588,6 +625,7 @@ export async function createRuntime(
       exposures,
       clientCapabilities,
       elicitations,
+      calendarChanges,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

@@ -62,6 +62,7 @@ export { RISKY_TOOLS } from './guard/risky.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
 export { PROMPT_PLACEHOLDERS } from './prompts.ts';
+export { calendarUri, resourceCalendars } from './resources/calendars.ts';
 export type {
   CreatedScheduledPrompt,
   DeliveryTargetInfo,

@@ -542,7 +542,9 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       capabilities: {
         tools: { listChanged: true },
         // Calendars come and go with grants; the GET stream and subscriptions/listen announce it.
-        resources: { listChanged: true },
+        // 2026-07-28 listen streams hear a calendar's updates; 2025-11-25 is served without the
+        // sessions resources/subscribe would belong to.
+        resources: { listChanged: true, ...(options.era === 'modern' ? { subscribe: true } : {}) },
         prompts: {},
         completions: {},
         logging: {},

@@ -48,6 +48,8 @@ export function eraOf(headers: Headers, body: unknown): Era {
 export interface ListenTarget {
   key: KeyAccess;
   authorization: string;
+  /** Ends the stream now (the key stopped authenticating). */
+  end(): void;
 }
 
 /**

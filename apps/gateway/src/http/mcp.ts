@@ -12,6 +12,7 @@ import {
   type Catalogue,
   CpuPool,
   CpuTurns,
+  calendarUri,
   createMcpServer,
   DEFAULT_BUDGET,
   directToolCall,
@@ -21,6 +22,7 @@ import {
   type Principal,
   type ProviderResolver,
   RISKY_TOOLS,
+  resourceCalendars,
   type SchedulerServices,
   type SessionOptions,
   WorkBudget,
@@ -33,6 +35,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
+import type { CalendarChanges } from '../calendar-changes.ts';
 import {
   type ClientCapabilityStore,
   declaresFormElicitation,
@@ -76,6 +79,8 @@ export interface McpRouteDeps {
   confirmations?: ConfirmationRepository | undefined;
   /** Carries clients' answers to elicitation forms to the waiting call; this process only when absent. */
   elicitations?: ElicitationRelay | undefined;
+  /** Calendars the mirror saw change: listen streams that may read one are told it was updated. */
+  calendarChanges?: CalendarChanges | undefined;
   /** Whether each key's client declared form elicitation; a store of this process when absent. */
   clientCapabilities?: ClientCapabilityStore | undefined;
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
@@ -463,7 +468,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   });
 
   // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
-  const bus = new KeyedEventBus(({ key, authorization }, deliver) =>
+  const bus = new KeyedEventBus(({ key, authorization, end }, deliver) =>
     streams.open(key, authorization, {
       write: (chunk) => {
         if (chunk === LIST_CHANGED) {
@@ -472,8 +477,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           deliver({ kind: 'resources_list_changed' });
         }
       },
-      // The SDK ends the stream when the client goes away; a key that stops working hears no more.
-      close: () => {},
+      // Only calendars the key may read reach here; the client's filter picks what it hears.
+      updated: (uri) => deliver({ kind: 'resource_updated', uri }),
+      // A key that stops working (revoked, expired, its app disconnected) has its streams ended.
+      close: end,
       buffered: () => 0,
     }),
   );
@@ -512,7 +519,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         aborted.abort();
       }
     });
-    const response = await bus.run({ key, authorization: request.headers.authorization ?? '' }, () =>
+    const end = () => aborted.abort();
+    const response = await bus.run({ key, authorization: request.headers.authorization ?? '', end }, () =>
       modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
         parsedBody: request.body,
         authInfo: carrying(key, session),
@@ -566,10 +574,23 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         .filter((calendar) => calendar.canRead && calendar.enabled)
         .map((calendar) => `${calendar.id}\t${calendar.summary}`)
         .join('\n'),
+    readableResources: (key) =>
+      new Map(
+        resourceCalendars(new CalendarAccess(principalOf(key), deps.providers)).map((calendar) => [
+          calendar.id,
+          calendarUri(calendar.id),
+        ]),
+      ),
     log: app.log,
     limits: deps.mcpStreams,
   });
   app.addHook('preClose', async () => streams.close());
+  const stopChanges = deps.calendarChanges?.subscribe((changes) => {
+    streams.calendarsChanged(changes).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'calendar change could not be told to listen streams');
+    });
+  });
+  app.addHook('onClose', async () => stopChanges?.());
 
   async function openToolStream(request: FastifyRequest, reply: FastifyReply) {
     const key = request.keyAccess as KeyAccess;

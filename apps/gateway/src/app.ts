@@ -52,6 +52,8 @@ export interface AppDeps {
   clientCapabilities?: ClientCapabilityStore;
   /** Answers to elicitation forms, passed between gateway processes; per process when absent. */
   elicitations?: ElicitationRelay;
+  /** Signs the state of 2026-07-28 input_required questions (derived from ENCRYPTION_KEY). */
+  inputStateKey?: Uint8Array;
   /** Calendars the mirror saw change, for subscriptions/listen resource updates; none when absent. */
   calendarChanges?: CalendarChanges;
   audit: AuditLog;

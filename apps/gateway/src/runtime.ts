@@ -626,6 +626,7 @@ export async function createRuntime(
       clientCapabilities,
       elicitations,
       calendarChanges,
+      inputStateKey: box.deriveKey('mcp-input-state'),
       audit,
       providers,
       mcpStreams: config.mcpStreams,

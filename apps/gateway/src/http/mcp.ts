@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ExposureLog, RateLimiter } from '@calgate/locks';
 import {
   type AuditLog,
@@ -79,6 +80,8 @@ export interface McpRouteDeps {
   confirmations?: ConfirmationRepository | undefined;
   /** Carries clients' answers to elicitation forms to the waiting call; this process only when absent. */
   elicitations?: ElicitationRelay | undefined;
+  /** Signs the state of 2026-07-28 input_required questions; a key of this process when absent. */
+  inputStateKey?: Uint8Array | undefined;
   /** Calendars the mirror saw change: listen streams that may read one are told it was updated. */
   calendarChanges?: CalendarChanges | undefined;
   /** Whether each key's client declared form elicitation; a store of this process when absent. */
@@ -148,6 +151,12 @@ function callsRiskyTool(body: unknown): boolean {
   });
 }
 
+/** Whether a 2026-07-28 request's envelope declares form elicitation. */
+function envelopeDeclaresForms(body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  return declaresFormElicitation({ capabilities: meta?.['io.modelcontextprotocol/clientCapabilities'] });
+}
+
 /** The params of an initialize request in a message (or batch), if there is one. */
 function initializeParams(body: unknown): unknown {
   const messages = Array.isArray(body) ? body : [body];
@@ -214,6 +223,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
   const relay = deps.elicitations ?? new ElicitationRelay();
+  // Shared by every gateway process (derived from ENCRYPTION_KEY) so a retry may reach another one.
+  const inputStateKey = deps.inputStateKey ?? randomBytes(32);
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
@@ -290,14 +301,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const access = new CalendarAccess(principalOf(key), deps.providers);
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = await request.logLevel;
-    // A risky call of a client that can show forms may ask the person on the call's own stream.
-    // 2026-07-28 has no requests from server to client: risky calls go to the dashboard.
+    // A risky call of a client that can show forms may ask the person: on the call's own stream
+    // (2025-11-25, the capability declared at initialize), or as the call's input_required result
+    // (2026-07-28, the capability declared in the request's envelope).
     const canElicit =
-      era === 'legacy' &&
       deps.confirmations !== undefined &&
       key.hijackPolicy === 'ask' &&
       callsRiskyTool(request.body) &&
-      (await capabilities.elicits(key.keyId));
+      (era === 'modern' ? envelopeDeclaresForms(request.body) : await capabilities.elicits(key.keyId));
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined && !canElicit;
@@ -330,6 +341,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       cpuTurns,
       exposures: deps.exposures,
       canElicit,
+      inputStateKey,
       era,
       ...(deps.confirmations === undefined
         ? {}

@@ -17,6 +17,7 @@ import { registerDashboardAudit } from './http/dashboard-audit.ts';
 import type { ElicitationRelay } from './http/elicitation-relay.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
+import { registerIconRoutes } from './http/icons.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type Metrics, registerMetricsRoute } from './http/metrics.ts';
@@ -144,6 +145,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   ]);
   const mcpUrl = `${deps.publicUrl}/api/mcp`;
   registerMetaRoutes(app, deps);
+  registerIconRoutes(app);
   if (deps.metrics !== undefined) {
     registerMetricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
   }

@@ -83,6 +83,7 @@ export {
   directToolCall,
   isVisible,
   type SessionOptions,
+  serverIcons,
   type ToolCallRecord,
 } from './server.ts';
 export {
@@ -129,3 +130,4 @@ export {
   noPlannedEventReason,
   planEventOccurrences,
 } from './event-schedule.ts';
+export { ICON_NAMES, ICON_PNG_SIZE, type IconName, iconsOf } from './icons.ts';

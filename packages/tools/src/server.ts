@@ -15,6 +15,7 @@ import {
 import {
   type CallToolResult,
   type ElicitRequestFormParams,
+  type Icon,
   inputRequired,
   LOG_LEVEL_META_KEY,
   ProtocolError,
@@ -55,6 +56,7 @@ import {
   type PendingQuestion,
 } from './guard/input-required.ts';
 import { RISKY_TOOLS, riskyAction } from './guard/risky.ts';
+import { iconsOf } from './icons.ts';
 import { modernize } from './legacy.ts';
 import {
   isLogLevel,
@@ -543,12 +545,18 @@ const CACHE_HINTS = {
   'resources/read': { ttlMs: 0, cacheScope: 'private' },
 } as const;
 
+/** Calgate's icons in its server info, when the gateway serves them (it knows its public URL). */
+export function serverIcons(publicUrl: string | undefined): { icons?: Icon[] } {
+  const icons = iconsOf(publicUrl, 'calgate');
+  return icons.length === 0 ? {} : { icons };
+}
+
 /** An MCP server for one request of one key, offering only the tools that key can use. */
 export function createMcpServer(sessionOptions: SessionOptions): Server {
   // One budget for every call of the request, batch or not.
   const options = { ...sessionOptions, budget: sessionOptions.budget ?? new WorkBudget() };
   const server = new Server(
-    { name: 'calgate', title: 'Calgate', version: options.version },
+    { name: 'calgate', title: 'Calgate', version: options.version, ...serverIcons(options.publicUrl) },
     // The tool list follows the key's grants; the gateway's GET stream announces changes.
     {
       capabilities: {

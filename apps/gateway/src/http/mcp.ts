@@ -26,6 +26,7 @@ import {
   resourceCalendars,
   type SchedulerServices,
   type SessionOptions,
+  serverIcons,
   WorkBudget,
 } from '@calgate/tools';
 import {
@@ -219,7 +220,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     cpuWorkers: 1,
   };
   const slots = new KeySlots(limits);
-  const serverInfo = { name: 'calgate', title: 'Calgate', version: deps.version };
+  const serverInfo = {
+    name: 'calgate',
+    title: 'Calgate',
+    version: deps.version,
+    ...serverIcons(deps.publicUrl),
+  };
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
   const relay = deps.elicitations ?? new ElicitationRelay();

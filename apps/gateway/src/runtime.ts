@@ -89,6 +89,8 @@ import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } f
 
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
+/** Told whenever a gateway drops its key cache (grants changed, a key revoked). */
+const KEY_CHANGES_CHANNEL = 'calgate:key-changes';
 
 import {
   CALENDAR_CHANGES_CHANNEL,
@@ -480,6 +482,9 @@ export async function createRuntime(
     // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
     const calendarChanges = new CalendarChanges();
     let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
+    // Key changes made on any gateway reach every other at once: each drops its key cache.
+    const keyChanges = { publish: () => {}, received: () => {} };
+    const runtimeId = randomBytes(8).toString('hex');
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -504,15 +509,25 @@ export async function createRuntime(
       subscriber.on('message', (channel: string, payload: string) => {
         if (channel === CALENDAR_CHANGES_CHANNEL) {
           calendarChanges.receive(payload);
+        } else if (channel === KEY_CHANGES_CHANNEL) {
+          // This runtime's own message comes back too; it has dropped its cache already.
+          if (payload !== runtimeId) {
+            keyChanges.received();
+          }
         } else {
           relay.receive(payload);
         }
       });
       // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
       subscriber.on('ready', () => {
-        subscriber.subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL).catch(() => {});
+        subscriber
+          .subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL, KEY_CHANGES_CHANNEL)
+          .catch(() => {});
       });
       // A worker in this process publishes as any other does, so every gateway hears it.
+      keyChanges.publish = () => {
+        client.publish(KEY_CHANGES_CHANNEL, runtimeId).catch(() => {});
+      };
       publishChanges = async (changes) => {
         await client.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
       };
@@ -553,6 +568,13 @@ export async function createRuntime(
       () => audit.close(),
       () => authenticator.close(),
     );
+    // A grant changed or a key revoked here is told to the other gateways; theirs are heard here.
+    authenticator.onInvalidate((from) => {
+      if (from === 'here') {
+        keyChanges.publish();
+      }
+    });
+    keyChanges.received = () => authenticator.invalidate('peer');
 
     const runsWorker = options.worker ?? config.workerInProcess ?? false;
     const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });

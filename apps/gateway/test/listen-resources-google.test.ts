@@ -4,8 +4,8 @@
  * up, or a write-through of create_event), publishes it on Redis, and gateway B — another process
  * of the same deployment, running no worker — tells the 2026-07-28 clients listening there whose
  * key may read that calendar. Keys of the same tenant without a grant, and another tenant's keys,
- * hear nothing even when they name the calendar's URI. A removed grant stops the updates; a revoked
- * key's stream ends.
+ * hear nothing even when they name the calendar's URI. A grant removed or a key revoked on gateway A
+ * stops the updates on B at once, and the revoked key's stream there ends.
  */
 import { randomUUID } from 'node:crypto';
 import { until } from '@calgate/testkit';
@@ -59,7 +59,12 @@ beforeAll(async () => {
   uri = `calgate://calendars/${encodeURIComponent(calendarId)}`;
   await until(async () => (await stack.summaries(calendarId)).includes('Planning'), 20_000);
   await until(async () => stack.emulator.admin.channels().length === 1, 20_000);
-  b = await startTestGateway({}, { db: stack.gw.db });
+  // B keeps key lookups 5 s and looks its streams' keys up again only every 10 s: what it does
+  // sooner after a change made on A, it does because A told it.
+  b = await startTestGateway(
+    { KEY_CACHE_TTL_MS: '5000', MCP_STREAM_RECHECK_MS: '10000' },
+    { db: stack.gw.db },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -127,20 +132,23 @@ describe('subscriptions/listen resource updates from the mirror', () => {
     const losing = await listen(reader.secret, [uri]);
     const kept = await listen(other.secret, [uri]);
 
-    // The grant goes (on gateway B, whose key cache is dropped as the dashboard's would be).
-    await b.runtime.tenancy.setGrant(stack.tenantId, reader.keyId, calendarId, { read: false, write: false });
-    b.runtime.deps.authenticator.invalidate();
+    // The grant goes on gateway A (as the dashboard there would take it away); B hears of it.
+    await stack.gw.runtime.tenancy.setGrant(stack.tenantId, reader.keyId, calendarId, {
+      read: false,
+      write: false,
+    });
+    stack.gw.runtime.deps.authenticator.invalidate();
     expect((await stack.asAccount(ANN, 'POST', eventsPath, meeting('After the grant', 5))).status).toBe(200);
     await until(async () => kept.heard.length >= 1, 10_000);
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(losing.heard).toEqual([]);
 
-    // The other key is revoked: its stream ends without waiting for a change.
-    expect(await b.runtime.keys.revoke(stack.tenantId, other.keyId)).toBe(true);
-    b.runtime.deps.authenticator.invalidate();
+    // The other key is revoked on A: its stream on B ends without waiting for a change.
+    expect(await stack.gw.runtime.keys.revoke(stack.tenantId, other.keyId)).toBe(true);
+    stack.gw.runtime.deps.authenticator.invalidate();
     const ended = await Promise.race([
       kept.subscription.closed,
-      new Promise((resolve) => setTimeout(() => resolve('still open'), 3_000)),
+      new Promise((resolve) => setTimeout(() => resolve('still open'), 1_500)),
     ]);
     expect(ended).toBe('remote');
     const heardBefore = kept.heard.length;

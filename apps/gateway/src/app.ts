@@ -5,6 +5,7 @@ import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/to
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { KeyAuthenticator } from './auth.ts';
 import type { BookingFactory } from './booking.ts';
+import type { CalendarChanges } from './calendar-changes.ts';
 import type { ClientCapabilityStore } from './client-capabilities.ts';
 import type { DirectoryFactory } from './directory.ts';
 import { type MirrorPushDeps, registerMirrorPush } from './google/push.ts';
@@ -16,6 +17,7 @@ import { registerDashboardAudit } from './http/dashboard-audit.ts';
 import type { ElicitationRelay } from './http/elicitation-relay.ts';
 import { errorBody, handleError, handleNotFound } from './http/errors.ts';
 import { registerEventPage } from './http/event-page.ts';
+import { registerIconRoutes } from './http/icons.ts';
 import { type McpRouteDeps, registerMcpRoutes, type SchedulerFactory } from './http/mcp.ts';
 import { type ReadinessCheck, registerMetaRoutes } from './http/meta.ts';
 import { type Metrics, registerMetricsRoute } from './http/metrics.ts';
@@ -51,6 +53,10 @@ export interface AppDeps {
   clientCapabilities?: ClientCapabilityStore;
   /** Answers to elicitation forms, passed between gateway processes; per process when absent. */
   elicitations?: ElicitationRelay;
+  /** Signs the state of 2026-07-28 input_required questions (derived from ENCRYPTION_KEY). */
+  inputStateKey?: Uint8Array;
+  /** Calendars the mirror saw change, for subscriptions/listen resource updates; none when absent. */
+  calendarChanges?: CalendarChanges;
   audit: AuditLog;
   providers: ProviderResolver;
   readiness: readonly ReadinessCheck[];
@@ -139,6 +145,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   ]);
   const mcpUrl = `${deps.publicUrl}/api/mcp`;
   registerMetaRoutes(app, deps);
+  registerIconRoutes(app);
   if (deps.metrics !== undefined) {
     registerMetricsRoute(app, { metrics: deps.metrics, token: deps.metricsToken });
   }

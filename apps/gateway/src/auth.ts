@@ -79,7 +79,7 @@ export class KeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<CacheEntry>>();
   readonly #used = new Set<string>();
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(from: 'here' | 'peer') => void>();
   readonly #timer: NodeJS.Timeout;
 
   constructor(options: KeyAuthenticatorOptions) {
@@ -143,16 +143,19 @@ export class KeyAuthenticator {
     return { ok: true, access };
   }
 
-  /** Forgets cached lookups, e.g. after this process changed grants or revoked a key. */
-  invalidate(): void {
+  /**
+   * Forgets cached lookups, e.g. after this process changed grants or revoked a key (`here`), or
+   * after another gateway process did and said so (`peer`, see runtime.ts).
+   */
+  invalidate(from: 'here' | 'peer' = 'here'): void {
     this.#cache.clear();
     for (const listener of this.#listeners) {
-      listener();
+      listener(from);
     }
   }
 
   /** Calls `listener` after every invalidate(); returns the unsubscribe function. */
-  onInvalidate(listener: () => void): () => void {
+  onInvalidate(listener: (from: 'here' | 'peer') => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

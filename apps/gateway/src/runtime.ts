@@ -90,7 +90,17 @@ import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } f
 
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
+/** Told whenever a gateway drops its key cache (grants changed, a key revoked). */
+const KEY_CHANGES_CHANNEL = 'calgate:key-changes';
 
+import {
+  CALENDAR_CHANGES_CHANNEL,
+  type CalendarChangePublisher,
+  CalendarChanges,
+  calendarChangeFeed,
+  encodeCalendarChanges,
+} from './calendar-changes.ts';
+import { startFeedConsumer } from './mirror/feed.ts';
 import { installHttpClient } from './http-client.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
@@ -374,10 +384,25 @@ export async function startBackgroundWork(input: {
   health?: { host: string; port: number };
   /** Keeps calendars' mirrors in sync (pg-boss jobs and their planner) when given. */
   mirror?: Omit<MirrorWorkDeps, 'db' | 'log'>;
+  /** Where calendars the mirror saw change are published for listen streams; nowhere when absent. */
+  calendarChanges?: CalendarChangePublisher | undefined;
 }): Promise<Worker> {
   const { config, db, log, boss, repository, providers } = input;
-  const stopMirror =
+  const stopSync =
     input.mirror === undefined ? async () => {} : await startMirrorWork(boss, { ...input.mirror, db, log });
+  const changes =
+    input.calendarChanges === undefined
+      ? undefined
+      : await startFeedConsumer(calendarChangeFeed(input.calendarChanges), { db, log }).catch(
+          async (error: unknown) => {
+            await stopSync();
+            throw error;
+          },
+        );
+  const stopMirror = async () => {
+    await changes?.stop();
+    await stopSync();
+  };
   const stopPlanning = await startEventPlanning(boss, {
     db,
     repository,
@@ -466,6 +491,12 @@ export async function createRuntime(
     let exposures: ExposureLog = new MemoryExposureLog();
     let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
     let elicitations = new ElicitationRelay();
+    // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
+    const calendarChanges = new CalendarChanges();
+    let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
+    // Key changes made on any gateway reach every other at once: each drops its key cache.
+    const keyChanges = { publish: () => {}, received: () => {} };
+    const runtimeId = randomBytes(8).toString('hex');
     if (config.redisUrl !== undefined) {
       const client = connectRedis(config.redisUrl, { name: 'calgate-gateway' });
       // Start with a connected client when Redis is up; when it is not, start anyway: /readyz
@@ -487,11 +518,31 @@ export async function createRuntime(
         },
       });
       const relay = elicitations;
-      subscriber.on('message', (_channel, payload: string) => relay.receive(payload));
+      subscriber.on('message', (channel: string, payload: string) => {
+        if (channel === CALENDAR_CHANGES_CHANNEL) {
+          calendarChanges.receive(payload);
+        } else if (channel === KEY_CHANGES_CHANNEL) {
+          // This runtime's own message comes back too; it has dropped its cache already.
+          if (payload !== runtimeId) {
+            keyChanges.received();
+          }
+        } else {
+          relay.receive(payload);
+        }
+      });
       // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
       subscriber.on('ready', () => {
-        subscriber.subscribe(ELICITATION_CHANNEL).catch(() => {});
+        subscriber
+          .subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL, KEY_CHANGES_CHANNEL)
+          .catch(() => {});
       });
+      // A worker in this process publishes as any other does, so every gateway hears it.
+      keyChanges.publish = () => {
+        client.publish(KEY_CHANGES_CHANNEL, runtimeId).catch(() => {});
+      };
+      publishChanges = async (changes) => {
+        await client.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
+      };
       closers.unshift(async () => {
         subscriber.disconnect();
         client.disconnect();
@@ -529,6 +580,13 @@ export async function createRuntime(
       () => audit.close(),
       () => authenticator.close(),
     );
+    // A grant changed or a key revoked here is told to the other gateways; theirs are heard here.
+    authenticator.onInvalidate((from) => {
+      if (from === 'here') {
+        keyChanges.publish();
+      }
+    });
+    keyChanges.received = () => authenticator.invalidate('peer');
 
     const runsWorker = options.worker ?? config.workerInProcess ?? false;
     const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
@@ -585,6 +643,7 @@ export async function createRuntime(
           settings: config.mirror,
           push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: channelTokens },
         },
+        calendarChanges: publishChanges,
       });
       closers.unshift(() => worker.stop());
     }
@@ -600,6 +659,8 @@ export async function createRuntime(
       exposures,
       clientCapabilities,
       elicitations,
+      calendarChanges,
+      inputStateKey: box.deriveKey('mcp-input-state'),
       audit,
       providers,
       mcpStreams: config.mcpStreams,

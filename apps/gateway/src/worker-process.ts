@@ -3,9 +3,15 @@
  * gateway processes and other workers sharing the database (pg-boss hands each due occurrence to
  * one of them). Needs the same DATABASE_URL and ENCRYPTION_KEY as the gateways.
  */
+import { connectRedis } from '@calgate/locks';
 import { startBoss } from '@calgate/scheduler';
 import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
 import type { Logger } from 'pino';
+import {
+  CALENDAR_CHANGES_CHANNEL,
+  type CalendarChangePublisher,
+  encodeCalendarChanges,
+} from './calendar-changes.ts';
 import type { Config } from './config.ts';
 import { ChannelTokens } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
@@ -47,6 +53,18 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       () => {},
       new MirrorJobs(boss),
     );
+    // Calendars the mirror saw change go to every gateway's listen streams through Redis.
+    let calendarChanges: CalendarChangePublisher | undefined;
+    if (config.redisUrl !== undefined) {
+      const redis = connectRedis(config.redisUrl, { name: 'calgate-worker' });
+      redis.on('error', () => {});
+      closers.unshift(async () => {
+        redis.disconnect();
+      });
+      calendarChanges = async (changes) => {
+        await redis.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
+      };
+    }
     const worker = await startBackgroundWork({
       config,
       db,
@@ -60,6 +78,7 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
         settings: config.mirror,
         push: { publicUrl: config.publicUrl, setting: config.mirrorPush, tokens: new ChannelTokens(box) },
       },
+      calendarChanges,
     });
     closers.unshift(() => worker.stop());
     return { healthUrl: worker.healthUrl, close };

@@ -27,6 +27,7 @@ const FOR_PROGRAMS: readonly { pattern: RegExp; why: string }[] = [
   { pattern: /^\/feeds\//, why: 'secret iCalendar feed addresses, read by calendar apps' },
   { pattern: /^\/(healthz|readyz)$/, why: 'health checks of load balancers and orchestrators' },
   { pattern: /^\/assets\/:file$/, why: 'the dashboard’s scripts and stylesheet, loaded by its pages' },
+  { pattern: /^\/icons\/:file$/, why: 'SVG and PNG icons MCP clients show beside Calgate (icons.test.ts)' },
 ];
 
 type Who = 'signed out' | 'bogus session' | 'signed in';

@@ -397,18 +397,21 @@ describe('risky actions after suspicious content need the person (official SDK c
     ]);
   });
 
-  it('refuses a 2026-07-28 client, even one that declares forms, with the dashboard confirmation', async () => {
-    // 2026-07-28 has no requests from server to client; the person confirms in the dashboard.
-    const { secret } = await newKey('modern');
+  /** The v2 SDK client pinned to 2026-07-28, declaring forms when `answer` is given. */
+  async function modernClient(secret: string, answer?: Answer, seen: ElicitRequest['params'][] = []) {
     const client = new Client(
       { name: 'modern-client', version: '1.0.0' },
-      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      {
+        ...(answer === undefined ? {} : { capabilities: { elicitation: { form: {} } } }),
+        versionNegotiation: { mode: { pin: '2026-07-28' } },
+      },
     );
-    const asked: unknown[] = [];
-    client.setRequestHandler('elicitation/create', async (request) => {
-      asked.push(request.params);
-      return { action: 'accept', content: { allow: true } };
-    });
+    if (answer !== undefined) {
+      client.setRequestHandler('elicitation/create', async (request) => {
+        seen.push(request.params);
+        return answer(request.params);
+      });
+    }
     await client.connect(
       new StreamableHTTPClientTransport(new URL(gw.mcpUrl), {
         requestInit: { headers: { Authorization: `Bearer ${secret}` } },
@@ -416,6 +419,104 @@ describe('risky actions after suspicious content need the person (official SDK c
     );
     clients.push(client);
     expect(client.getProtocolEra()).toBe('modern');
+    return client;
+  }
+
+  it('asks a 2026-07-28 client that declares forms through input_required; an accepted form runs the call once', async () => {
+    const { keyId, secret } = await newKey('modern accepting');
+    const seen: ElicitRequest['params'][] = [];
+    const client = await modernClient(secret, () => ({ action: 'accept', content: { allow: true } }), seen);
+    await readInvitation(client);
+    const eventId = await newEvent('Standup', 12);
+    const result = await remove(client, eventId);
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(await exists(eventId)).toBe(false);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.message).toContain(`delete event ${eventId}`);
+    expect(seen[0]?.message).toContain(`event ${flaggedId}`);
+    expect(seen[0]?.message).not.toContain('ignore your previous instructions');
+    expect(await auditOf(keyId)).toEqual([
+      { tool: 'confirmation.asked', outcome: 'ok', target: ['tool=delete_event'] },
+      { tool: 'confirmation.accepted', outcome: 'ok', target: ['tool=delete_event'] },
+    ]);
+  });
+
+  it('a 2026-07-28 person who declines the input_required form gets a relayable refusal; nothing changes', async () => {
+    const { keyId, secret } = await newKey('modern declining');
+    const seen: ElicitRequest['params'][] = [];
+    const client = await modernClient(secret, () => ({ action: 'decline' }), seen);
+    await readInvitation(client);
+    const eventId = await newEvent('Review', 13);
+    const result = await remove(client, eventId);
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^delete_event was not run: the person did not allow "delete event /);
+    expect(textOf(result)).toContain('Do not retry; tell the person it was not done.');
+    expect(seen).toHaveLength(1);
+    expect(await exists(eventId)).toBe(true);
+    expect(await auditOf(keyId)).toEqual([
+      { tool: 'confirmation.asked', outcome: 'ok', target: ['tool=delete_event'] },
+      { tool: 'confirmation.declined', outcome: 'denied', target: ['tool=delete_event'] },
+    ]);
+  });
+
+  it('an answer without the state Calgate gave, or for other arguments, is asked again (raw 2026-07-28 requests)', async () => {
+    const { secret } = await newKey('modern forging');
+    const client = await modernClient(secret, () => ({ action: 'decline' }));
+    await readInvitation(client);
+    const eventId = await newEvent('Kept', 14);
+    const envelope = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+    };
+    const send = async (id: number, args: Record<string, unknown>, extra: Record<string, unknown>) => {
+      const response = await fetch(gw.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${secret}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'delete_event',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'delete_event', arguments: args, ...extra, _meta: envelope },
+        }),
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { result: Record<string, unknown> }).result;
+    };
+    const allow = { inputResponses: { confirm: { action: 'accept', content: { allow: true } } } };
+    const args = { calendarId, eventId };
+    // Answered without being asked: asked.
+    const forged = await send(1, args, allow);
+    expect(forged.resultType).toBe('input_required');
+    const state = forged.requestState as string;
+    expect(forged.inputRequests).toMatchObject({
+      confirm: { method: 'elicitation/create', params: { requestedSchema: { required: ['allow'] } } },
+    });
+    // The state of another call (another event) does not carry over.
+    const other = await newEvent('Other', 15);
+    const moved = await send(2, { calendarId, eventId: other }, { ...allow, requestState: state });
+    expect(moved.resultType).toBe('input_required');
+    // A tampered state neither.
+    const tampered = await send(3, args, { ...allow, requestState: `${state.slice(0, -2)}xx` });
+    expect(tampered.resultType).toBe('input_required');
+    expect(await exists(eventId)).toBe(true);
+    expect(await exists(other)).toBe(true);
+    // The retry of exactly the call that asked, with the state it was given, runs.
+    const done = await send(4, args, { ...allow, requestState: state });
+    expect(done.resultType).toBe('complete');
+    expect(done.isError).toBeFalsy();
+    expect(await exists(eventId)).toBe(false);
+  });
+
+  it('refuses a 2026-07-28 client that declares no forms with the dashboard confirmation', async () => {
+    const { secret } = await newKey('modern');
+    const client = await modernClient(secret);
     const listed = await client.callTool({
       name: 'list_events',
       arguments: { calendarId, timeMin: at(-1, 0), timeMax: at(3, 0) },
@@ -426,7 +527,6 @@ describe('risky actions after suspicious content need the person (official SDK c
     expect(refused.isError).toBe(true);
     const id = /confirmation: "(cnf_[A-Za-z0-9]+)"/.exec(textOf(refused))?.[1] as string;
     expect(id).toBeDefined();
-    expect(asked).toEqual([]);
     expect(await exists(eventId)).toBe(true);
     expect((await call(gw, 'POST', `/api/v1/confirmations/${id}/approve`, { as: owner })).status).toBe(200);
     const done = await client.callTool({

@@ -12,7 +12,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**
  * Two gateways of one install behind one PUBLIC_URL (same ENCRYPTION_KEY, Postgres and Redis):
  * a token issued by one is honoured by the other, and revoking the connected app on one stops it
- * on the other within the key cache's lifetime. Only the bound is asserted, never exact timing.
+ * on the other at once (A tells B through Redis), well within the key cache's lifetime. Only the
+ * bound is asserted, never exact timing.
  */
 describe('a connected app revoked on one gateway is refused by another', () => {
   const publicUrl = 'http://calgate.test';
@@ -52,14 +53,13 @@ describe('a connected app revoked on one gateway is refused by another', () => {
       { authorization: `Bearer ${token}` },
     );
 
-  it('B honours A’s token, then refuses it no later than the key cache’s lifetime after revocation on A', async () => {
+  it('B honours A’s token, then refuses it soon after revocation on A, well within the key cache’s lifetime', async () => {
     const { clientId, tokens } = await approveApp(a, ann, callback, {
       calendars: [{ calendarId: work, read: true, write: false }],
       resource,
     });
     expect((await list(a, tokens.access_token)).status).toBe(200);
     // B looks the connection up (and caches it) while it is live.
-    const warmStart = Date.now();
     expect((await list(b, tokens.access_token)).status).toBe(200);
 
     const connection = (await a.runtime.deps.dashboard.oauth.listConnections(ann.tenantId)).find(
@@ -75,28 +75,21 @@ describe('a connected app revoked on one gateway is refused by another', () => {
     expect(onA.status).toBe(401);
     expect(((await onA.json()) as Body).error.message).toMatch(/revoked/);
 
-    // Within the window B may still answer from its cache; it never answers anything else, and
-    // once it refuses it keeps refusing. Where the call ended before B's cached lookup could have
-    // aged past the lifetime, it must still answer: that is the cache the bound is about.
-    let refusedSince: number | undefined;
-    while (Date.now() - revokedAt < CACHE_TTL_MS) {
+    // A tells B through Redis: B drops its cached lookup and refuses well within the lifetime,
+    // and keeps refusing.
+    let refusedAfter: number | undefined;
+    while (Date.now() - revokedAt < CACHE_TTL_MS / 2) {
       const response = await list(b, tokens.access_token);
-      const ended = Date.now();
       await response.body?.cancel();
       expect([200, 401]).toContain(response.status);
       if (response.status === 401) {
-        refusedSince ??= ended;
+        refusedAfter ??= Date.now() - revokedAt;
       } else {
-        expect(refusedSince, 'B answered again after refusing').toBeUndefined();
+        expect(refusedAfter, 'B answered again after refusing').toBeUndefined();
       }
-      if (ended - warmStart < CACHE_TTL_MS) {
-        expect(response.status).toBe(200);
-      }
-      await sleep(100);
+      await sleep(50);
     }
-    // Every lookup B holds now was made before the revocation and has aged past the lifetime,
-    // or was made after it: either way the token is refused.
-    await sleep(Math.max(0, revokedAt + CACHE_TTL_MS + 50 - Date.now()));
+    expect(refusedAfter, 'B still answered half a cache lifetime after the revocation').toBeDefined();
     const onB = await list(b, tokens.access_token);
     expect(onB.status).toBe(401);
     expect(onB.headers.get('www-authenticate')).toContain('resource_metadata=');

@@ -62,6 +62,7 @@ export { RISKY_TOOLS } from './guard/risky.ts';
 export { isLogLevel, LOG_LEVELS, type LogLevel, type ToolLog } from './logging.ts';
 export { CpuPool } from './offload/pool.ts';
 export { PROMPT_PLACEHOLDERS } from './prompts.ts';
+export { calendarUri, resourceCalendars } from './resources/calendars.ts';
 export type {
   CreatedScheduledPrompt,
   DeliveryTargetInfo,
@@ -82,6 +83,7 @@ export {
   directToolCall,
   isVisible,
   type SessionOptions,
+  serverIcons,
   type ToolCallRecord,
 } from './server.ts';
 export {
@@ -128,3 +130,4 @@ export {
   noPlannedEventReason,
   planEventOccurrences,
 } from './event-schedule.ts';
+export { ICON_NAMES, ICON_PNG_SIZE, type IconName, iconsOf } from './icons.ts';

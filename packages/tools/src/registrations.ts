@@ -8,6 +8,7 @@ import { ProtocolErrorCode, type ReadResourceResult, type Server } from '@modelc
 import type { CatalogueEntry } from './catalogue.ts';
 import { complete } from './completion.ts';
 import { readScreen, recordExposures } from './firewall/read-side.ts';
+import { type IconName, iconsOf } from './icons.ts';
 import { getPrompt, listPrompts } from './prompts.ts';
 import { exportTemplates, readCalendarExport } from './resources/calendar-export.ts';
 import { calendarResources, readCalendarResource } from './resources/calendars.ts';
@@ -74,20 +75,29 @@ export function registerResources(
   const now = options.now ?? (() => new Date());
   const rules = rulesResources(options.access);
   const calendars = calendarResources(options.access);
+  // Each resource shows the icon of what it belongs to (see icons.ts).
+  const icon = <T extends object>(name: IconName) => {
+    const icons = iconsOf(options.publicUrl, name);
+    return (item: T): T => (icons.length === 0 ? item : { ...item, icons });
+  };
   server.setRequestHandler('resources/list', () => ({
-    resources: [...toolsDocResources(visible), ...rules.resources, ...calendars.resources],
+    resources: [
+      ...toolsDocResources(visible).map(icon('calgate')),
+      ...rules.resources.map(icon('rules')),
+      ...calendars.resources.map(icon('calendar')),
+    ],
   }));
   server.setRequestHandler('resources/templates/list', () => ({
     resourceTemplates: [
-      ...rules.resourceTemplates,
-      ...calendars.resourceTemplates,
-      ...exportTemplates(options.access),
+      ...rules.resourceTemplates.map(icon('rules')),
+      ...calendars.resourceTemplates.map(icon('calendar')),
+      ...exportTemplates(options.access).map(icon('calendar')),
     ],
   }));
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { signal } = ctx.mcpReq;
     const { uri } = request.params;
-    const doc = readToolsDoc(uri, visible);
+    const doc = readToolsDoc(uri, visible, options.publicUrl);
     if (doc !== undefined) {
       return doc;
     }
@@ -129,7 +139,10 @@ export function registerPrompts(
     visible: new Set(visible.map((entry) => entry.definition.name)),
     rules: options.rules,
   };
-  server.setRequestHandler('prompts/list', () => ({ prompts: listPrompts(context) }));
+  const icons = iconsOf(options.publicUrl, 'calgate');
+  server.setRequestHandler('prompts/list', () => ({
+    prompts: listPrompts(context).map((prompt) => (icons.length === 0 ? prompt : { ...prompt, icons })),
+  }));
   server.setRequestHandler('prompts/get', (request) =>
     getPrompt(request.params.name, request.params.arguments, context),
   );

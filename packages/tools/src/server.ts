@@ -15,6 +15,8 @@ import {
 import {
   type CallToolResult,
   type ElicitRequestFormParams,
+  type Icon,
+  inputRequired,
   LOG_LEVEL_META_KEY,
   ProtocolError,
   type RequestId,
@@ -47,7 +49,14 @@ import {
   type Elicit,
   guardAction,
 } from './guard/confirm.ts';
+import {
+  askThroughResult,
+  CONFIRM_INPUT,
+  mintInputState,
+  type PendingQuestion,
+} from './guard/input-required.ts';
 import { RISKY_TOOLS, riskyAction } from './guard/risky.ts';
+import { iconsOf } from './icons.ts';
 import { modernize } from './legacy.ts';
 import {
   isLogLevel,
@@ -122,8 +131,13 @@ export interface SessionOptions {
   exposures?: ExposureLog | undefined;
   /** Dashboard confirmations of risky actions (guard/confirm.ts); without them no action is checked. */
   confirmations?: ConfirmationStore | undefined;
-  /** The client declared form elicitation: risky calls on the full server path ask the person. */
+  /**
+   * The client declared form elicitation: risky calls on the full server path ask the person —
+   * on the call's own stream (2025-11-25), or as the call's `input_required` result (2026-07-28).
+   */
   canElicit?: boolean | undefined;
+  /** Signs the state of 2026-07-28 questions (guard/input-required.ts); they go to the dashboard without it. */
+  inputStateKey?: Uint8Array | undefined;
   /** Told every decision about a risky action, for the audit log. */
   onDecision?: ((record: DecisionRecord) => void) | undefined;
   /**
@@ -531,18 +545,26 @@ const CACHE_HINTS = {
   'resources/read': { ttlMs: 0, cacheScope: 'private' },
 } as const;
 
+/** Calgate's icons in its server info, when the gateway serves them (it knows its public URL). */
+export function serverIcons(publicUrl: string | undefined): { icons?: Icon[] } {
+  const icons = iconsOf(publicUrl, 'calgate');
+  return icons.length === 0 ? {} : { icons };
+}
+
 /** An MCP server for one request of one key, offering only the tools that key can use. */
 export function createMcpServer(sessionOptions: SessionOptions): Server {
   // One budget for every call of the request, batch or not.
   const options = { ...sessionOptions, budget: sessionOptions.budget ?? new WorkBudget() };
   const server = new Server(
-    { name: 'calgate', title: 'Calgate', version: options.version },
+    { name: 'calgate', title: 'Calgate', version: options.version, ...serverIcons(options.publicUrl) },
     // The tool list follows the key's grants; the gateway's GET stream announces changes.
     {
       capabilities: {
         tools: { listChanged: true },
         // Calendars come and go with grants; the GET stream and subscriptions/listen announce it.
-        resources: { listChanged: true },
+        // 2026-07-28 listen streams hear a calendar's updates; 2025-11-25 is served without the
+        // sessions resources/subscribe would belong to.
+        resources: { listChanged: true, ...(options.era === 'modern' ? { subscribe: true } : {}) },
         prompts: {},
         completions: {},
         logging: {},
@@ -597,31 +619,53 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
     const log = logAtOrAbove(level, (params) =>
       ctx.mcpReq.notify({ method: 'notifications/message', params }),
     );
+    // 2026-07-28: the question is this call's input_required result; the retry brings the answer.
+    let question: PendingQuestion | undefined;
+    const binding = {
+      keyId: options.access.principal.keyId,
+      tool: request.params.name,
+      argsHash: argsHash(request.params.arguments ?? {}),
+    };
+    const now = options.now ?? (() => new Date());
+    const inputStateKey = options.era === 'modern' ? options.inputStateKey : undefined;
     // Asked on this request's own stream; a client that cannot answer leaves it to the dashboard.
-    const elicit: Elicit | undefined = options.canElicit
-      ? (message, requestedSchema) =>
-          // Sent as a plain request: the server of a stateless request never saw the client's
-          // initialize, so elicitInput's capability check would refuse; the gateway checked it.
-          ctx.mcpReq
-            .send(
-              {
-                method: 'elicitation/create',
-                params: {
-                  message,
-                  requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'],
-                },
-              },
-              { timeout: ELICIT_TIMEOUT_MS },
-            )
-            .then(
-              (result) => ({
-                action: result.action,
-                ...(result.content === undefined ? {} : { content: result.content }),
-              }),
-              () => undefined,
-            )
-      : undefined;
-    const answer = callTool(
+    const elicit: Elicit | undefined = !options.canElicit
+      ? undefined
+      : inputStateKey !== undefined
+        ? askThroughResult({
+            secret: inputStateKey,
+            binding,
+            now: now(),
+            responses: ctx.mcpReq.inputResponses,
+            state: ctx.mcpReq.requestState(),
+            ask: (asked) => {
+              question = asked;
+            },
+          })
+        : options.era === 'modern'
+          ? undefined
+          : (message, requestedSchema) =>
+              // Sent as a plain request: the server of a stateless request never saw the client's
+              // initialize, so elicitInput's capability check would refuse; the gateway checked it.
+              ctx.mcpReq
+                .send(
+                  {
+                    method: 'elicitation/create',
+                    params: {
+                      message,
+                      requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'],
+                    },
+                  },
+                  { timeout: ELICIT_TIMEOUT_MS },
+                )
+                .then(
+                  (result) => ({
+                    action: result.action,
+                    ...(result.content === undefined ? {} : { content: result.content }),
+                  }),
+                  () => undefined,
+                );
+    const called = callTool(
       options,
       entry,
       request.params.arguments,
@@ -631,6 +675,22 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
       log,
       elicit,
     );
+    const answer =
+      inputStateKey === undefined
+        ? called
+        : called.then((result) =>
+            question === undefined
+              ? result
+              : inputRequired({
+                  inputRequests: {
+                    [CONFIRM_INPUT]: inputRequired.elicit({
+                      message: question.message,
+                      requestedSchema: question.requestedSchema as ElicitRequestFormParams['requestedSchema'],
+                    }),
+                  },
+                  requestState: mintInputState(inputStateKey, binding, now()),
+                }),
+          );
     const { onAnswer } = options;
     if (onAnswer === undefined) {
       return answer;

@@ -48,6 +48,8 @@ export function eraOf(headers: Headers, body: unknown): Era {
 export interface ListenTarget {
   key: KeyAccess;
   authorization: string;
+  /** Ends the stream now (the key stopped authenticating). */
+  end(): void;
 }
 
 /**
@@ -168,7 +170,7 @@ export function directModernCall(
 /** A tool answer as the SDK writes it for 2026-07-28: its result type and the server's identity. */
 export function modernToolResult(
   result: Record<string, unknown>,
-  serverInfo: { name: string; title: string; version: string },
+  serverInfo: { name: string; title: string; version: string; icons?: unknown[] },
 ): Record<string, unknown> {
   return { ...result, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo } };
 }

@@ -2,6 +2,7 @@ import { isCalgateError } from '@calgate/core';
 import type { KeyAccess } from '@calgate/store';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyAuthenticator } from '../auth.ts';
+import type { CalendarChange } from '../calendar-changes.ts';
 
 export interface ToolStreamOptions {
   /** How often an SSE comment keeps idle proxies and clients from dropping a stream. */
@@ -25,6 +26,11 @@ export interface ToolStream {
   close(): void;
   /** Bytes written but not yet taken by the client. */
   buffered(): number;
+  /**
+   * Tells a subscriptions/listen stream that a resource it may read changed (its client's filter
+   * decides whether it hears it). GET streams have no per-resource subscriptions and leave it out.
+   */
+  updated?(uri: string): void;
 }
 
 interface Tracked {
@@ -36,6 +42,7 @@ interface Tracked {
 interface KeyStreams {
   /** The bearer header, so the key can be looked up again like any request would be. */
   authorization: string;
+  tenantId: string;
   streams: Set<Tracked>;
 }
 
@@ -56,6 +63,7 @@ export class ToolListStreams {
   readonly #authenticator: KeyAuthenticator;
   readonly #toolsOf: (access: KeyAccess) => string;
   readonly #resourcesOf: (access: KeyAccess) => string;
+  readonly #readable: (access: KeyAccess) => ReadonlyMap<string, string>;
   readonly #log: FastifyBaseLogger;
   readonly #byKey = new Map<string, KeyStreams>();
   readonly #unsubscribe: () => void;
@@ -70,6 +78,8 @@ export class ToolListStreams {
     toolsOf: (access: KeyAccess) => string;
     /** What the key's resource list is made of (its readable calendars), in a comparable form. */
     resourcesOf?: (access: KeyAccess) => string;
+    /** The calendars the key may open as resources: calendar id → resource URI. */
+    readableResources?: (access: KeyAccess) => ReadonlyMap<string, string>;
     log: FastifyBaseLogger;
     limits?: Partial<ToolStreamOptions> | undefined;
   }) {
@@ -77,6 +87,7 @@ export class ToolListStreams {
     this.#authenticator = options.authenticator;
     this.#toolsOf = options.toolsOf;
     this.#resourcesOf = options.resourcesOf ?? (() => '');
+    this.#readable = options.readableResources ?? (() => new Map());
     this.#log = options.log;
     this.#unsubscribe = this.#authenticator.onInvalidate(() => {
       if (this.#total > 0) {
@@ -100,7 +111,7 @@ export class ToolListStreams {
   open(access: KeyAccess, authorization: string, stream: ToolStream): () => void {
     let group = this.#byKey.get(access.keyId);
     if (group === undefined) {
-      group = { authorization, streams: new Set() };
+      group = { authorization, tenantId: access.tenantId, streams: new Set() };
       this.#byKey.set(access.keyId, group);
     }
     const tracked = { stream, tools: this.#toolsOf(access), resources: this.#resourcesOf(access) };
@@ -134,6 +145,37 @@ export class ToolListStreams {
     return this.#checking;
   }
 
+  /**
+   * Calendars the mirror saw change: each listen stream whose key may read one of them, as a
+   * request of that key would be checked right now (looked up again through the key cache), is
+   * told its resource was updated. A key that no longer authenticates has its streams closed; a
+   * calendar of another tenant, or one the key may not read, is never named to it.
+   */
+  async calendarsChanged(changes: readonly CalendarChange[]): Promise<void> {
+    const tenants = new Set(changes.map((change) => change.tenantId));
+    await Promise.all(
+      [...this.#byKey].map(async ([keyId, group]) => {
+        if (!tenants.has(group.tenantId) || ![...group.streams].some((tracked) => tracked.stream.updated)) {
+          return;
+        }
+        const access = await this.#lookUp(keyId, group);
+        if (access === undefined || access.tenantId !== group.tenantId) {
+          return;
+        }
+        const readable = this.#readable(access);
+        const uris = changes.flatMap((change) => {
+          const uri = change.tenantId === access.tenantId ? readable.get(change.calendarId) : undefined;
+          return uri === undefined ? [] : [uri];
+        });
+        for (const tracked of [...group.streams]) {
+          for (const uri of uris) {
+            tracked.stream.updated?.(uri);
+          }
+        }
+      }),
+    );
+  }
+
   /** Ends every stream (server shutdown). */
   close(): void {
     this.#unsubscribe();
@@ -146,7 +188,11 @@ export class ToolListStreams {
     this.#stopTimers();
   }
 
-  async #recheckKey(keyId: string, group: KeyStreams): Promise<void> {
+  /**
+   * The key of a group as a request would find it now, or undefined: the lookup failed (the
+   * streams stay, the next pass tries again) or the key no longer authenticates (they are closed).
+   */
+  async #lookUp(keyId: string, group: KeyStreams): Promise<KeyAccess | undefined> {
     let auth: Awaited<ReturnType<KeyAuthenticator['authenticate']>>;
     try {
       auth = await this.#authenticator.authenticate(group.authorization);
@@ -156,17 +202,25 @@ export class ToolListStreams {
       if (!isCalgateError(error) || error.code !== 'unavailable') {
         this.#log.warn({ err: error }, 'tool-list stream key lookup failed');
       }
-      return;
+      return undefined;
     }
     if (!auth.ok) {
       for (const tracked of [...group.streams]) {
         this.#remove(keyId, tracked);
         tracked.stream.close();
       }
+      return undefined;
+    }
+    return auth.access;
+  }
+
+  async #recheckKey(keyId: string, group: KeyStreams): Promise<void> {
+    const access = await this.#lookUp(keyId, group);
+    if (access === undefined) {
       return;
     }
-    const tools = this.#toolsOf(auth.access);
-    const resources = this.#resourcesOf(auth.access);
+    const tools = this.#toolsOf(access);
+    const resources = this.#resourcesOf(access);
     for (const tracked of [...group.streams]) {
       if (tracked.tools !== tools) {
         tracked.tools = tools;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { ExposureLog, RateLimiter } from '@calgate/locks';
 import {
   type AuditLog,
@@ -12,6 +13,7 @@ import {
   type Catalogue,
   CpuPool,
   CpuTurns,
+  calendarUri,
   createMcpServer,
   DEFAULT_BUDGET,
   directToolCall,
@@ -21,8 +23,10 @@ import {
   type Principal,
   type ProviderResolver,
   RISKY_TOOLS,
+  resourceCalendars,
   type SchedulerServices,
   type SessionOptions,
+  serverIcons,
   WorkBudget,
 } from '@calgate/tools';
 import {
@@ -33,6 +37,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
+import type { CalendarChanges } from '../calendar-changes.ts';
 import {
   type ClientCapabilityStore,
   declaresFormElicitation,
@@ -76,6 +81,10 @@ export interface McpRouteDeps {
   confirmations?: ConfirmationRepository | undefined;
   /** Carries clients' answers to elicitation forms to the waiting call; this process only when absent. */
   elicitations?: ElicitationRelay | undefined;
+  /** Signs the state of 2026-07-28 input_required questions; a key of this process when absent. */
+  inputStateKey?: Uint8Array | undefined;
+  /** Calendars the mirror saw change: listen streams that may read one are told it was updated. */
+  calendarChanges?: CalendarChanges | undefined;
   /** Whether each key's client declared form elicitation; a store of this process when absent. */
   clientCapabilities?: ClientCapabilityStore | undefined;
   /** Each key's MCP log level (logging/setLevel); a store of this process when absent. */
@@ -143,6 +152,12 @@ function callsRiskyTool(body: unknown): boolean {
   });
 }
 
+/** Whether a 2026-07-28 request's envelope declares form elicitation. */
+function envelopeDeclaresForms(body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
+  return declaresFormElicitation({ capabilities: meta?.['io.modelcontextprotocol/clientCapabilities'] });
+}
+
 /** The params of an initialize request in a message (or batch), if there is one. */
 function initializeParams(body: unknown): unknown {
   const messages = Array.isArray(body) ? body : [body];
@@ -205,10 +220,17 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     cpuWorkers: 1,
   };
   const slots = new KeySlots(limits);
-  const serverInfo = { name: 'calgate', title: 'Calgate', version: deps.version };
+  const serverInfo = {
+    name: 'calgate',
+    title: 'Calgate',
+    version: deps.version,
+    ...serverIcons(deps.publicUrl),
+  };
   const logLevels = deps.logLevels ?? new MemoryLogLevelStore();
   const capabilities = deps.clientCapabilities ?? new MemoryClientCapabilityStore();
   const relay = deps.elicitations ?? new ElicitationRelay();
+  // Shared by every gateway process (derived from ENCRYPTION_KEY) so a retry may reach another one.
+  const inputStateKey = deps.inputStateKey ?? randomBytes(32);
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
@@ -285,14 +307,14 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     const access = new CalendarAccess(principalOf(key), deps.providers);
     // Only tool calls send log messages; other requests skip the look-up.
     const logLevel = await request.logLevel;
-    // A risky call of a client that can show forms may ask the person on the call's own stream.
-    // 2026-07-28 has no requests from server to client: risky calls go to the dashboard.
+    // A risky call of a client that can show forms may ask the person: on the call's own stream
+    // (2025-11-25, the capability declared at initialize), or as the call's input_required result
+    // (2026-07-28, the capability declared in the request's envelope).
     const canElicit =
-      era === 'legacy' &&
       deps.confirmations !== undefined &&
       key.hijackPolicy === 'ask' &&
       callsRiskyTool(request.body) &&
-      (await capabilities.elicits(key.keyId));
+      (era === 'modern' ? envelopeDeclaresForms(request.body) : await capabilities.elicits(key.keyId));
     // Plain JSON answers unless the client asked for progress, which needs an event stream.
     // Log messages of a key that set a level travel on the call's event stream too.
     const jsonAnswer = !wantsProgress(request.body) && logLevel === undefined && !canElicit;
@@ -325,6 +347,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       cpuTurns,
       exposures: deps.exposures,
       canElicit,
+      inputStateKey,
       era,
       ...(deps.confirmations === undefined
         ? {}
@@ -463,7 +486,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   });
 
   // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
-  const bus = new KeyedEventBus(({ key, authorization }, deliver) =>
+  const bus = new KeyedEventBus(({ key, authorization, end }, deliver) =>
     streams.open(key, authorization, {
       write: (chunk) => {
         if (chunk === LIST_CHANGED) {
@@ -472,8 +495,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           deliver({ kind: 'resources_list_changed' });
         }
       },
-      // The SDK ends the stream when the client goes away; a key that stops working hears no more.
-      close: () => {},
+      // Only calendars the key may read reach here; the client's filter picks what it hears.
+      updated: (uri) => deliver({ kind: 'resource_updated', uri }),
+      // A key that stops working (revoked, expired, its app disconnected) has its streams ended.
+      close: end,
       buffered: () => 0,
     }),
   );
@@ -512,7 +537,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         aborted.abort();
       }
     });
-    const response = await bus.run({ key, authorization: request.headers.authorization ?? '' }, () =>
+    const end = () => aborted.abort();
+    const response = await bus.run({ key, authorization: request.headers.authorization ?? '', end }, () =>
       modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
         parsedBody: request.body,
         authInfo: carrying(key, session),
@@ -566,10 +592,23 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         .filter((calendar) => calendar.canRead && calendar.enabled)
         .map((calendar) => `${calendar.id}\t${calendar.summary}`)
         .join('\n'),
+    readableResources: (key) =>
+      new Map(
+        resourceCalendars(new CalendarAccess(principalOf(key), deps.providers)).map((calendar) => [
+          calendar.id,
+          calendarUri(calendar.id),
+        ]),
+      ),
     log: app.log,
     limits: deps.mcpStreams,
   });
   app.addHook('preClose', async () => streams.close());
+  const stopChanges = deps.calendarChanges?.subscribe((changes) => {
+    streams.calendarsChanged(changes).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'calendar change could not be told to listen streams');
+    });
+  });
+  app.addHook('onClose', async () => stopChanges?.());
 
   async function openToolStream(request: FastifyRequest, reply: FastifyReply) {
     const key = request.keyAccess as KeyAccess;

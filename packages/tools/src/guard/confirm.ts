@@ -53,11 +53,22 @@ export interface DecisionRecord {
   confirmationId?: string;
 }
 
-/** The person's answer to an elicitation form; undefined when the client could not ask. */
-export type Elicit = (
+/**
+ * The person's answer to an elicitation form; undefined when the client could not ask;
+ * 'input_required' when the question goes back to a 2026-07-28 client as the call's result and
+ * the answer comes with its retry (see input-required.ts).
+ */
+export type Elicit = ((
   message: string,
   requestedSchema: Record<string, unknown>,
-) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } | undefined>;
+) => Promise<
+  | { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
+  | 'input_required'
+  | undefined
+>) & {
+  /** The answer comes with a retry of a call that was asked already (and recorded as asked then). */
+  answersRetry?: boolean;
+};
 
 export interface GuardOptions {
   policy: HijackPolicy;
@@ -73,7 +84,7 @@ export interface GuardOptions {
 
 export type GuardVerdict =
   | { ok: true }
-  | { ok: false; code: 'confirmation_required' | 'declined'; message: string };
+  | { ok: false; code: 'confirmation_required' | 'declined' | 'input_required'; message: string };
 
 /** A stable digest of validated arguments: the same call, however its keys are ordered, has one hash. */
 export function argsHash(args: unknown): string {
@@ -195,7 +206,9 @@ export async function guardAction(
   const does = describeAction(action, options.calendars);
   const preceded = describeExposures(exposures, options.calendars);
   if (options.policy === 'ask' && options.elicit !== undefined) {
-    decide('asked');
+    if (options.elicit.answersRetry !== true) {
+      decide('asked');
+    }
     const message = [
       `Your AI assistant wants to ${does} (tool ${action.tool}).`,
       'Shortly before, it was shown calendar content that may carry instructions it should not follow:',
@@ -203,6 +216,14 @@ export async function guardAction(
       'Allow this action once?',
     ].join('\n');
     const answer = await options.elicit(message, FORM);
+    if (answer === 'input_required') {
+      // Not run this round: the client asks the person and retries the call with the answer.
+      return {
+        ok: false,
+        code: 'input_required',
+        message: `${action.tool} was not run yet: Calgate asked the person to allow "${does}".`,
+      };
+    }
     if (answer !== undefined) {
       if (answer.action === 'accept' && answer.content?.allow === true) {
         decide('accepted');

@@ -55,6 +55,7 @@ export function calendarResources(access: CalendarAccess): {
     resources: calendars.map((calendar) => ({
       uri: calendarUri(calendar.id),
       name: calendar.summary,
+      title: calendar.summary,
       description: `Calendar of ${calendar.accountEmail} (${calendar.timeZone}) with its events of the next ${CALENDAR_RESOURCE_DAYS} days.`,
       mimeType: 'application/json',
     })),

@@ -5,6 +5,7 @@
  */
 import type { ReadResourceResult, Resource } from '@modelcontextprotocol/server';
 import type { CatalogueEntry } from '../catalogue.ts';
+import { iconsOf } from '../icons.ts';
 
 export const TOOLS_DOC_URI = 'calgate://docs/tools';
 
@@ -25,11 +26,13 @@ export function toolsDocResources(visible: readonly CatalogueEntry[]): Resource[
 }
 
 /** The key's visible tools only: a tool it cannot call is not described. */
-export function toolsDoc(visible: readonly CatalogueEntry[]) {
+export function toolsDoc(visible: readonly CatalogueEntry[], publicUrl?: string) {
   return visible.map(({ definition, inputSchema, outputSchema }) => ({
     name: definition.name,
     toolset: definition.toolset,
     title: definition.title,
+    // A tool's icon is its toolset's: here rather than in tools/list, which every agent pays for.
+    ...(publicUrl === undefined ? {} : { icons: iconsOf(publicUrl, definition.toolset) }),
     description: definition.description,
     ...(definition.notes === undefined ? {} : { notes: definition.notes }),
     inputSchema,
@@ -42,11 +45,14 @@ export function toolsDoc(visible: readonly CatalogueEntry[]) {
 export function readToolsDoc(
   uri: string,
   visible: readonly CatalogueEntry[],
+  publicUrl?: string,
 ): ReadResourceResult | undefined {
   if (uri !== TOOLS_DOC_URI || visible.length === 0) {
     return undefined;
   }
   return {
-    contents: [{ uri, mimeType: 'application/json', text: JSON.stringify({ tools: toolsDoc(visible) }) }],
+    contents: [
+      { uri, mimeType: 'application/json', text: JSON.stringify({ tools: toolsDoc(visible, publicUrl) }) },
+    ],
   };
 }

@@ -100,8 +100,8 @@ import {
   calendarChangeFeed,
   encodeCalendarChanges,
 } from './calendar-changes.ts';
-import { startFeedConsumer } from './mirror/feed.ts';
 import { installHttpClient } from './http-client.ts';
+import { startFeedConsumer } from './mirror/feed.ts';
 import { rulesServices } from './rules.ts';
 import { schedulerServices } from './scheduler.ts';
 import { eventCheck, startEventPlanning } from './scheduler-events.ts';

@@ -84,6 +84,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
   readonly #dirty = new Set<string>();
   /** One sync per calendar at a time in this process; readers wait for the one running. */
   static readonly #syncing = new Map<string, Promise<number>>();
+  /** Imports find events by UID at the upstream (absent where the upstream cannot). */
+  readonly findByICalUIDs?: (calendar: CalendarRef, uids: readonly string[]) => Promise<Map<string, string>>;
   /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
@@ -99,6 +101,10 @@ export class MirroredCalendarProvider implements CalendarProvider {
     this.#connection = connection;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
+    const find = upstream.findByICalUIDs;
+    if (find !== undefined) {
+      this.findByICalUIDs = (calendar, uids) => find.call(upstream, calendar, uids);
+    }
     let batch = MirroredCalendarProvider.#batches.get(deps.mirror);
     if (batch === undefined) {
       batch = new MirrorBatches(deps.mirror);

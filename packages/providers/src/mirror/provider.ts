@@ -84,8 +84,6 @@ export class MirroredCalendarProvider implements CalendarProvider {
   readonly #dirty = new Set<string>();
   /** One sync per calendar at a time in this process; readers wait for the one running. */
   static readonly #syncing = new Map<string, Promise<number>>();
-  /** Imports find events by UID at the upstream (absent where the upstream cannot). */
-  readonly findByICalUIDs?: (calendar: CalendarRef, uids: readonly string[]) => Promise<Map<string, string>>;
   /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
@@ -101,16 +99,21 @@ export class MirroredCalendarProvider implements CalendarProvider {
     this.#connection = connection;
     this.#deps = deps;
     this.#now = deps.now ?? Date.now;
-    const find = upstream.findByICalUIDs;
-    if (find !== undefined) {
-      this.findByICalUIDs = (calendar, uids) => find.call(upstream, calendar, uids);
-    }
     let batch = MirroredCalendarProvider.#batches.get(deps.mirror);
     if (batch === undefined) {
       batch = new MirrorBatches(deps.mirror);
       MirroredCalendarProvider.#batches.set(deps.mirror, batch);
     }
     this.#batch = batch;
+  }
+
+  /** Imports find events by UID at the upstream (absent where the upstream cannot). */
+  get findByICalUIDs():
+    | ((calendar: CalendarRef, uids: readonly string[]) => Promise<Map<string, string>>)
+    | undefined {
+    const upstream = this.#upstream;
+    const find = upstream.findByICalUIDs;
+    return find === undefined ? undefined : (calendar, uids) => find.call(upstream, calendar, uids);
   }
 
   /** The upstream's kind: a mirrored calendar is still its provider's. */

@@ -284,7 +284,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
     }
     throw new CalgateError(
       'invalid_argument',
-      `This calendar has more than ${MAX_UID_PAGES * 2500} events; import into a smaller calendar.`,
+      `This calendar has more than ${MAX_UID_PAGES * 2500} events, too many to look up an import's UIDs in; import into another calendar.`,
     );
   }
 

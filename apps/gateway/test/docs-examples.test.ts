@@ -289,7 +289,7 @@ describe('every example in /api/docs runs as documented and returns what it says
 const OUTLOOK_EXEMPT: NonNullable<ExampleRig['exempt']> = {
   import_events: {
     reason:
-      'importing keeps each VEVENT by its UID, and Calgate cannot yet find Outlook events by UID: imports go to Calgate and (later) Google calendars',
+      'importing keeps each VEVENT by its UID, and Calgate cannot yet find Outlook events by UID: imports go to Calgate, CalDAV and Google calendars',
     check({ isError, text }) {
       expect(isError).toBe(true);
       expect(text).toMatch(/cannot take imports: its provider cannot find events by UID/);

@@ -180,6 +180,48 @@ describe('events CRUD', () => {
     const byUid = await calendar.events.list({ calendarId: target, iCalUID: 'external-1@example.org' });
     expect(byUid.data.items?.map((e) => e.summary)).toEqual(['Imported v2']);
   });
+
+  it('imports a series keeping its iCalUID on every occurrence; iCalUID lists the series and its exceptions', async () => {
+    const target = await newCalendar('Imported series');
+    const series = await calendar.events.import({
+      calendarId: target,
+      requestBody: {
+        iCalUID: 'standup@example.org',
+        summary: 'Standup',
+        start: { dateTime: '2026-01-05T09:00:00', timeZone: 'Europe/Berlin' },
+        end: { dateTime: '2026-01-05T09:15:00', timeZone: 'Europe/Berlin' },
+        recurrence: ['RRULE:FREQ=DAILY;COUNT=3'],
+      },
+    });
+    expect(series.data.iCalUID).toBe('standup@example.org');
+    const instances = await calendar.events.instances({
+      calendarId: target,
+      eventId: series.data.id as string,
+    });
+    expect(instances.data.items?.map((e) => e.iCalUID)).toEqual(Array(3).fill('standup@example.org'));
+    const [, second, third] = instances.data.items ?? [];
+    await calendar.events.patch({
+      calendarId: target,
+      eventId: second?.id as string,
+      requestBody: { summary: 'Standup (late)' },
+    });
+    await calendar.events.delete({ calendarId: target, eventId: third?.id as string });
+    // As Google documents: without singleEvents, a cancelled occurrence is listed even without
+    // showDeleted; the series itself is listed only while it is not cancelled.
+    const byUid = await calendar.events.list({ calendarId: target, iCalUID: 'standup@example.org' });
+    expect(byUid.data.items?.map((e) => [e.status, e.summary ?? null, e.recurringEventId ?? null])).toEqual([
+      ['confirmed', 'Standup', null],
+      ['confirmed', 'Standup (late)', series.data.id],
+      ['cancelled', null, series.data.id],
+    ]);
+    await calendar.events.delete({ calendarId: target, eventId: series.data.id as string });
+    const gone = await calendar.events.list({ calendarId: target, iCalUID: 'standup@example.org' });
+    expect(
+      gone.data.items?.some((e) => e.recurringEventId === undefined || e.recurringEventId === null),
+    ).toBe(false);
+    const other = await calendar.events.list({ calendarId: target, iCalUID: 'nobody@example.org' });
+    expect(other.data.items).toEqual([]);
+  });
 });
 
 describe('events.list paging and sync', () => {

@@ -19,12 +19,14 @@ import {
   errorConditions,
   foundProps,
   hrefsOf,
+  type Multistatus,
   multigetBody,
   parseMultistatus,
   propertyQueryBody,
   propfindBody,
   syncCollectionBody,
   textOf,
+  uidQueryBody,
   type XmlNode,
 } from './xml.ts';
 
@@ -459,6 +461,47 @@ export class CaldavClient {
     return [...byHref.values()];
   }
 
+  /**
+   * The UID of every event object in a calendar, with its href, from one calendar-query: the
+   * server is asked for the UIDs alone (partial calendar-data), and for whole objects where it
+   * refuses that. An object whose data cannot be read is left out.
+   */
+  async uidIndex(calendarUrl: string, signal?: AbortSignal): Promise<{ href: string; uid: string }[]> {
+    let partial: { multistatus: Multistatus; url: string } | undefined;
+    try {
+      partial = await this.#dav('REPORT', calendarUrl, uidQueryBody(true), '1', signal);
+    } catch (error) {
+      if (!isCalgateError(error) || error.code === 'needs_reauth' || error.code === 'not_found') {
+        throw error;
+      }
+    }
+    if (partial === undefined) {
+      const { multistatus, url } = await this.#dav('REPORT', calendarUrl, uidQueryBody(false), '1', signal);
+      return uidsOf(objectsOf(multistatus.responses, url));
+    }
+    const out: { href: string; uid: string }[] = [];
+    const unread: string[] = [];
+    const collection = new URL(partial.url).pathname;
+    for (const response of partial.multistatus.responses) {
+      if (new URL(response.href, partial.url).pathname === collection) {
+        continue;
+      }
+      const data = textOf(foundProps(response)['calendar-data']);
+      const uid = data === undefined ? undefined : uidOfData(data);
+      if (uid === undefined) {
+        unread.push(response.href);
+      } else {
+        out.push({ href: response.href, uid });
+      }
+    }
+    // A server that answers the partial request without the UIDs (Xandikos) is asked once more,
+    // for those objects whole.
+    if (unread.length > 0) {
+      out.push(...uidsOf(await this.multiget(calendarUrl, unread, signal)));
+    }
+    return out;
+  }
+
   /** The named objects (hrefs as the server gave them); missing ones are left out. */
   async multiget(
     calendarUrl: string,
@@ -772,4 +815,29 @@ function objectsOf(responses: DavResponse[], base: string): CaldavObject[] {
     });
   }
   return out;
+}
+
+function uidsOf(objects: readonly CaldavObject[]): { href: string; uid: string }[] {
+  const out: { href: string; uid: string }[] = [];
+  for (const object of objects) {
+    const uid = uidOfData(object.data);
+    if (uid !== undefined) {
+      out.push({ href: object.href, uid });
+    }
+  }
+  return out;
+}
+
+/** The UID of an object's events (all of one object's VEVENTs share it), read with ical.js. */
+function uidOfData(data: string): string | undefined {
+  try {
+    const calendar = new ICAL.Component(ICAL.parse(data));
+    for (const event of calendar.getAllSubcomponents('vevent')) {
+      const uid = event.getFirstPropertyValue('uid');
+      if (typeof uid === 'string' && uid !== '') {
+        return uid;
+      }
+    }
+  } catch {}
+  return undefined;
 }

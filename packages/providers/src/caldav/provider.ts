@@ -348,7 +348,11 @@ export class CaldavCalendarProvider implements CalendarProvider {
       );
     }
     const client = await this.#client();
-    const text = newEventIcs(input, id, { calendarZone: calendar.timeZone, now: this.#now() });
+    // The UID is the one given (an import keeps the file's); the object's name stays Calgate's own.
+    const text = newEventIcs(input, input.iCalUID ?? id, {
+      calendarZone: calendar.timeZone,
+      now: this.#now(),
+    });
     const object = await client.create(collectionBase(calendar), text, `${id}.ics`);
     return this.#eventOf(calendar, object, id, undefined, id);
   }
@@ -412,6 +416,25 @@ export class CaldavCalendarProvider implements CalendarProvider {
       label: current.summary ?? eventId,
       ...(object.etag === undefined ? {} : { known: { etag: object.etag, data: object.data } }),
     });
+  }
+
+  /**
+   * The event ids of the objects carrying these UIDs, by UID, from one calendar-query for the
+   * whole calendar (never one request per UID).
+   */
+  async findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (uids.length === 0) {
+      return out;
+    }
+    const wanted = new Set(uids);
+    const client = await this.#client();
+    for (const { href, uid } of await client.uidIndex(collectionBase(calendar))) {
+      if (wanted.has(uid) && !out.has(uid)) {
+        out.set(uid, caldavEventId(href));
+      }
+    }
+    return out;
   }
 
   /** Busy from the events themselves: transparent, cancelled and declined (by this account) are free. */

@@ -166,3 +166,14 @@ export function syncCollectionBody(token: string | undefined): string {
 export function propertyQueryBody(name: string): string {
   return `<?xml version="1.0" encoding="utf-8"?><c:calendar-query ${NAMESPACES}><d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT"><c:prop-filter name="${escapeXml(name)}"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>`;
 }
+
+/**
+ * calendar-query for every VEVENT object, asking only for its UID (RFC 4791 §9.6 partial
+ * retrieval); `partial` false asks for the whole calendar-data, for servers that refuse it.
+ */
+export function uidQueryBody(partial: boolean): string {
+  const data = partial
+    ? '<c:calendar-data><c:comp name="VCALENDAR"><c:comp name="VEVENT"><c:prop name="UID"/><c:prop name="RECURRENCE-ID"/></c:comp></c:comp></c:calendar-data>'
+    : '<c:calendar-data/>';
+  return `<?xml version="1.0" encoding="utf-8"?><c:calendar-query ${NAMESPACES}><d:prop><d:getetag/>${data}</d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT"/></c:comp-filter></c:filter></c:calendar-query>`;
+}

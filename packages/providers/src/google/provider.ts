@@ -39,6 +39,10 @@ import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } f
 
 const CALENDAR_LIST_PAGE = 250;
 const MAX_LIST_PAGES = 200;
+/** UIDs an import looks up one by one; more are found in one listing of the calendar. */
+const FEW_UIDS = 10;
+/** Pages of 2,500 events an import's UID listing reads at most. */
+const MAX_UID_PAGES = 40;
 
 export interface GoogleProviderOptions {
   auth: GoogleAuth;
@@ -236,8 +240,59 @@ export class GoogleCalendarProvider implements CalendarProvider {
   }
 
   /**
+   * The ids of the live events (singles and masters) carrying these iCalendar UIDs, by UID: a
+   * few are asked for one by one (events.list with `iCalUID`), many with one listing of the
+   * whole calendar, a page per 2,500 events.
+   */
+  async findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const wanted = new Set(uids);
+    const keep = (items: calendar_v3.Schema$Event[] | undefined) => {
+      for (const item of items ?? []) {
+        const uid = item.iCalUID;
+        if (
+          uid &&
+          item.id &&
+          wanted.has(uid) &&
+          !item.recurringEventId &&
+          item.status !== 'cancelled' &&
+          !out.has(uid)
+        ) {
+          out.set(uid, item.id);
+        }
+      }
+    };
+    const list = (params: calendar_v3.Params$Resource$Events$List) =>
+      this.#call({ operation: 'events.list', calendarId: calendar.externalId }, (options) =>
+        this.#api.events.list(
+          { calendarId: calendar.externalId, maxResults: 2500, singleEvents: false, ...params },
+          options,
+        ),
+      );
+    if (wanted.size <= FEW_UIDS) {
+      await Promise.all([...wanted].map(async (uid) => keep((await list({ iCalUID: uid })).items)));
+      return out;
+    }
+    let pageToken: string | undefined;
+    for (let page = 0; page < MAX_UID_PAGES; page += 1) {
+      const data = await list(pageToken === undefined ? {} : { pageToken });
+      keep(data.items);
+      if (!data.nextPageToken) {
+        return out;
+      }
+      pageToken = data.nextPageToken;
+    }
+    throw new CalgateError(
+      'invalid_argument',
+      `This calendar has more than ${MAX_UID_PAGES * 2500} events, too many to look up an import's UIDs in; import into another calendar.`,
+    );
+  }
+
+  /**
    * Inserts with a client-chosen id (the caller's, or a new one) so that a retry after a lost
-   * answer cannot create a second event: it answers 409, and then the event is read back.
+   * answer cannot create a second event: it answers 409, and then the event is read back. An
+   * event with an iCalendar UID (an import) goes in through events.import, which keeps the UID
+   * and, keyed by it, makes a retry update rather than duplicate.
    */
   async insertEvent(
     calendar: CalendarRef,
@@ -245,6 +300,18 @@ export class GoogleCalendarProvider implements CalendarProvider {
     options: WriteOptions = {},
   ): Promise<CalendarEvent> {
     this.#refuseAttendeeChanges(input.attendees, false);
+    if (input.iCalUID !== undefined) {
+      const { id: _id, ...body } = toGoogleEvent(input);
+      const data = await this.#call(
+        { operation: 'events.import', calendarId: calendar.externalId },
+        (request) =>
+          this.#api.events.import(
+            { calendarId: calendar.externalId, requestBody: { ...body, iCalUID: input.iCalUID } },
+            request,
+          ),
+      );
+      return toCalendarEvent(data);
+    }
     const eventId = input.id ?? newEventId();
     const params: calendar_v3.Params$Resource$Events$Insert = {
       calendarId: calendar.externalId,

@@ -107,6 +107,15 @@ export class MirroredCalendarProvider implements CalendarProvider {
     this.#batch = batch;
   }
 
+  /** Imports find events by UID at the upstream (absent where the upstream cannot). */
+  get findByICalUIDs():
+    | ((calendar: CalendarRef, uids: readonly string[]) => Promise<Map<string, string>>)
+    | undefined {
+    const upstream = this.#upstream;
+    const find = upstream.findByICalUIDs;
+    return find === undefined ? undefined : (calendar, uids) => find.call(upstream, calendar, uids);
+  }
+
   /** The upstream's kind: a mirrored calendar is still its provider's. */
   get kind(): CalendarProvider['kind'] {
     return this.#upstream.kind;

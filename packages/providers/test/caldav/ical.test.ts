@@ -259,6 +259,32 @@ describe('writing', () => {
     expect(starts(list)).toEqual(['2026-07-01T12:00:00-04:00', '2026-07-08T12:00:00-04:00']);
   });
 
+  it('writes every recurrence line of a new event: RRULE, EXDATE and RDATE together', () => {
+    const text = newEventIcs(
+      {
+        summary: 'Standup',
+        start: { dateTime: '2026-03-02T09:00:00', timeZone: 'Europe/Berlin' },
+        end: { dateTime: '2026-03-02T09:15:00', timeZone: 'Europe/Berlin' },
+        recurrence: [
+          'RRULE:FREQ=DAILY;COUNT=3',
+          'EXDATE;TZID=Europe/Berlin:20260303T090000',
+          'RDATE;TZID=Europe/Berlin:20260310T090000',
+        ],
+      },
+      'imported-uid@example.com',
+      context,
+    );
+    expect(text).toContain('UID:imported-uid@example.com');
+    expect(text).toContain('RRULE:FREQ=DAILY;COUNT=3');
+    expect(text).toContain('EXDATE;TZID=Europe/Berlin:20260303T090000');
+    expect(text).toContain('RDATE;TZID=Europe/Berlin:20260310T090000');
+    expect(starts(events(text, '2026-03-01T00:00:00Z', '2026-03-20T00:00:00Z'))).toEqual([
+      '2026-03-02T09:00:00+01:00',
+      '2026-03-04T09:00:00+01:00',
+      '2026-03-10T09:00:00+01:00',
+    ]);
+  });
+
   const series = wrap(
     'BEGIN:VEVENT',
     'UID:keep',

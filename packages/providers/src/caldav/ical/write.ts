@@ -239,7 +239,8 @@ function setRecurrence(component: ICAL.Component, lines: string[]): void {
       `recurrence lines ${JSON.stringify(lines)} are not iCalendar; write e.g. 'RRULE:FREQ=WEEKLY;COUNT=5'.`,
     );
   }
-  for (const property of holder.getAllProperties()) {
+  // A copy: adding a property to the event takes it out of the holder's list.
+  for (const property of [...holder.getAllProperties()]) {
     if (!['rrule', 'exrule', 'rdate', 'exdate'].includes(property.name)) {
       throw invalid(`recurrence line '${property.toICALString()}' is not RRULE, EXRULE, RDATE or EXDATE.`);
     }

@@ -19,7 +19,7 @@ import type { CalendarHandle } from '../../access.ts';
 import { defineTool } from '../../catalogue.ts';
 import { writeCalendarId } from '../../write-schemas.ts';
 
-/** Events looked up and written together: one UID lookup per batch. */
+/** Events written together (new ones in one statement where the provider can). */
 const BATCH = 250;
 /** Writes in flight at once within a batch. */
 const PARALLEL = 8;
@@ -252,14 +252,13 @@ export const importEvents = defineTool({
     let imported = 0;
     let updated = 0;
     let skipped = 0;
-    const find = handle.provider.findByICalUIDs.bind(handle.provider);
+    // One look-up for the whole file: a remote calendar answers it with one query.
+    const existing = await handle.provider.findByICalUIDs(handle.ref, [
+      ...new Set(ready.map((item) => item.uid)),
+    ]);
     for (let at = 0; at < ready.length; at += BATCH) {
       signal.throwIfAborted();
       const batch = ready.slice(at, at + BATCH);
-      const existing = await find(
-        handle.ref,
-        batch.map((item) => item.uid),
-      );
       // New events go in one statement where the provider can; a batch it refuses goes one by one,
       // so the error names the event.
       const fresh = batch.filter(

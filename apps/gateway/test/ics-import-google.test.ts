@@ -1,0 +1,191 @@
+/**
+ * import_events into a mirrored Google calendar over MCP (the official SDK client), through the
+ * Google emulator: every VEVENT keeps its UID as the event's iCalUID (events.import), a series'
+ * override and EXDATE arrive, and importing again (changed) updates the same events, found by
+ * iCalUID (one by one for a few UIDs, one listing of the calendar for many), never duplicating.
+ */
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+
+const CLIENT = { clientId: 'calgate-import.apps.googleusercontent.com', clientSecret: 'import-secret' };
+const ANN = 'ann@example.com';
+const CRLF = '\r\n';
+
+function vcalendar(...events: string[][]): string {
+  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
+    CRLF,
+  );
+}
+
+function vevent(lines: string[]): string[] {
+  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
+}
+
+const single = (summary: string) =>
+  vevent([
+    'UID:review-7@example.com',
+    'DTSTART:20270302T150000Z',
+    'DTEND:20270302T160000Z',
+    `SUMMARY:${summary}`,
+  ]);
+const OFFSITE = vevent([
+  'UID:offsite-2027@example.com',
+  'DTSTART;VALUE=DATE:20270303',
+  'DTEND;VALUE=DATE:20270305',
+  'SUMMARY:Offsite',
+]);
+const standup = (overrideHour: string) => [
+  ...vevent([
+    'UID:standup-series@example.com',
+    'DTSTART;TZID=Europe/Berlin:20270301T090000',
+    'DTEND;TZID=Europe/Berlin:20270301T091500',
+    'RRULE:FREQ=DAILY;COUNT=5',
+    'EXDATE;TZID=Europe/Berlin:20270304T090000',
+    'SUMMARY:Standup',
+  ]),
+  ...vevent([
+    'UID:standup-series@example.com',
+    'RECURRENCE-ID;TZID=Europe/Berlin:20270302T090000',
+    `DTSTART;TZID=Europe/Berlin:20270302T${overrideHour}0000`,
+    `DTEND;TZID=Europe/Berlin:20270302T${overrideHour}1500`,
+    'SUMMARY:Standup (late)',
+  ]),
+];
+const UIDS = ['offsite-2027@example.com', 'review-7@example.com', 'standup-series@example.com'];
+/** Enough events that the UIDs are found with one listing of the calendar, not one by one. */
+const many = (tag: string) =>
+  Array.from({ length: 14 }, (_, i) =>
+    vevent([
+      `UID:talk-${i}@conference.example`,
+      `DTSTART:202704${String(i + 1).padStart(2, '0')}T100000Z`,
+      `DTEND:202704${String(i + 1).padStart(2, '0')}T110000Z`,
+      `SUMMARY:Talk ${i}${tag}`,
+    ]),
+  );
+
+interface Listed {
+  id: string;
+  summary?: string;
+  start: { dateTime?: string; date?: string };
+}
+
+describe('import_events into a mirrored Google calendar', () => {
+  let emulator: TestEmulator;
+  let gw: TestGateway;
+  let client: Client;
+  let calendarId = '';
+
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return result.structuredContent as Record<string, unknown>;
+  };
+  /** Events (singles and masters, not cancelled) as Google holds them. */
+  const stored = () =>
+    emulator.admin
+      .events(ANN)
+      .filter((e) => e.recurringEventId === undefined && e.status !== 'cancelled') as {
+      id: string;
+      iCalUID: string;
+      summary?: string;
+    }[];
+
+  beforeAll(async () => {
+    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
+    gw = await startTestGateway({
+      ...emulator.env,
+      ...HIGH_RATE_LIMITS,
+      WORKER_IN_PROCESS: 'true',
+      MIRROR_MAX_STALENESS: '2',
+    });
+    const tenant = await gw.seedTenant('Importer');
+    calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
+    await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { toolsets: ['calendar', 'ics'] });
+    gw.runtime.deps.authenticator.invalidate();
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await gw?.stop();
+    await emulator?.close();
+  });
+
+  it('imports singles and a series with an override and an EXDATE under their UIDs, then updates the same events', async () => {
+    const first = await call('import_events', {
+      calendarId,
+      ics: vcalendar(single('Design review'), OFFSITE, standup('11')),
+    });
+    expect(first).toMatchObject({ imported: 3, updated: 0, skipped: 0, errors: [] });
+    const before = stored();
+    expect(before.map((e) => e.iCalUID).sort()).toEqual(UIDS);
+    expect(emulator.admin.requests().filter((r) => r.op === 'events.import')).toHaveLength(3);
+
+    const week = async () =>
+      (
+        await call('list_events', {
+          calendarId,
+          timeMin: '2027-03-01T00:00:00Z',
+          timeMax: '2027-03-08T00:00:00Z',
+          format: 'json',
+        })
+      ).events as Listed[];
+    const standups = (events: Listed[]) =>
+      events.filter((e) => e.summary?.startsWith('Standup')).map((e) => [e.summary, e.start.dateTime]);
+    // The calendar's first sync may run alongside the import: read within the mirror's bound.
+    let shown = await week();
+    for (let i = 0; i < 20 && standups(shown).length !== 4; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      shown = await week();
+    }
+    expect(standups(shown)).toEqual([
+      ['Standup', '2027-03-01T09:00:00+01:00'],
+      ['Standup (late)', '2027-03-02T11:00:00+01:00'],
+      ['Standup', '2027-03-03T09:00:00+01:00'],
+      ['Standup', '2027-03-05T09:00:00+01:00'],
+    ]);
+
+    const second = await call('import_events', {
+      calendarId,
+      ics: vcalendar(single('Design review (room 4)'), OFFSITE, standup('12')),
+    });
+    expect(second).toMatchObject({ imported: 0, errors: [] });
+    expect((second.updated as number) + (second.skipped as number)).toBe(3);
+    const after = stored();
+    expect(after.map((e) => e.id).sort()).toEqual(before.map((e) => e.id).sort());
+    expect(after.map((e) => e.iCalUID).sort()).toEqual(UIDS);
+    expect(after.find((e) => e.iCalUID === 'review-7@example.com')?.summary).toBe('Design review (room 4)');
+    let listed = await week();
+    for (let i = 0; i < 20 && standups(listed)[1]?.[1] !== '2027-03-02T12:00:00+01:00'; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      listed = await week();
+    }
+    expect(standups(listed)).toEqual([
+      ['Standup', '2027-03-01T09:00:00+01:00'],
+      ['Standup (late)', '2027-03-02T12:00:00+01:00'],
+      ['Standup', '2027-03-03T09:00:00+01:00'],
+      ['Standup', '2027-03-05T09:00:00+01:00'],
+    ]);
+    expect(listed.filter((e) => e.summary?.startsWith('Design review'))).toHaveLength(1);
+  });
+
+  it('finds many UIDs with one listing of the calendar and updates them in place', async () => {
+    const first = await call('import_events', { calendarId, ics: vcalendar(...many('')) });
+    expect(first).toMatchObject({ imported: 14, updated: 0, errors: [] });
+    const ids = stored()
+      .filter((e) => e.iCalUID.endsWith('@conference.example'))
+      .map((e) => e.id)
+      .sort();
+    expect(ids).toHaveLength(14);
+    emulator.admin.clearRequests();
+    const again = await call('import_events', { calendarId, ics: vcalendar(...many(' (slides)')) });
+    expect(again).toMatchObject({ imported: 0, updated: 14, skipped: 0, errors: [] });
+    const lookups = emulator.admin.requests().filter((r) => r.op === 'events.list');
+    expect(lookups).toHaveLength(1);
+    const talks = stored().filter((e) => e.iCalUID.endsWith('@conference.example'));
+    expect(talks.map((e) => e.id).sort()).toEqual(ids);
+    expect(talks.every((e) => e.summary?.endsWith('(slides)'))).toBe(true);
+  });
+});

@@ -2,7 +2,7 @@
 // injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
 // refused (target ≤ 0.5 %) and the time to screen one text. The newest frozen test set comes
 // first: it was written and frozen before the detector's last round of changes
-// (bench/firewall/frozen/test3/README.md), so it is the figure users get; earlier rounds follow,
+// (bench/firewall/frozen/test4/README.md), so it is the figure users get; earlier rounds follow,
 // spent. Only their totals by kind and language are printed, never their texts, so that nobody
 // tunes on them. Then the data the classifier was trained and cross-validated on: the development
 // set (frozen/dev), the training corpus (train/) and the corpus written with the rules
@@ -43,7 +43,13 @@ interface Corpus {
 const CORPORA: readonly Corpus[] = [
   {
     title:
-      'frozen test set, round 3 (never tuned on; written without sight of any corpus; the current figure)',
+      'frozen test set, round 4 (never tuned on; written without sight of any corpus; the current figure)',
+    dir: 'frozen/test4/',
+    showMisses: false,
+    frozen: true,
+  },
+  {
+    title: 'frozen test set, round 3 (spent: its result decided the changes of round 4)',
     dir: 'frozen/test3/',
     showMisses: false,
     frozen: true,
@@ -205,7 +211,7 @@ if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 3) is the figure to quote; rounds 1 and 2 are spent, the others were trained and tuned on.\n\n${body}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 4) is the figure to quote; rounds 1 to 3 are spent, the others were trained and tuned on.\n\n${body}`,
   );
 }
 const [test] = results;

@@ -64,6 +64,9 @@ describe('firewall classifier', () => {
       /frozen test corpus/,
     );
     expect(() => refuseFrozenTest('bench/firewall/frozen/test3/benign.jsonl')).toThrow(/frozen test corpus/);
+    expect(() => refuseFrozenTest('bench/firewall/frozen/test4/injections.jsonl')).toThrow(
+      /frozen test corpus/,
+    );
     expect(() => loadDev(fileURLToPath(new URL('../frozen/test/', import.meta.url)))).toThrow(
       /frozen test corpus/,
     );

@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
  * A holder's turn is a lease renewed while it is held, so a gateway killed mid-call frees its
  * turns within `leaseMs`; a waiter that stops asking (its process died) leaves the queue within
  * `waiterTtlMs`. Waiters poll (10 ms, growing to 100 ms), and a release in the same process wakes
- * that process's waiters of the key at once.
+ * that process's longest-waiting caller of the key at once.
  */
 export interface KeyTurnsPolicy {
   limit: number;
@@ -188,9 +188,10 @@ export class RedisKeyTurns implements KeyTurns {
         .calgateTurnRelease(holders, notBefore, token, pause)
         .catch(() => {})
         .finally(() => {
-          for (const wake of this.#wake.get(key) ?? []) {
-            wake();
-          }
+          // The longest-waiting caller of this process asks at once (the queue's order is kept
+          // in Redis: when another process's caller is ahead, that one takes the turn instead).
+          const [oldest] = this.#wake.get(key) ?? [];
+          oldest?.();
         });
     };
   }

@@ -485,7 +485,7 @@ export async function createRuntime(
           limit: concurrentPerKey,
           queued: queuedPerKey,
           describe: (running, waiting) =>
-            `This API key already has ${running} calls running and ${waiting} waiting across the gateways (MCP_MAX_CONCURRENT_PER_KEY ${concurrentPerKey}, MCP_MAX_QUEUED_PER_KEY ${queuedPerKey}); nothing was done. Wait for answers before sending more.`,
+            `This API key already has ${running} calls running and ${waiting} waiting (MCP_MAX_CONCURRENT_PER_KEY ${concurrentPerKey}, MCP_MAX_QUEUED_PER_KEY ${queuedPerKey}); nothing was done. Wait for answers before sending more.`,
         }),
         new KeySlots(config.mcpLimits),
         redisOutage,

@@ -105,7 +105,7 @@ describe("a key's concurrent-call limit across two gateway processes sharing Red
     const third = await importFrom(onA, '/third');
     expect(third.isError).toBe(true);
     expect(textOf(third)).toBe(
-      'This API key already has 1 calls running and 1 waiting across the gateways (MCP_MAX_CONCURRENT_PER_KEY 1, MCP_MAX_QUEUED_PER_KEY 1); nothing was done. Wait for answers before sending more.',
+      'This API key already has 1 calls running and 1 waiting (MCP_MAX_CONCURRENT_PER_KEY 1, MCP_MAX_QUEUED_PER_KEY 1); nothing was done. Wait for answers before sending more.',
     );
     expect(feeds.seen).toEqual(['/first']);
     feeds.release('/first');

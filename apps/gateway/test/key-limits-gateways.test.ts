@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectRedis, redisReady } from '@calgate/locks';
+import { connectRedis, RedisKeyTurns, redisReady } from '@calgate/locks';
 import { freePort, redisUrl, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +117,41 @@ describe("a key's concurrent-call limit across two gateway processes sharing Red
     expect(done.isError, textOf(done)).toBeFalsy();
     expect(done.structuredContent).toMatchObject({ imported: 1 });
     expect(feeds.seen).toEqual(['/first', '/second']);
+  });
+
+  it("paces a key's CPU-bound calls across gateways: none runs while the key's turn is held elsewhere", async () => {
+    // Another gateway running one of this key's expand_rrule calls holds the key's CPU turn.
+    const redis = connectRedis(redisUrl());
+    await redisReady(redis);
+    const elsewhere = new RedisKeyTurns(
+      redis,
+      { limit: 1, queued: 10, pace: { maxPauseMs: 250 }, describe: () => 'busy' },
+      'calgate:cputurns:',
+    );
+    const held = await elsewhere.acquire(keyId);
+    const heldAt = performance.now();
+    let answeredAt: number | undefined;
+    const call = onB
+      .callTool({
+        name: 'expand_rrule',
+        arguments: { rrule: 'FREQ=DAILY', dtstart: '2026-01-01T09:00:00', timeZone: 'UTC', count: 10 },
+      })
+      .then((result) => {
+        answeredAt = performance.now();
+        return result;
+      });
+    // The call waits for the key's turn however long the other gateway keeps it.
+    await until(() => performance.now() - heldAt > 400, 5_000);
+    expect(answeredAt).toBeUndefined();
+    const releasedAt = performance.now();
+    held();
+    const result = await call;
+    redis.disconnect();
+    expect(result.isError, textOf(result)).toBeFalsy();
+    // The tenth day's instance is there: the call ran in full once it had its turn.
+    expect(JSON.stringify(result.structuredContent)).toContain('2026-01-10T09:00:00');
+    // After a turn of 400 ms the key's next turn waits the pause (at most 250 ms).
+    expect((answeredAt ?? 0) - releasedAt).toBeGreaterThanOrEqual(200);
   });
 });
 

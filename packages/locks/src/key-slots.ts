@@ -11,8 +11,11 @@ import type { Redis } from 'ioredis';
  *
  * A holder's turn is a lease renewed while it is held, so a gateway killed mid-call frees its
  * turns within `leaseMs`; a waiter that stops asking (its process died) leaves the queue within
- * `waiterTtlMs`. Waiters poll (10 ms, growing to 100 ms), and a release in the same process wakes
- * that process's longest-waiting caller of the key at once.
+ * `waiterTtlMs`. Waiters poll (10 ms, growing to 100 ms). A turn ending passes straight to the
+ * longest-waiting caller of the same process, if there is one (without pacing): calls queued on a
+ * busy gateway then follow each other without a round trip to Redis, and may go before callers
+ * queued earlier on another gateway; otherwise the turn goes back to Redis, where the queue's
+ * order holds.
  */
 export interface KeyTurnsPolicy {
   limit: number;
@@ -109,17 +112,36 @@ interface TurnScripts {
   calgateTurnRenew(holders: string, token: string, leaseMs: number): Promise<number>;
 }
 
+interface TurnKeys {
+  holders: string;
+  waiters: string;
+  expiries: string;
+  counter: string;
+  notBefore: string;
+}
+
+/** A caller of this process waiting for one of a key's turns. */
+interface Waiter {
+  /** Its place in the key's queue in Redis. */
+  token: string;
+  /** A turn passed on by a caller of this process that finished (its lease, still held in Redis). */
+  handed?: string;
+  wake?: () => void;
+}
+
 /** Key turns kept in Redis, so they hold across every gateway process that shares it. */
 export class RedisKeyTurns implements KeyTurns {
+  readonly #client: Redis;
   readonly #redis: TurnScripts;
   readonly #policy: KeyTurnsPolicy;
   readonly #prefix: string;
   readonly #leaseMs: number;
   readonly #waiterTtlMs: number;
-  /** Waiters of this process per key, woken when this process releases one of the key's turns. */
-  readonly #wake = new Map<string, Set<() => void>>();
+  /** Callers of this process waiting for each key's turns, in arrival order. */
+  readonly #waiters = new Map<string, Waiter[]>();
 
   constructor(redis: Redis, policy: KeyTurnsPolicy, prefix = 'calgate:turns:') {
+    this.#client = redis;
     this.#policy = policy;
     this.#prefix = prefix;
     this.#leaseMs = policy.leaseMs ?? DEFAULT_LEASE_MS;
@@ -133,27 +155,63 @@ export class RedisKeyTurns implements KeyTurns {
   }
 
   async acquire(key: string): Promise<() => void> {
-    // One hash slot per key ({…}), so the scripts also run on a Redis cluster.
+    const me: Waiter = { token: randomBytes(12).toString('base64url') };
+    const queue = this.#waiters.get(key) ?? [];
+    queue.push(me);
+    this.#waiters.set(key, queue);
+    try {
+      return this.#holding(key, await this.#take(key, me));
+    } finally {
+      this.#leave(key, me);
+    }
+  }
+
+  /** Keys of one key's turns; one hash slot per key ({…}), so the scripts also run on a Redis cluster. */
+  #keys(key: string): TurnKeys {
     const base = `${this.#prefix}{${key}}:`;
-    const holders = `${base}h`;
-    const notBefore = `${base}nb`;
-    const token = randomBytes(12).toString('base64url');
+    return {
+      holders: `${base}h`,
+      waiters: `${base}w`,
+      expiries: `${base}we`,
+      counter: `${base}n`,
+      notBefore: `${base}nb`,
+    };
+  }
+
+  /** Waits for a turn; resolves with the token of the lease held. */
+  async #take(key: string, me: Waiter): Promise<string> {
+    const keys = this.#keys(key);
     let poll = FIRST_POLL_MS;
     for (;;) {
-      const [state, first = 0, second = 0] = await this.#redis.calgateTurnAcquire(
-        holders,
-        `${base}w`,
-        `${base}we`,
-        `${base}n`,
-        notBefore,
-        token,
-        this.#policy.limit,
-        this.#policy.queued,
-        this.#leaseMs,
-        this.#waiterTtlMs,
-      );
+      if (me.handed !== undefined) {
+        return this.#handed(keys, me, 0);
+      }
+      let answer: number[];
+      try {
+        answer = await this.#redis.calgateTurnAcquire(
+          keys.holders,
+          keys.waiters,
+          keys.expiries,
+          keys.counter,
+          keys.notBefore,
+          me.token,
+          this.#policy.limit,
+          this.#policy.queued,
+          this.#leaseMs,
+          this.#waiterTtlMs,
+        );
+      } catch (error) {
+        if (me.handed !== undefined) {
+          return this.#handed(keys, me, 0);
+        }
+        throw error;
+      }
+      const [state = 0, first = 0, second = 0] = answer;
+      if (me.handed !== undefined) {
+        return this.#handed(keys, me, state);
+      }
       if (state === 1) {
-        break;
+        return me.token;
       }
       if (state === -1) {
         throw new CalgateError('rate_limited', this.#policy.describe(first, second), {
@@ -161,14 +219,40 @@ export class RedisKeyTurns implements KeyTurns {
           retryAfterMs: 1000,
         });
       }
-      await this.#sleep(key, first > 0 ? first : poll);
+      await this.#sleep(me, first > 0 ? first : poll);
       poll = Math.min(MAX_POLL_MS, poll * 2);
     }
+  }
+
+  /** Takes a turn passed on in this process: its own place in Redis (a turn or the queue) goes. */
+  #handed(keys: TurnKeys, me: Waiter, state: number): string {
+    if (state === 1) {
+      this.#redis.calgateTurnRelease(keys.holders, keys.notBefore, me.token, 0).catch(() => {});
+    } else {
+      this.#client.zrem(keys.waiters, me.token).catch(() => {});
+      this.#client.zrem(keys.expiries, me.token).catch(() => {});
+    }
+    return me.handed as string;
+  }
+
+  #leave(key: string, me: Waiter): void {
+    const queue = this.#waiters.get(key);
+    const at = queue?.indexOf(me) ?? -1;
+    if (queue !== undefined && at >= 0) {
+      queue.splice(at, 1);
+      if (queue.length === 0) {
+        this.#waiters.delete(key);
+      }
+    }
+  }
+
+  #holding(key: string, token: string): () => void {
+    const keys = this.#keys(key);
     const started = performance.now();
     // Calls normally end long before the lease would lapse; a long one keeps it.
     const renew = setInterval(
       () => {
-        this.#redis.calgateTurnRenew(holders, token, this.#leaseMs).catch(() => {});
+        this.#redis.calgateTurnRenew(keys.holders, token, this.#leaseMs).catch(() => {});
       },
       Math.max(100, Math.floor(this.#leaseMs / 3)),
     );
@@ -181,39 +265,40 @@ export class RedisKeyTurns implements KeyTurns {
       released = true;
       clearInterval(renew);
       const pace = this.#policy.pace;
+      if (pace === undefined) {
+        // Straight to this process's longest-waiting caller, as the lease it is (as on one
+        // gateway): no round trip to Redis between one call and the next.
+        const next = this.#waiters.get(key)?.[0];
+        if (next !== undefined) {
+          next.handed = token;
+          this.#leave(key, next);
+          next.wake?.();
+          return;
+        }
+      }
       const pause =
         pace === undefined ? 0 : Math.min(pace.maxPauseMs, Math.ceil(performance.now() - started));
       // A release that does not reach Redis lapses with its lease.
       this.#redis
-        .calgateTurnRelease(holders, notBefore, token, pause)
+        .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
         .catch(() => {})
         .finally(() => {
           // The longest-waiting caller of this process asks at once (the queue's order is kept
           // in Redis: when another process's caller is ahead, that one takes the turn instead).
-          const [oldest] = this.#wake.get(key) ?? [];
-          oldest?.();
+          this.#waiters.get(key)?.[0]?.wake?.();
         });
     };
   }
 
-  #sleep(key: string, ms: number): Promise<void> {
+  #sleep(me: Waiter, ms: number): Promise<void> {
     return new Promise((resolve) => {
-      let waiters = this.#wake.get(key);
-      if (waiters === undefined) {
-        waiters = new Set();
-        this.#wake.set(key, waiters);
-      }
-      const set = waiters;
       const done = () => {
         clearTimeout(timer);
-        set.delete(done);
-        if (set.size === 0 && this.#wake.get(key) === set) {
-          this.#wake.delete(key);
-        }
+        me.wake = undefined;
         resolve();
       };
       const timer = setTimeout(done, ms);
-      set.add(done);
+      me.wake = done;
     });
   }
 }

@@ -27,7 +27,7 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
   it('holds the limit across processes, queues first come first served, refuses past the queue', async () => {
     const [a, b] = pair({ limit: 2, queued: 2 });
     const k = key();
-    const held = [await a.acquire(k), await b.acquire(k)];
+    const held = [await a.acquire(k), await a.acquire(k)];
     const order: string[] = [];
     const third = b.acquire(k).then((release) => {
       order.push('third');
@@ -35,7 +35,7 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
     });
     // Let the third call reach the queue before the fourth.
     await new Promise((resolve) => setTimeout(resolve, 30));
-    const fourth = a.acquire(k).then((release) => {
+    const fourth = b.acquire(k).then((release) => {
       order.push('fourth');
       return release;
     });
@@ -43,16 +43,37 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
     await expect(b.acquire(k)).rejects.toThrow('2 running, 2 waiting');
     await expect(a.acquire(k)).rejects.toMatchObject({ code: 'rate_limited' });
     expect(order).toEqual([]);
+    // A turn ending on the first process goes back to Redis: the second process's callers
+    // take it in the order they came.
     held[0]?.();
-    (await third)();
+    await third;
+    expect(order).toEqual(['third']);
     held[1]?.();
     (await fourth)();
+    (await third)();
     expect(order).toEqual(['third', 'fourth']);
     // Everything released: the key has its full limit again, on either process.
     const again = [await a.acquire(k), await b.acquire(k)];
     for (const release of again) {
       release();
     }
+  });
+
+  it("passes a turn straight to the same process's next caller, keeping the limit", async () => {
+    const [a, b] = pair({ limit: 1, queued: 5 });
+    const k = key();
+    const first = await a.acquire(k);
+    const second = a.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    first();
+    const release = await second;
+    // The turn passed on is still the key's one turn: the other process is refused.
+    await expect(pair({ limit: 1, queued: 0 })[1].acquire(k)).rejects.toThrow('1 running, 0 waiting');
+    // And the caller that took it left the queue in Redis: a caller on the other process is first.
+    const third = b.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    release();
+    (await third)();
   });
 
   it('frees the turns of a process that died holding them once their lease lapses', async () => {

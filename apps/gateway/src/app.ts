@@ -74,6 +74,9 @@ export interface AppDeps {
   mcpStreams?: { keepAliveMs: number; recheckMs: number };
   /** Per-request work budget and per-key concurrency of /api/mcp. */
   mcpLimits?: McpRouteDeps['mcpLimits'];
+  /** Per-key slots and CPU-bound turns across gateways (Redis); this process's own when absent. */
+  keySlots?: McpRouteDeps['keySlots'];
+  keyCpuTurns?: McpRouteDeps['keyCpuTurns'];
   /** The built dashboard's folder; defaults to apps/dashboard/dist. */
   dashboardDir?: string;
   /** Which proxies' X-Forwarded-For to believe for `request.ip` (TRUST_PROXY); none when absent. */

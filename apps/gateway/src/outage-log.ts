@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import type { ExposureLog, RateLimiter, SlotLock } from '@calgate/locks';
+import type { ExposureLog, KeyTurns, RateLimiter, SlotLock } from '@calgate/locks';
 import type { Logger } from 'pino';
 
 export interface OutageLogOptions {
@@ -100,6 +100,25 @@ export function failOpen(limiter: RateLimiter, outage: OutageLog): RateLimiter {
         () => true,
         () => limiter.take(key, cost),
       ).catch(() => ({ allowed: true, retryAfterMs: 0 })),
+  };
+}
+
+/**
+ * Key turns across gateways (Redis) that fall back to this process's own turns while Redis is
+ * away: each gateway then still applies the limit by itself (a key may run the limit once per
+ * gateway, never without limit), and no call is refused because Redis is unreachable. A refusal
+ * because the key's queue is full is passed on as it is.
+ */
+export function failToLocal(shared: KeyTurns, local: KeyTurns, outage: OutageLog): KeyTurns {
+  const isOutage = (error: unknown) => !(error instanceof CalgateError);
+  return {
+    acquire: (key) =>
+      watched(outage, isOutage, () => shared.acquire(key)).catch((error: unknown) => {
+        if (isOutage(error)) {
+          return local.acquire(key);
+        }
+        throw error;
+      }),
   };
 }
 

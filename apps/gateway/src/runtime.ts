@@ -4,11 +4,13 @@ import { join, resolve } from 'node:path';
 import {
   connectRedis,
   type ExposureLog,
+  type KeyTurns,
   MemoryExposureLog,
   MemoryRateLimiter,
   MemorySlotLock,
   type RateLimiter,
   RedisExposureLog,
+  RedisKeyTurns,
   RedisRateLimiter,
   RedisSlotLock,
   redisReady,
@@ -67,6 +69,7 @@ import { GoogleConnections } from './google/service.ts';
 import { googleSyncSources } from './google/sync-sources.ts';
 import { tenantSchedulerStatus } from './http/api/scheduler.ts';
 import { ElicitationRelay } from './http/elicitation-relay.ts';
+import { KeySlots } from './http/key-slots.ts';
 import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import { IcsSubscriptions } from './ics/subscriptions.ts';
 import {
@@ -86,7 +89,14 @@ import { SyncSources } from './mirror/sources.ts';
 import { type MirrorWorkDeps, startMirrorWork } from './mirror/worker.ts';
 import { ClientDocuments } from './oauth/client-documents.ts';
 import { AccessTokens, AuthorizationRequests } from './oauth/tokens.ts';
-import { failClosed, failOpen, failOpenExposures, OutageLog, watchedSlotLock } from './outage-log.ts';
+import {
+  failClosed,
+  failOpen,
+  failOpenExposures,
+  failToLocal,
+  OutageLog,
+  watchedSlotLock,
+} from './outage-log.ts';
 
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
@@ -473,7 +483,7 @@ export async function createRuntime(
     // One warning when Redis or Postgres stops answering and one line when it answers again.
     const redisOutage = new OutageLog(log, {
       dependency: 'redis',
-      down: 'Redis is unreachable: rate limits are not enforced, bookings and sign-in answer "unavailable"',
+      down: 'Redis is unreachable: rate limits are not enforced, per-key concurrency is limited per gateway, bookings and sign-in answer "unavailable"',
       up: 'Redis is reachable again',
     });
     const postgresOutage = new OutageLog(log, {
@@ -490,6 +500,9 @@ export async function createRuntime(
     // What each key's agent was shown that may carry instructions, across gateways with Redis.
     let exposures: ExposureLog = new MemoryExposureLog();
     let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
+    // Per-key concurrency and CPU pacing across gateways; without Redis, each process's own.
+    let keySlots: KeyTurns | undefined;
+    let keyCpuTurns: KeyTurns | undefined;
     let elicitations = new ElicitationRelay();
     // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
     const calendarChanges = new CalendarChanges();
@@ -509,6 +522,34 @@ export async function createRuntime(
       slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
       exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
       clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
+      const { concurrentPerKey, queuedPerKey } = config.mcpLimits;
+      keySlots = failToLocal(
+        new RedisKeyTurns(client, {
+          limit: concurrentPerKey,
+          queued: queuedPerKey,
+          describe: (running, waiting) =>
+            `This API key already has ${running} calls running and ${waiting} waiting (MCP_MAX_CONCURRENT_PER_KEY ${concurrentPerKey}, MCP_MAX_QUEUED_PER_KEY ${queuedPerKey}); nothing was done. Wait for answers before sending more.`,
+        }),
+        new KeySlots(config.mcpLimits),
+        redisOutage,
+      );
+      // A key's CPU-bound calls one at a time across gateways, paced; the process's own turns
+      // (in the MCP route) still apply, and alone while Redis is away.
+      keyCpuTurns = failToLocal(
+        new RedisKeyTurns(
+          client,
+          {
+            limit: 1,
+            queued: concurrentPerKey + queuedPerKey,
+            pace: { maxPauseMs: 250 },
+            describe: (running, waiting) =>
+              `This API key already has ${running} CPU-bound call running and ${waiting} waiting across the gateways; nothing was done. Wait for answers before sending more.`,
+          },
+          'calgate:cputurns:',
+        ),
+        { acquire: async () => () => {} },
+        redisOutage,
+      );
       // A form's answer may reach another gateway process than the call waiting for it.
       const subscriber = client.duplicate({ connectionName: 'calgate-elicitations', autoResubscribe: false });
       subscriber.on('error', () => {});
@@ -665,6 +706,8 @@ export async function createRuntime(
       providers,
       mcpStreams: config.mcpStreams,
       mcpLimits: config.mcpLimits,
+      keySlots,
+      keyCpuTurns,
       directory: calendarDirectory({
         tenancy,
         google: googleProviders,

@@ -151,6 +151,8 @@ export function textOf(result: object): string {
 export interface GatewayProcess {
   url: string;
   mcpUrl: string;
+  /** The operating-system process (to kill it without a shutdown). */
+  child: import('node:child_process').ChildProcess;
   stop(): Promise<void>;
 }
 
@@ -199,6 +201,7 @@ export async function spawnGatewayProcess(env: Record<string, string>): Promise<
   return {
     url,
     mcpUrl: `${url}/api/mcp`,
+    child,
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

@@ -111,7 +111,7 @@ export interface SessionOptions {
    */
   admit?: () => Promise<() => void>;
   /** Where CPU-bound calls wait for their turn; shared by every request of the process. */
-  cpuTurns?: CpuTurns;
+  cpuTurns?: Pick<CpuTurns, 'acquire'>;
   /** Worker threads for CPU-bound pure work, shared by every request of the process. */
   cpu?: CpuPool;
   /** Unexpected (non-Calgate) errors, for the log; the caller only sees a request id. */

@@ -2,8 +2,9 @@
  * How many tool calls each API key runs at once in this gateway process. A call beyond the
  * limit waits its turn (first come, first served); when too many of the key's calls are already
  * waiting, it is refused at once. Every call of a JSON-RPC batch counts, so a key cannot get
- * around the limit by packing calls into one request. Limits are per process: several gateways
- * each apply them.
+ * around the limit by packing calls into one request. These limits are this process's own: with
+ * Redis, the gateway takes the key's slots there (`RedisKeyTurns`, the same rules across every
+ * gateway) and falls back to these while Redis is unreachable.
  */
 import { CalgateError } from '@calgate/core';
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ExposureLog, RateLimiter } from '@calgate/locks';
+import type { ExposureLog, KeyTurns, RateLimiter } from '@calgate/locks';
 import {
   type AuditLog,
   type ConfirmationRepository,
@@ -117,6 +117,13 @@ export interface McpRouteDeps {
   mcpLimits?:
     | { budget: BudgetLimits; concurrentPerKey: number; queuedPerKey: number; cpuWorkers: number }
     | undefined;
+  /**
+   * Each key's concurrent-call slots shared by every gateway (Redis); this process's own
+   * (`KeySlots` over `mcpLimits`) when absent.
+   */
+  keySlots?: KeyTurns | undefined;
+  /** Each key's CPU-bound turns across gateways (Redis), taken before this process's own turn. */
+  keyCpuTurns?: KeyTurns | undefined;
 }
 
 /** The JSON-RPC requests (not notifications or responses) in a body, one or a batch. */
@@ -199,6 +206,32 @@ export function principalOf(key: KeyAccess): Principal {
   };
 }
 
+/**
+ * A CPU-bound call's turn: first the key's turn across gateways (so one key's heavy calls are
+ * paced together wherever they land), then this process's (so its event loop stays responsive).
+ */
+function keyThenProcess(
+  keyTurns: KeyTurns,
+  keyId: string,
+  processTurns: CpuTurns,
+): Pick<CpuTurns, 'acquire'> {
+  return {
+    async acquire() {
+      const keyTurn = await keyTurns.acquire(keyId);
+      try {
+        const processTurn = await processTurns.acquire();
+        return () => {
+          processTurn();
+          keyTurn();
+        };
+      } catch (error) {
+        keyTurn();
+        throw error;
+      }
+    },
+  };
+}
+
 function acceptsEventStream(accept: string | undefined): boolean {
   return accept?.split(',').some((type) => type.split(';')[0]?.trim() === 'text/event-stream') === true;
 }
@@ -219,7 +252,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     queuedPerKey: 200,
     cpuWorkers: 1,
   };
-  const slots = new KeySlots(limits);
+  const slots: KeyTurns = deps.keySlots ?? new KeySlots(limits);
   const serverInfo = {
     name: 'calgate',
     title: 'Calgate',
@@ -344,7 +377,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       setLogLevel: (level) => logLevels.set(key.keyId, level),
       budget: new WorkBudget(limits.budget),
       admit: () => slots.acquire(key.keyId),
-      cpuTurns,
+      cpuTurns:
+        deps.keyCpuTurns === undefined ? cpuTurns : keyThenProcess(deps.keyCpuTurns, key.keyId, cpuTurns),
       exposures: deps.exposures,
       canElicit,
       inputStateKey,

@@ -1,0 +1,304 @@
+import { randomBytes } from 'node:crypto';
+import { CalgateError } from '@calgate/core';
+import type { Redis } from 'ioredis';
+
+/**
+ * Turns per key shared by every gateway process: at most `limit` holders of a key at once, the
+ * next `queued` callers waiting first come, first served (across processes), anyone beyond that
+ * refused at once. With `pace`, a holder that kept its turn for d ms makes the key's next turn
+ * wait min(d, maxPauseMs): the key's CPU-bound calls then get at most about half of one process,
+ * however many gateways they are spread over.
+ *
+ * A holder's turn is a lease renewed while it is held, so a gateway killed mid-call frees its
+ * turns within `leaseMs`; a waiter that stops asking (its process died) leaves the queue within
+ * `waiterTtlMs`. Waiters poll (10 ms, growing to 100 ms). A turn ending passes straight to the
+ * longest-waiting caller of the same process, if there is one (without pacing): calls queued on a
+ * busy gateway then follow each other without a round trip to Redis, and may go before callers
+ * queued earlier on another gateway; otherwise the turn goes back to Redis, where the queue's
+ * order holds.
+ */
+export interface KeyTurnsPolicy {
+  limit: number;
+  queued: number;
+  /** What a refusal says about the limits (which settings to change). */
+  describe: (running: number, waiting: number) => string;
+  pace?: { maxPauseMs: number };
+  leaseMs?: number;
+  waiterTtlMs?: number;
+}
+
+/** Waits for one of the key's turns and returns its release; throws when the queue is full. */
+export interface KeyTurns {
+  acquire(key: string): Promise<() => void>;
+}
+
+const DEFAULT_LEASE_MS = 15_000;
+const DEFAULT_WAITER_TTL_MS = 2_000;
+const FIRST_POLL_MS = 10;
+const MAX_POLL_MS = 100;
+
+// KEYS: holders (zset token → lease expiry), waiters (zset token → arrival), waiter expiries
+// (zset token → expiry), arrival counter, not-before (pacing). ARGV: token, limit, queued,
+// leaseMs, waiterTtlMs. Answers {1} granted, {0, waitMs} wait, {-1, running, waiting} refused.
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local token, limit, queued = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local lease, waiterTtl = tonumber(ARGV[4]), tonumber(ARGV[5])
+local keep = math.max(lease, waiterTtl) + 60000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+for _, member in ipairs(gone) do redis.call('ZREM', KEYS[2], member) end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local running = redis.call('ZCARD', KEYS[1])
+local waiting = redis.call('ZCARD', KEYS[2])
+local rank = redis.call('ZRANK', KEYS[2], token)
+local notBefore = tonumber(redis.call('GET', KEYS[5]) or '0')
+local free = limit - running
+local mayRun
+if rank then mayRun = rank < free else mayRun = free > 0 and waiting == 0 end
+if mayRun and now >= notBefore then
+  if rank then
+    redis.call('ZREM', KEYS[2], token)
+    redis.call('ZREM', KEYS[3], token)
+  end
+  redis.call('ZADD', KEYS[1], now + lease, token)
+  redis.call('PEXPIRE', KEYS[1], keep)
+  return {1}
+end
+if not rank then
+  if waiting >= queued then
+    return {-1, running, waiting}
+  end
+  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[4]), token)
+  for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
+end
+redis.call('ZADD', KEYS[3], now + waiterTtl, token)
+redis.call('PEXPIRE', KEYS[3], keep)
+if mayRun then return {0, notBefore - now} end
+return {0, 0}`;
+
+// KEYS: holders, not-before. ARGV: token, pauseMs.
+const RELEASE = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+local pause = tonumber(ARGV[2])
+if pause > 0 then
+  local t = redis.call('TIME')
+  local now = t[1] * 1000 + math.floor(t[2] / 1000)
+  redis.call('SET', KEYS[2], tostring(now + pause), 'PX', pause + 1000)
+end
+return 0`;
+
+// KEYS: holders. ARGV: token, leaseMs. Extends the lease only while it is still held.
+const RENEW = `
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+return redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])`;
+
+interface TurnScripts {
+  calgateTurnAcquire(
+    holders: string,
+    waiters: string,
+    expiries: string,
+    counter: string,
+    notBefore: string,
+    token: string,
+    limit: number,
+    queued: number,
+    leaseMs: number,
+    waiterTtlMs: number,
+  ): Promise<number[]>;
+  calgateTurnRelease(holders: string, notBefore: string, token: string, pauseMs: number): Promise<number>;
+  calgateTurnRenew(holders: string, token: string, leaseMs: number): Promise<number>;
+}
+
+interface TurnKeys {
+  holders: string;
+  waiters: string;
+  expiries: string;
+  counter: string;
+  notBefore: string;
+}
+
+/** A caller of this process waiting for one of a key's turns. */
+interface Waiter {
+  /** Its place in the key's queue in Redis. */
+  token: string;
+  /** A turn passed on by a caller of this process that finished (its lease, still held in Redis). */
+  handed?: string;
+  wake?: () => void;
+}
+
+/** Key turns kept in Redis, so they hold across every gateway process that shares it. */
+export class RedisKeyTurns implements KeyTurns {
+  readonly #client: Redis;
+  readonly #redis: TurnScripts;
+  readonly #policy: KeyTurnsPolicy;
+  readonly #prefix: string;
+  readonly #leaseMs: number;
+  readonly #waiterTtlMs: number;
+  /** Callers of this process waiting for each key's turns, in arrival order. */
+  readonly #waiters = new Map<string, Waiter[]>();
+
+  constructor(redis: Redis, policy: KeyTurnsPolicy, prefix = 'calgate:turns:') {
+    this.#client = redis;
+    this.#policy = policy;
+    this.#prefix = prefix;
+    this.#leaseMs = policy.leaseMs ?? DEFAULT_LEASE_MS;
+    this.#waiterTtlMs = policy.waiterTtlMs ?? DEFAULT_WAITER_TTL_MS;
+    if (typeof (redis as Partial<TurnScripts>).calgateTurnAcquire !== 'function') {
+      redis.defineCommand('calgateTurnAcquire', { numberOfKeys: 5, lua: ACQUIRE });
+      redis.defineCommand('calgateTurnRelease', { numberOfKeys: 2, lua: RELEASE });
+      redis.defineCommand('calgateTurnRenew', { numberOfKeys: 1, lua: RENEW });
+    }
+    this.#redis = redis as unknown as TurnScripts;
+  }
+
+  async acquire(key: string): Promise<() => void> {
+    const me: Waiter = { token: randomBytes(12).toString('base64url') };
+    const queue = this.#waiters.get(key) ?? [];
+    queue.push(me);
+    this.#waiters.set(key, queue);
+    try {
+      return this.#holding(key, await this.#take(key, me));
+    } finally {
+      this.#leave(key, me);
+    }
+  }
+
+  /** Keys of one key's turns; one hash slot per key ({…}), so the scripts also run on a Redis cluster. */
+  #keys(key: string): TurnKeys {
+    const base = `${this.#prefix}{${key}}:`;
+    return {
+      holders: `${base}h`,
+      waiters: `${base}w`,
+      expiries: `${base}we`,
+      counter: `${base}n`,
+      notBefore: `${base}nb`,
+    };
+  }
+
+  /** Waits for a turn; resolves with the token of the lease held. */
+  async #take(key: string, me: Waiter): Promise<string> {
+    const keys = this.#keys(key);
+    let poll = FIRST_POLL_MS;
+    for (;;) {
+      if (me.handed !== undefined) {
+        return this.#handed(keys, me, 0);
+      }
+      let answer: number[];
+      try {
+        answer = await this.#redis.calgateTurnAcquire(
+          keys.holders,
+          keys.waiters,
+          keys.expiries,
+          keys.counter,
+          keys.notBefore,
+          me.token,
+          this.#policy.limit,
+          this.#policy.queued,
+          this.#leaseMs,
+          this.#waiterTtlMs,
+        );
+      } catch (error) {
+        if (me.handed !== undefined) {
+          return this.#handed(keys, me, 0);
+        }
+        throw error;
+      }
+      const [state = 0, first = 0, second = 0] = answer;
+      if (me.handed !== undefined) {
+        return this.#handed(keys, me, state);
+      }
+      if (state === 1) {
+        return me.token;
+      }
+      if (state === -1) {
+        throw new CalgateError('rate_limited', this.#policy.describe(first, second), {
+          retry: true,
+          retryAfterMs: 1000,
+        });
+      }
+      await this.#sleep(me, first > 0 ? first : poll);
+      poll = Math.min(MAX_POLL_MS, poll * 2);
+    }
+  }
+
+  /** Takes a turn passed on in this process: its own place in Redis (a turn or the queue) goes. */
+  #handed(keys: TurnKeys, me: Waiter, state: number): string {
+    if (state === 1) {
+      this.#redis.calgateTurnRelease(keys.holders, keys.notBefore, me.token, 0).catch(() => {});
+    } else {
+      this.#client.zrem(keys.waiters, me.token).catch(() => {});
+      this.#client.zrem(keys.expiries, me.token).catch(() => {});
+    }
+    return me.handed as string;
+  }
+
+  #leave(key: string, me: Waiter): void {
+    const queue = this.#waiters.get(key);
+    const at = queue?.indexOf(me) ?? -1;
+    if (queue !== undefined && at >= 0) {
+      queue.splice(at, 1);
+      if (queue.length === 0) {
+        this.#waiters.delete(key);
+      }
+    }
+  }
+
+  #holding(key: string, token: string): () => void {
+    const keys = this.#keys(key);
+    const started = performance.now();
+    // Calls normally end long before the lease would lapse; a long one keeps it.
+    const renew = setInterval(
+      () => {
+        this.#redis.calgateTurnRenew(keys.holders, token, this.#leaseMs).catch(() => {});
+      },
+      Math.max(100, Math.floor(this.#leaseMs / 3)),
+    );
+    renew.unref();
+    let released = false;
+    return () => {
+      if (released) {
+        return;
+      }
+      released = true;
+      clearInterval(renew);
+      const pace = this.#policy.pace;
+      if (pace === undefined) {
+        // Straight to this process's longest-waiting caller, as the lease it is (as on one
+        // gateway): no round trip to Redis between one call and the next.
+        const next = this.#waiters.get(key)?.[0];
+        if (next !== undefined) {
+          next.handed = token;
+          this.#leave(key, next);
+          next.wake?.();
+          return;
+        }
+      }
+      const pause =
+        pace === undefined ? 0 : Math.min(pace.maxPauseMs, Math.ceil(performance.now() - started));
+      // A release that does not reach Redis lapses with its lease.
+      this.#redis
+        .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
+        .catch(() => {})
+        .finally(() => {
+          // The longest-waiting caller of this process asks at once (the queue's order is kept
+          // in Redis: when another process's caller is ahead, that one takes the turn instead).
+          this.#waiters.get(key)?.[0]?.wake?.();
+        });
+    };
+  }
+
+  #sleep(me: Waiter, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        me.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      me.wake = done;
+    });
+  }
+}

@@ -1,0 +1,148 @@
+import { redisUrl } from '@calgate/testkit';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectRedis, type KeyTurnsPolicy, RedisKeyTurns, redisReady } from '../src/index.ts';
+
+const describeLimits = (running: number, waiting: number) => `${running} running, ${waiting} waiting`;
+
+describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes)', () => {
+  let first: Redis;
+  let second: Redis;
+  beforeAll(async () => {
+    first = connectRedis(redisUrl());
+    second = connectRedis(redisUrl());
+    await Promise.all([redisReady(first), redisReady(second)]);
+  });
+  afterAll(() => {
+    first.disconnect();
+    second.disconnect();
+  });
+
+  const pair = (policy: Partial<KeyTurnsPolicy> & { limit: number; queued: number }) => {
+    const full = { describe: describeLimits, ...policy };
+    return [new RedisKeyTurns(first, full), new RedisKeyTurns(second, full)] as const;
+  };
+  const key = () => `key-${Math.random()}`;
+
+  it('holds the limit across processes, queues first come first served, refuses past the queue', async () => {
+    const [a, b] = pair({ limit: 2, queued: 2 });
+    const k = key();
+    const held = [await a.acquire(k), await a.acquire(k)];
+    const order: string[] = [];
+    const third = b.acquire(k).then((release) => {
+      order.push('third');
+      return release;
+    });
+    // Let the third call reach the queue before the fourth.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const fourth = b.acquire(k).then((release) => {
+      order.push('fourth');
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await expect(b.acquire(k)).rejects.toThrow('2 running, 2 waiting');
+    await expect(a.acquire(k)).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(order).toEqual([]);
+    // A turn ending on the first process goes back to Redis: the second process's callers
+    // take it in the order they came.
+    held[0]?.();
+    await third;
+    expect(order).toEqual(['third']);
+    held[1]?.();
+    (await fourth)();
+    (await third)();
+    expect(order).toEqual(['third', 'fourth']);
+    // Everything released: the key has its full limit again, on either process.
+    const again = [await a.acquire(k), await b.acquire(k)];
+    for (const release of again) {
+      release();
+    }
+  });
+
+  it("passes a turn straight to the same process's next caller, keeping the limit", async () => {
+    const [a, b] = pair({ limit: 1, queued: 5 });
+    const k = key();
+    const first = await a.acquire(k);
+    const second = a.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    first();
+    const release = await second;
+    // The turn passed on is still the key's one turn: the other process is refused.
+    await expect(pair({ limit: 1, queued: 0 })[1].acquire(k)).rejects.toThrow('1 running, 0 waiting');
+    // And the caller that took it left the queue in Redis: a caller on the other process is first.
+    const third = b.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    release();
+    (await third)();
+  });
+
+  it('frees the turns of a process that died holding them once their lease lapses', async () => {
+    const [a, b] = pair({ limit: 1, queued: 0, leaseMs: 300 });
+    const k = key();
+    const gone = connectRedis(redisUrl());
+    await redisReady(gone);
+    const dead = new RedisKeyTurns(gone, { limit: 1, queued: 0, describe: describeLimits, leaseMs: 300 });
+    await dead.acquire(k); // never released
+    gone.disconnect(); // and never renewed: its process is gone
+    await expect(a.acquire(k)).rejects.toThrow('1 running, 0 waiting');
+    const started = Date.now();
+    let release: (() => void) | undefined;
+    while (release === undefined) {
+      release = await b.acquire(k).catch(() => undefined);
+      if (release === undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    release();
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('renews the lease of a turn held longer than the lease', async () => {
+    const [a, b] = pair({ limit: 1, queued: 0, leaseMs: 300 });
+    const k = key();
+    const release = await a.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    await expect(b.acquire(k)).rejects.toThrow('1 running, 0 waiting');
+    release();
+  });
+
+  it('paces: after a turn of d ms, the key’s next turn on another process waits about d ms', async () => {
+    const [a, b] = pair({ limit: 1, queued: 10, pace: { maxPauseMs: 250 } });
+    const k = key();
+    const release = await a.acquire(k);
+    const waiting = b.acquire(k).then((next) => {
+      const at = performance.now();
+      next();
+      return at;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const releasedAt = performance.now();
+    release();
+    const grantedAt = await waiting;
+    expect(grantedAt - releasedAt).toBeGreaterThanOrEqual(120);
+    expect(grantedAt - releasedAt).toBeLessThan(1_000);
+  });
+
+  it('a waiter whose process stopped asking leaves the queue', async () => {
+    const [a, b] = pair({ limit: 1, queued: 1, waiterTtlMs: 200 });
+    const k = key();
+    const release = await a.acquire(k);
+    const gone = connectRedis(redisUrl());
+    await redisReady(gone);
+    const ghost = new RedisKeyTurns(gone, {
+      limit: 1,
+      queued: 1,
+      describe: describeLimits,
+      waiterTtlMs: 200,
+    });
+    const ghostWait = ghost.acquire(k).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(b.acquire(k)).rejects.toThrow('1 running, 1 waiting');
+    gone.disconnect(); // its next poll fails: the process is as good as gone
+    await ghostWait;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const queued = b.acquire(k);
+    release();
+    (await queued)();
+  });
+});

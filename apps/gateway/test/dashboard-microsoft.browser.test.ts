@@ -148,6 +148,8 @@ describe('the dashboard in Chromium: Connect Microsoft', () => {
       .click();
     await page.getByRole('dialog').getByRole('button', { name: 'Disconnect' }).click();
     await page.getByText(`Disconnected ${MEG}.`).waitFor();
+    // The message shows before the account list is drawn again.
+    await account().waitFor({ state: 'detached' });
     await expect(account().count()).resolves.toBe(0);
     await openPage(page, 'Permissions');
     await expect(page.getByLabel('Read Planning with bot').count()).resolves.toBe(0);

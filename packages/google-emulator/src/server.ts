@@ -18,6 +18,8 @@ export interface RequestLogEntry {
   status: number;
   calendarId?: string;
   account?: string;
+  /** The query's parameter names, in order (values left out: they may carry tokens). */
+  params?: string[];
   /** Set when a fault rule decided the outcome (`error`, `dropResponse`, `dropRequest`). */
   fault?: string;
 }
@@ -36,7 +38,7 @@ export function createPipeline(deps: PipelineDeps) {
     router: deps.router,
     log: deps.log,
     closing: deps.closing,
-    entry({ req, method, path, match }) {
+    entry({ req, url, method, path, match }) {
       const entry: RequestLogEntry = {
         at: deps.now(),
         method,
@@ -44,6 +46,9 @@ export function createPipeline(deps: PipelineDeps) {
         op: match !== null && match !== 'wrongMethod' ? match.route.op : 'unknown',
         status: 0,
       };
+      if (url.search !== '') {
+        entry.params = [...url.searchParams.keys()];
+      }
       if (match !== null && match !== 'wrongMethod' && match.params.calendarId !== undefined) {
         entry.calendarId = match.params.calendarId;
       }

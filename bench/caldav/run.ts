@@ -297,7 +297,7 @@ try {
   // 3. Out-of-band changes: PUT directly, then read through the mirror until they show.
   const visible: number[] = [];
   for (let n = 0; n < OUT_OF_BAND; n++) {
-    const start = monthStart + (n + 1) * DAY + 20 * 3_600_000;
+    const start = monthStart + (n % LIST_DAYS) * DAY + 20 * 3_600_000;
     const summary = `Added elsewhere ${n}`;
     await list(viaStrict);
     await radicale.seed(

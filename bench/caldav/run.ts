@@ -21,7 +21,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { MirrorRepository, migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { main } from '../../apps/gateway/src/cli.ts';
 import { loadConfig } from '../../apps/gateway/src/config.ts';
 import { installHttpClient } from '../../apps/gateway/src/http-client.ts';
@@ -31,6 +31,7 @@ import { calendarProviders } from '../../apps/gateway/src/runtime.ts';
 import { startRadicale } from '../../packages/providers/test/caldav/servers.ts';
 import { benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
+import { benchSession } from '../lib/mcp-session.ts';
 import { median, percentile } from '../mirror/measure.ts';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 5_000);
@@ -247,16 +248,7 @@ try {
   }
 
   // 2. list_events from the mirror and from Radicale.
-  const connect = async (url: string) => {
-    const session = new Client({ name: 'bench', version: '1' });
-    await session.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
-      }),
-    );
-    sessions.push(session);
-    return session;
-  };
+  const connect = (url: string) => benchSession(url, secret, sessions);
   const viaMirror = await connect(mirrored.url);
   const viaServer = await connect(direct.url);
   const viaStrict = await connect(strict.url);

@@ -15,10 +15,10 @@ import { startGoogleEmulator } from '@calgate/google-emulator';
 import { startMicrosoftEmulator } from '@calgate/microsoft-emulator';
 import { migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { BENCH_OAUTH_CLIENT, benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
+import { benchSession } from '../lib/mcp-session.ts';
 import { benchMicrosoftEnv, connectOutlook, outlookEvent } from '../lib/microsoft-gateway.ts';
 import { median } from '../mirror/measure.ts';
 
@@ -113,16 +113,7 @@ try {
   const local = await runtime.tenancy.createLocalCalendar(tenant.id, { summary: 'Team', timeZone: 'UTC' });
   await runtime.tenancy.setGrant(tenant.id, key.id, local.id, { read: true, write: true });
   runtime.deps.authenticator.invalidate();
-  const connect = async (url: string) => {
-    const session = new Client({ name: 'bench', version: '1' });
-    await session.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
-      }),
-    );
-    sessions.push(session);
-    return session;
-  };
+  const connect = (url: string) => benchSession(url, secret, sessions);
   const viaUpstream = await connect(direct.url);
   const viaMirror = await connect(mirrored.url);
   for (const [i, s] of slots(10).entries()) {

@@ -13,10 +13,10 @@ import { startGoogleEmulator } from '@calgate/google-emulator';
 import { startMicrosoftEmulator } from '@calgate/microsoft-emulator';
 import { migrate, openDatabase } from '@calgate/store';
 import { startPostgres } from '@calgate/testkit';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { BENCH_OAUTH_CLIENT, benchGatewayEnv, serveBenchGateway } from '../lib/google-gateway.ts';
 import { machineSummary, today } from '../lib/machine.ts';
+import { benchSession } from '../lib/mcp-session.ts';
 import { benchMicrosoftEnv, connectOutlook, outlookEvent } from '../lib/microsoft-gateway.ts';
 import { median, percentile } from '../mirror/measure.ts';
 
@@ -128,16 +128,7 @@ try {
   const outlook = await connectOutlook(mirrored, microsoft, tenant.id, OUTLOOK, [key.id]);
   const googleId = googleCalendars.calendars[0]?.id as string;
   const outlookId = outlook.calendars[0]?.id as string;
-  const connect = async (url: string) => {
-    const session = new Client({ name: 'bench', version: '1' });
-    await session.connect(
-      new StreamableHTTPClientTransport(new URL(`${url}/api/mcp`), {
-        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
-      }),
-    );
-    sessions.push(session);
-    return session;
-  };
+  const connect = (url: string) => benchSession(url, secret, sessions);
   const viaMirror = await connect(mirrored.url);
   const viaUpstream = await connect(direct.url);
   const args = { timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z', maxResults: 2500 };

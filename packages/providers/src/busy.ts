@@ -1,6 +1,13 @@
-/** Free/busy helpers both providers share: the query window and merging of busy intervals. */
-import { CalgateError, formatInstant, type Interval, mergeIntervals, parseInstant } from '@calgate/core';
-import type { BusyInterval } from './types.ts';
+/** Free/busy helpers the providers share: the query window, merging of busy intervals, per-calendar answers. */
+import {
+  CalgateError,
+  formatInstant,
+  type Interval,
+  isCalgateError,
+  mergeIntervals,
+  parseInstant,
+} from '@calgate/core';
+import type { BusyInterval, CalendarRef, FreeBusyResult } from './types.ts';
 
 export interface Window {
   from: number;
@@ -47,4 +54,33 @@ export function mergeBusy(intervals: Iterable<readonly [number, number]>, window
     start: formatInstant(start, 'UTC'),
     end: formatInstant(end, 'UTC'),
   }));
+}
+
+/**
+ * Free/busy of each calendar, read one by one in parallel by `busyOf`. A calendar whose read fails
+ * with what `failure` turns into a CalgateError answers that error, the others their busy time;
+ * anything `failure` leaves undefined is thrown.
+ */
+export function busyPerCalendar(
+  calendars: readonly CalendarRef[],
+  timeMin: string,
+  timeMax: string,
+  busyOf: (calendar: CalendarRef, window: Window) => Promise<BusyInterval[]>,
+  failure: (error: unknown) => CalgateError | undefined = (error) =>
+    isCalgateError(error) ? error : undefined,
+): Promise<FreeBusyResult[]> {
+  const window = freeBusyWindow(timeMin, timeMax);
+  return Promise.all(
+    calendars.map(async (calendar): Promise<FreeBusyResult> => {
+      try {
+        return { calendarId: calendar.id, busy: await busyOf(calendar, window) };
+      } catch (error) {
+        const known = failure(error);
+        if (known === undefined) {
+          throw error;
+        }
+        return { calendarId: calendar.id, error: { code: known.code, message: known.message } };
+      }
+    }),
+  );
 }

@@ -9,7 +9,7 @@
 import { CalgateError, eventMatcher } from '@calgate/core';
 import type { TargetUrlPolicy } from '@calgate/scheduler';
 import type { MirrorResourceRow } from '@calgate/store';
-import { freeBusyWindow, mergeBusy } from '../busy.ts';
+import { busyPerCalendar, mergeBusy } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import { busyEventsOf } from '../local/busy.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
@@ -213,34 +213,22 @@ export class IcsCalendarProvider implements CalendarProvider {
     timeMax: string,
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
-    const window = freeBusyWindow(timeMin, timeMax);
-    return Promise.all(
-      calendars.map(async (calendar): Promise<FreeBusyResult> => {
-        try {
-          const listed = listingEvents(
-            await this.#rows(calendar, signal),
-            calendar,
-            {
-              timeMin: window.from,
-              timeMax: window.to,
-              singleEvents: true,
-              showDeleted: false,
-              instanceLimit: MAX_INSTANCES,
-            },
-            CALENDAR_EVENT_FORMAT,
-          );
-          const busy = busyEventsOf(listed, calendar.timeZone).map(
-            (event) => [event.start, event.end] as const,
-          );
-          return { calendarId: calendar.id, busy: mergeBusy(busy, window) };
-        } catch (error) {
-          if (!(error instanceof CalgateError)) {
-            throw error;
-          }
-          return { calendarId: calendar.id, error: { code: error.code, message: error.message } };
-        }
-      }),
-    );
+    return busyPerCalendar(calendars, timeMin, timeMax, async (calendar, window) => {
+      const listed = listingEvents(
+        await this.#rows(calendar, signal),
+        calendar,
+        {
+          timeMin: window.from,
+          timeMax: window.to,
+          singleEvents: true,
+          showDeleted: false,
+          instanceLimit: MAX_INSTANCES,
+        },
+        CALENDAR_EVENT_FORMAT,
+      );
+      const busy = busyEventsOf(listed, calendar.timeZone).map((event) => [event.start, event.end] as const);
+      return mergeBusy(busy, window);
+    });
   }
 
   async insertEvent(): Promise<CalendarEvent> {

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { CalgateError, eventMatcher, isCalgateError, parseQuickAdd } from '@calgate/core';
 import ICAL from 'ical.js';
-import { freeBusyWindow, mergeBusy } from '../busy.ts';
+import { busyPerCalendar, mergeBusy } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
 import type {
@@ -460,19 +460,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
     timeMax: string,
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
-    const window = freeBusyWindow(timeMin, timeMax);
-    return Promise.all(
-      calendars.map(async (calendar): Promise<FreeBusyResult> => {
-        try {
-          const events = await this.#window(calendar, window.from, window.to, signal);
-          return { calendarId: calendar.id, busy: this.busyOf(events, window) };
-        } catch (error) {
-          if (!isCalgateError(error)) {
-            throw error;
-          }
-          return { calendarId: calendar.id, error: { code: error.code, message: error.message } };
-        }
-      }),
+    return busyPerCalendar(calendars, timeMin, timeMax, async (calendar, window) =>
+      this.busyOf(await this.#window(calendar, window.from, window.to, signal), window),
     );
   }
 

@@ -10,7 +10,7 @@
  * calendarView of each calendar (`getSchedule` covers only the mailbox's default calendar).
  */
 import { CalgateError, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
-import { freeBusyWindow, mergeBusy } from '../busy.ts';
+import { busyPerCalendar, mergeBusy } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import { searchPages } from '../google/search.ts';
 import type {
@@ -421,48 +421,47 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
     timeMax: string,
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
-    const window = freeBusyWindow(timeMin, timeMax);
-    return Promise.all(
-      calendars.map(async (calendar): Promise<FreeBusyResult> => {
-        try {
-          const items = await this.#client.all<GraphEvent>({
-            path: graphPath`/me/calendars/${calendar.externalId}/calendarView`,
-            query: {
-              startDateTime: graphRangeBound(window.from),
-              endDateTime: graphRangeBound(window.to),
-              $top: MAX_TOP,
-              $select: 'start,end,isAllDay,showAs,isCancelled,responseStatus,originalStartTimeZone',
-            },
-            prefer: [PREFER_UTC],
-            operation: 'freebusy.query',
-            calendarId: calendar.externalId,
-            ...(signal === undefined ? {} : { signal }),
-          });
-          const intervals: [number, number][] = [];
-          for (const item of items) {
-            if (item.isCancelled === true || item.showAs === 'free') {
-              continue;
-            }
-            if (item.responseStatus?.response === 'declined') {
-              continue;
-            }
-            const start = readGraphTime(item.start);
-            const end = readGraphTime(item.end);
-            if (start.ok && end.ok && end.value.instant > start.value.instant) {
-              intervals.push([start.value.instant, end.value.instant]);
-            }
+    const failure = (error: unknown) =>
+      signal?.aborted
+        ? undefined
+        : isCalgateError(error)
+          ? error
+          : new CalgateError('upstream_unavailable', 'Microsoft Graph did not answer.');
+    return busyPerCalendar(
+      calendars,
+      timeMin,
+      timeMax,
+      async (calendar, window) => {
+        const items = await this.#client.all<GraphEvent>({
+          path: graphPath`/me/calendars/${calendar.externalId}/calendarView`,
+          query: {
+            startDateTime: graphRangeBound(window.from),
+            endDateTime: graphRangeBound(window.to),
+            $top: MAX_TOP,
+            $select: 'start,end,isAllDay,showAs,isCancelled,responseStatus,originalStartTimeZone',
+          },
+          prefer: [PREFER_UTC],
+          operation: 'freebusy.query',
+          calendarId: calendar.externalId,
+          ...(signal === undefined ? {} : { signal }),
+        });
+        const intervals: [number, number][] = [];
+        for (const item of items) {
+          if (item.isCancelled === true || item.showAs === 'free') {
+            continue;
           }
-          return { calendarId: calendar.id, busy: mergeBusy(intervals, window) };
-        } catch (error) {
-          if (signal?.aborted) {
-            throw error;
+          if (item.responseStatus?.response === 'declined') {
+            continue;
           }
-          const known = isCalgateError(error)
-            ? error
-            : new CalgateError('upstream_unavailable', 'Microsoft Graph did not answer.');
-          return { calendarId: calendar.id, error: { code: known.code, message: known.message } };
+          const start = readGraphTime(item.start);
+          const end = readGraphTime(item.end);
+          if (start.ok && end.ok && end.value.instant > start.value.instant) {
+            intervals.push([start.value.instant, end.value.instant]);
+          }
         }
-      }),
+        return mergeBusy(intervals, window);
+      },
+      failure,
     );
   }
 

@@ -226,6 +226,8 @@ export interface Fitted {
   answer: Answer;
   text: string;
   json: string;
+  /** UTF-8 bytes of `json`, when they were measured. */
+  jsonBytes?: number;
   /** A sentence for the agent when the answer was cut. */
   note?: string;
 }
@@ -234,6 +236,20 @@ export interface Fitted {
 async function sizeOf(json: string, text: string): Promise<number> {
   const structured = await tokenBound(json);
   return text === json ? structured : Math.max(structured, await tokenBound(text));
+}
+
+/** Whether `text` has at most ANSWER_TOKEN_LIMIT tokens: on its bytes, else counted until it passes. */
+async function withinLimit(text: string): Promise<boolean> {
+  if (Buffer.byteLength(text) <= ANSWER_TOKEN_LIMIT) {
+    return true;
+  }
+  return (await loadTokenizer()).isWithinTokenLimit(text, ANSWER_TOKEN_LIMIT, PLAIN) !== false;
+}
+
+/** What the sample at the start of `text` says its tokens per character are. */
+async function tokensPerChar(text: string): Promise<number> {
+  const sample = text.slice(0, 60_000);
+  return (await tokenCount(sample)) / Math.max(sample.length, 1);
 }
 
 /**
@@ -245,9 +261,13 @@ export async function fitAnswer(request: FitRequest): Promise<Fitted> {
   const { answer, render } = request;
   const json = jsonOf(answer);
   const text = render(answer);
-  const size = await sizeOf(json, text);
-  if (size <= ANSWER_TOKEN_LIMIT) {
-    return { answer, text, json };
+  // Nearly every answer: decided on byte lengths, without waiting for anything.
+  const jsonBytes = Buffer.byteLength(json);
+  if (jsonBytes <= ANSWER_TOKEN_LIMIT && (text === json || Buffer.byteLength(text) <= ANSWER_TOKEN_LIMIT)) {
+    return { answer, text, json, jsonBytes };
+  }
+  if ((await withinLimit(json)) && (text === json || (await withinLimit(text)))) {
+    return { answer, text, json, jsonBytes };
   }
   const keys = listKeys(answer);
   const total = itemCount(answer, keys);
@@ -257,7 +277,11 @@ export async function fitAnswer(request: FitRequest): Promise<Fitted> {
     // Items in proportion to their bytes, then fewer until the page fits: usually one try.
     const sizes = keys.flatMap((key) => (answer[key] as unknown[]).map((item) => jsonOf(item).length + 1));
     const fixed = json.length - sizes.reduce((sum, length) => sum + length, 0);
-    const perChar = size / json.length;
+    // Tokens per character of the JSON, or of the text where that is the longer in tokens.
+    const perChar = Math.max(
+      await tokensPerChar(json),
+      text === json ? 0 : ((await tokensPerChar(text)) * text.length) / json.length,
+    );
     let keep = 0;
     let taken = fixed;
     while (keep < total && (taken + (sizes[keep] ?? 0)) * perChar <= TARGET) {

@@ -451,7 +451,7 @@ export async function callTool(
     const said = fitted.note === undefined ? notes : [fitted.note, ...notes];
     budget.spend(
       'answerBytes',
-      Buffer.byteLength(json) + (text === json ? json.length : Buffer.byteLength(text)),
+      (fitted.jsonBytes ?? Buffer.byteLength(json)) + (text === json ? json.length : Buffer.byteLength(text)),
     );
     if (said.length === 0) {
       return { content: [{ type: 'text', text }], structuredContent: fitted.answer };

@@ -100,10 +100,12 @@ describe('tool answers stay within 25,000 tokens', () => {
   let gw: TestGateway;
   let client: Client;
   let calendarId: string;
+  let keyId: string;
 
   beforeAll(async () => {
     gw = await startTestGateway(HIGH_RATE_LIMITS);
     const owner = await gw.seedTenant('Owner');
+    keyId = owner.keyId;
     calendarId = await gw.localCalendar(owner.tenantId, 'Work', 'UTC');
     await gw.grant(owner.tenantId, owner.keyId, calendarId, { read: true, write: true });
     await insertRows(gw, calendarId, [...LONG, ...SHORT, HUGE]);
@@ -238,6 +240,55 @@ describe('tool answers stay within 25,000 tokens', () => {
     const starts = items.map((instance) => instance.start);
     expect(new Set(starts).size).toBe(starts.length);
     expect(starts.length).toBeGreaterThan(1000);
+  });
+
+  it('fetch cuts the text of an event too long for one answer, and says so', async () => {
+    const found = await call('search', { query: 'Handbook' });
+    const id = (found.out.results as Answer[] | undefined)?.[0]?.id as string;
+    expect(id).toBeDefined();
+    const { out, isError } = await call('fetch', { id });
+    expect(isError).toBe(false);
+    expect(out.text).toMatch(/\[…cut by Calgate: [\d,]+ more characters\]$/);
+    expect(out.cut).toMatch(
+      /^Cut to keep the answer within 25,000 tokens: text \([\d,]+ of [\d,]+ characters kept\)\.$/,
+    );
+  });
+
+  it('preview_rule pages its matches (rules toolset)', async () => {
+    await gw.db.pool.query(
+      "UPDATE api_keys SET toolsets = ARRAY['calendar', 'booking', 'search', 'rules'] WHERE id = $1",
+      [keyId],
+    );
+    gw.runtime.deps.authenticator.invalidate();
+    const args = {
+      query: 'title:standup',
+      timeMin: '2028-01-01T00:00:00Z',
+      timeMax: '2028-04-01T00:00:00Z',
+      maxResults: 2500,
+    };
+    const { items, pages } = await allPages('preview_rule', args, 'matches');
+    expect(pages.length).toBeGreaterThan(1);
+    expect(items.map((match) => match.eventId)).toEqual(SHORT.map((row) => row.id));
+    expect(pages.every((page) => page.matchCount === SHORT.length)).toBe(true);
+  });
+
+  it('batch_update_events, a write, is not run again for more: its answer says what it left out', async () => {
+    const updates = LONG.slice(0, 50).map((row) => ({ eventId: row.id, calendarId, location: 'Room 7' }));
+    const { out, text, isError } = await call('batch_update_events', { updates });
+    expect(isError, text).toBe(false);
+    expect(out.nextPageToken).toBeUndefined();
+    expect(out.succeeded).toBe(50);
+    const shown = (out.results as Answer[]).length;
+    expect(shown).toBeLessThan(50);
+    expect(out.cut).toBe(`${50 - shown} of 50 items were left out to keep the answer within 25,000 tokens.`);
+    const { items } = await allPages(
+      'list_events',
+      { timeMin: '2026-03-01T00:00:00Z', timeMax: '2026-08-01T00:00:00Z', maxResults: 2500 },
+      'events',
+    );
+    expect(items.filter((event) => event.location === 'Room 7').map((event) => event.id)).toEqual(
+      LONG.slice(0, 50).map((row) => row.id),
+    );
   });
 
   it('a bad pageToken is refused in one sentence and changes nothing', async () => {

@@ -146,7 +146,7 @@ describe('an answer cap per request', () => {
   let auth: Record<string, string>;
 
   beforeAll(async () => {
-    gw = await startTestGateway({ MCP_MAX_ANSWER_BYTES: '300000' });
+    gw = await startTestGateway({ MCP_MAX_ANSWER_BYTES: '100000' });
     const tenant = await gw.seedTenant('Big answers');
     auth = { authorization: `Bearer ${tenant.secret}` };
   });
@@ -156,7 +156,8 @@ describe('an answer cap per request', () => {
   });
 
   it('caps the bytes of answer per request with a clear error', async () => {
-    // 1,000 instances are about 70 kB as structured content and 50 kB as TOON text.
+    // 300 instances are about 21 kB as structured content and 15 kB as TOON text (one answer
+    // stays within 25,000 tokens, so it is never cut).
     const batch = [1, 2, 3].map((id) => ({
       ...expand(id, 1),
       params: {
@@ -165,7 +166,7 @@ describe('an answer cap per request', () => {
           rrule: 'FREQ=DAILY',
           dtstart: '2026-01-01T09:00:00',
           timeZone: 'Asia/Kathmandu',
-          count: 1_000,
+          count: 300,
         },
       },
     }));
@@ -173,11 +174,11 @@ describe('an answer cap per request', () => {
     const refused = answers.filter((answer) => answer.result?.isError);
     expect(refused).toHaveLength(1);
     expect(answerText(refused[0])).toMatch(
-      /^This call would bring the request to \d\.\d MB of answer, with \d\.\d MB spent by earlier calls in it; the limit is 0\.3 MB per request \(MCP_MAX_ANSWER_BYTES\)\. Nothing was done: ask for less/,
+      /^This call would bring the request to \d\.\d MB of answer, with \d\.\d MB spent by earlier calls in it; the limit is 0\.1 MB per request \(MCP_MAX_ANSWER_BYTES\)\. Nothing was done: ask for less/,
     );
     const total = answers.reduce((sum, answer) => sum + JSON.stringify(answer).length, 0);
     // The cap counts the answers; on the wire their text is JSON-escaped once more.
-    expect(total).toBeLessThan(300_000 * 1.1);
+    expect(total).toBeLessThan(100_000 * 1.1);
   });
 });
 

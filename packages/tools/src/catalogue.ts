@@ -263,6 +263,12 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
   cpuBound?: boolean;
   /** The text content; JSON of the structured result when absent. */
   text?(result: z.output<Out>, args: z.output<In>): string;
+  /**
+   * Bulk answers: MCP 2026-07-28 clients get no text that would only repeat structuredContent as
+   * JSON (the specification asks for that copy "for backwards compatibility", with clients that
+   * predate structured content, which a 2026-07-28 client is not).
+   */
+  structuredOnlyFor2026?: boolean;
 }
 
 /** Keeps a definition's generic types while collecting it into the catalogue. */

@@ -416,12 +416,14 @@ export async function callTool(
     }
     const json = jsonOf(result);
     const text = definition.text ? definition.text(result, parsed.data) : json;
+    // The JSON text a 2026-07-28 client does not need (see structuredOnlyFor2026) is not sent.
+    const repeated = definition.structuredOnlyFor2026 === true && options.era === 'modern' && text === json;
     budget.spend(
       'answerBytes',
-      Buffer.byteLength(json) + (text === json ? json.length : Buffer.byteLength(text)),
+      Buffer.byteLength(json) + (repeated ? 0 : text === json ? json.length : Buffer.byteLength(text)),
     );
     if (notes.length === 0) {
-      return { content: [{ type: 'text', text }], structuredContent: result };
+      return { content: repeated ? [] : [{ type: 'text', text }], structuredContent: result };
     }
     return {
       content: [

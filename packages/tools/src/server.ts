@@ -352,7 +352,11 @@ export async function callTool(
     }
     // A key's calls beyond its concurrency wait here; a batch's calls take turns with other work.
     release = await options.admit?.();
-    const turn = definition.cpuBound ? await options.cpuTurns?.acquire() : undefined;
+    const cpuBound =
+      typeof definition.cpuBound === 'function'
+        ? definition.cpuBound(parsed.data)
+        : definition.cpuBound === true;
+    const turn = cpuBound ? await options.cpuTurns?.acquire() : undefined;
     const previous = release;
     release = () => {
       turn?.();

@@ -14,6 +14,16 @@ const localDateTime = z.string().max(40);
  * less than the hand-over.
  */
 const OFFLOAD_FROM = 2_000;
+const COUNT_RULE = /(^|[;:])COUNT=/i;
+
+/**
+ * The instances a call makes: its page, and for a COUNT rule every instance before it again (a
+ * token that names no position is refused before any work).
+ */
+function workOf(args: { rrule: string; count: number; pageToken?: string | undefined }): number {
+  const delivered = Math.min(args.count, Math.max(0, Number(args.pageToken?.split('.')[2] ?? 0) || 0));
+  return Math.min(PAGE_SIZE, args.count - delivered) + (COUNT_RULE.test(args.rrule) ? delivered : 0);
+}
 
 export const expandRrule = defineTool({
   name: 'expand_rrule',
@@ -23,7 +33,8 @@ export const expandRrule = defineTool({
   notes:
     'Instances of an RFC 5545 RRULE, in timeZone with its offset; dtstart (local YYYY-MM-DDTHH:MM:SS in timeZone) is the first, even off the rule (then warnings). DST gap: offset before it; ambiguous: first occurrence; UNTIL in UTC.',
   access: 'none',
-  cpuBound: true,
+  // Pages that cost little run at once; costly ones (late pages of a COUNT rule) wait their turn.
+  cpuBound: (args) => workOf(args) >= OFFLOAD_FROM,
   structuredOnlyFor2026: true,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   input: z.strictObject({
@@ -84,10 +95,7 @@ export const expandRrule = defineTool({
     if (args.pageToken !== undefined) {
       request.page = readPageToken(request, args.pageToken);
     }
-    const delivered = request.page?.delivered ?? 0;
-    const page = Math.min(PAGE_SIZE, args.count - delivered);
-    // A COUNT rule's later page makes the instances before it again (see expandInstances).
-    const work = page + (/(^|[;:])COUNT=/i.test(args.rrule) ? delivered : 0);
+    const work = workOf(args);
     // Charged by the instances this page makes, before any work: the request's budget bounds the CPU.
     budget.spend('instances', work);
     // A costly page is made whole in a worker thread (the expansion, its JSON and its text, each

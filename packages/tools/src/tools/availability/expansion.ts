@@ -145,9 +145,15 @@ export function expandInstances(request: ExpansionRequest): Expansion {
     if (!expanded.ok) {
       throw expanded.error;
     }
-    const starts = [...new Set(expanded.value.map((occurrence) => occurrence.instant))].filter(
-      (instant) => !excluded.has(instant),
-    );
+    // Instants never go back, so wall-clock times naming the same one are neighbours.
+    const starts: number[] = [];
+    let previous = Number.NaN;
+    for (const { instant } of expanded.value) {
+      if (instant !== previous && !excluded.has(instant)) {
+        starts.push(instant);
+      }
+      previous = instant;
+    }
     if (starts.length > want || expanded.value.length < limit || limit >= 4 * MAX_EXPANDED) {
       const duration = request.durationMinutes * MINUTE;
       const warning =

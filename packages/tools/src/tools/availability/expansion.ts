@@ -25,11 +25,17 @@ const SKIP_SLACK = 16 * 3_600;
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
 /**
- * The most instances one page of an answer holds: a page's text and its structured content,
- * each counted alone, stay under 25,000 o200k tokens (an instance is 32–40 tokens as JSON,
- * whatever the zone's offset; see the paging test).
+ * The bytes a page may have, as JSON and as text: o200k never makes more tokens than a text has
+ * UTF-8 bytes, so a page within 25,000 bytes is within 25,000 tokens, whatever the zone, and the
+ * gateway's answer limit passes it on its length, without counting its tokens.
  */
-export const PAGE_SIZE = 600;
+const PAGE_BYTES = 25_000;
+/** The longest an instance is written: `{"start":"2026-01-05T09:30:00-05:00","end":"…"},`. */
+const INSTANCE_BYTES = 72;
+/** The rest of a page: timeZone (at most 64 characters), truncated, nextPageToken, the keys. */
+const FRAME_BYTES = 200;
+/** The most instances one page holds (the first page of a rule dtstart is off holds fewer). */
+export const PAGE_SIZE = Math.floor((PAGE_BYTES - FRAME_BYTES) / INSTANCE_BYTES);
 
 /** Where a page starts: after `delivered` instances, the last of them at `after` (epoch ms). */
 export interface PagePosition {
@@ -48,7 +54,7 @@ export interface ExpansionRequest {
   exdates: readonly string[];
   /** The page to make: the first when absent. */
   page?: PagePosition | undefined;
-  /** Instances per page; PAGE_SIZE when absent. */
+  /** Instances per page; as many as fit in PAGE_BYTES when absent. */
   pageSize?: number | undefined;
 }
 
@@ -110,7 +116,7 @@ function localOf(text: string, field: string): LocalDateTime {
 /**
  * One page of the instances: up to `pageSize` of the `count` wanted, from `page` on. A later page
  * starts from the instance after the last one sent; for a rule without COUNT the engine skips
- * straight there, so page 17 costs what page 1 does. COUNT needs the instances before it counted,
+ * straight there, so a late page costs what the first does. COUNT needs the instances before it counted,
  * so such rules are expanded from dtstart again (a COUNT rule has at most 10,000 instances to
  * make here).
  */
@@ -125,7 +131,16 @@ export function expandInstances(request: ExpansionRequest): Expansion {
   const excluded = new Set(request.exdates.map((text) => fromLocal(localOf(text, 'exdates'), zone)));
   const page = request.page;
   const delivered = page?.delivered ?? 0;
-  const want = Math.min(request.pageSize ?? PAGE_SIZE, request.count - delivered);
+  const warning =
+    page === undefined
+      ? offRuleWarning(request, rule.value, start, excluded.has(fromLocal(start, zone)))
+      : undefined;
+  // The warning (with the rule in it) takes room on the first page.
+  const fits =
+    warning === undefined
+      ? PAGE_SIZE
+      : Math.floor((PAGE_BYTES - FRAME_BYTES - 2 * Buffer.byteLength(warning)) / INSTANCE_BYTES);
+  const want = Math.min(request.pageSize ?? fits, request.count - delivered);
   // Only instances after the last one sent (instants never go back: an ambiguous time is its
   // first reading, one in a gap moves forward).
   const from = page === undefined ? undefined : page.after + 1;
@@ -156,10 +171,6 @@ export function expandInstances(request: ExpansionRequest): Expansion {
     }
     if (starts.length > want || expanded.value.length < limit || limit >= 4 * MAX_EXPANDED) {
       const duration = request.durationMinutes * MINUTE;
-      const warning =
-        page === undefined
-          ? offRuleWarning(request, rule.value, start, excluded.has(fromLocal(start, zone)))
-          : undefined;
       const taken = starts.slice(0, want);
       const more = starts.length > want;
       const last = taken[taken.length - 1];

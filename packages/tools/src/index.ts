@@ -87,6 +87,7 @@ export {
   serverIcons,
   type ToolCallRecord,
 } from './server.ts';
+export { expansionAnswer } from './tools/availability/expansion.ts';
 export {
   type ApplyRequest,
   applyRulesFor,

@@ -372,7 +372,11 @@ export async function callTool(
     }
     // A key's calls beyond its concurrency wait here; a batch's calls take turns with other work.
     release = await options.admit?.();
-    const turn = definition.cpuBound ? await options.cpuTurns?.acquire() : undefined;
+    const cpuBound =
+      typeof definition.cpuBound === 'function'
+        ? definition.cpuBound(parsed.data)
+        : definition.cpuBound === true;
+    const turn = cpuBound ? await options.cpuTurns?.acquire() : undefined;
     const previous = release;
     release = () => {
       turn?.();
@@ -449,12 +453,15 @@ export async function callTool(
     });
     const { json, text } = fitted;
     const said = fitted.note === undefined ? notes : [fitted.note, ...notes];
+    // The JSON text a 2026-07-28 client does not need (see structuredOnlyFor2026) is not sent.
+    const repeated = definition.structuredOnlyFor2026 === true && options.era === 'modern' && text === json;
     budget.spend(
       'answerBytes',
-      (fitted.jsonBytes ?? Buffer.byteLength(json)) + (text === json ? json.length : Buffer.byteLength(text)),
+      (fitted.jsonBytes ?? Buffer.byteLength(json)) +
+        (repeated ? 0 : text === json ? json.length : Buffer.byteLength(text)),
     );
     if (said.length === 0) {
-      return { content: [{ type: 'text', text }], structuredContent: fitted.answer };
+      return { content: repeated ? [] : [{ type: 'text', text }], structuredContent: fitted.answer };
     }
     return {
       content: [

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CalgateError } from '@calgate/core';
 import ICAL from 'ical.js';
-import type { IcsResource } from './read.ts';
+import { instanceKey } from './expand.ts';
+import { type IcsResource, instantOf, readTimeValue } from './read.ts';
 import { ZoneTable } from './zones.ts';
 
 /** Where one UID's VEVENTs are: its first UID line, and [start, end) pairs of offsets. */
@@ -360,4 +361,22 @@ export class SpooledFeed implements IcsSource {
       this.#dir = undefined;
     }
   }
+}
+
+/**
+ * The instance keys (`20260107T080000Z`, `20260107` for dates) of a master's EXDATEs: for a
+ * calendar that stores a series' RRULE alone (Outlook), they become deleted occurrences.
+ */
+export function exdateKeys(resource: IcsResource): string[] {
+  const keys: string[] = [];
+  for (const property of resource.master?.getAllProperties('exdate') ?? []) {
+    const tzid = property.getParameter('tzid');
+    for (const value of property.getValues()) {
+      if (value instanceof ICAL.Time) {
+        const time = readTimeValue(value, typeof tzid === 'string' ? tzid : undefined, resource.zones);
+        keys.push(instanceKey(time, time.allDay ? time.naive : instantOf(time)));
+      }
+    }
+  }
+  return keys;
 }

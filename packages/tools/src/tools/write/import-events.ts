@@ -5,6 +5,7 @@ import {
   type EventDateTime,
   type EventInput,
   type EventPatch,
+  exdateKeys,
   expandResource,
   fetchFeed,
   type IcsIndex,
@@ -38,6 +39,8 @@ interface Prepared {
   master: EventInput | undefined;
   cancelled: boolean;
   overrides: { instance: string; patch: EventPatch | undefined }[];
+  /** Instance keys of the master's EXDATEs. */
+  exdates: string[];
 }
 
 interface ImportError {
@@ -133,7 +136,37 @@ function prepare(resource: IcsResource): Prepared {
     }
     return { instance, patch: writable(placed) };
   });
-  return { uid: resource.uid, master: master as EventInput | undefined, cancelled, overrides };
+  return {
+    uid: resource.uid,
+    master: master as EventInput | undefined,
+    cancelled,
+    overrides,
+    exdates: exdateKeys(resource),
+  };
+}
+
+/**
+ * For a calendar that stores a series' RRULE alone and gives occurrences ids of their own
+ * (Outlook: CalendarProvider.occurrenceId), EXDATEs become deleted occurrences written after the
+ * series, as an override cancelling that occurrence would be. RDATEs stay, and the calendar
+ * refuses that event saying why.
+ */
+function ruleOnly(item: Prepared): Prepared {
+  if (item.master?.recurrence === undefined || item.exdates.length === 0) {
+    return item;
+  }
+  const named = new Set(item.overrides.map((override) => override.instance));
+  return {
+    ...item,
+    master: {
+      ...item.master,
+      recurrence: item.master.recurrence.filter((line) => !/^EXDATE[;:]/i.test(line)),
+    },
+    overrides: [
+      ...item.overrides,
+      ...item.exdates.filter((key) => !named.has(key)).map((instance) => ({ instance, patch: undefined })),
+    ],
+  };
 }
 
 async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
@@ -149,8 +182,18 @@ async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>)
 }
 
 async function writeOverrides(handle: CalendarHandle, masterId: string, prepared: Prepared): Promise<void> {
+  const occurrenceId = handle.provider.occurrenceId?.bind(handle.provider);
   for (const { instance, patch } of prepared.overrides) {
-    const id = `${masterId}_${instance}`;
+    const id =
+      occurrenceId === undefined
+        ? `${masterId}_${instance}`
+        : await occurrenceId(handle.ref, masterId, instance);
+    if (id === undefined) {
+      if (patch === undefined) {
+        continue;
+      }
+      throw new CalgateError('invalid_argument', `The series has no occurrence at ${instance} to change.`);
+    }
     if (patch === undefined) {
       await handle.provider.deleteEvent(handle.ref, id).catch((error: unknown) => {
         if (!(isCalgateError(error) && error.code === 'not_found')) {
@@ -274,7 +317,8 @@ async function importIndexed(
       }
       for (const resource of resources) {
         try {
-          batch.push(prepare(resource));
+          const prepared = prepare(resource);
+          batch.push(handle.provider.occurrenceId === undefined ? prepared : ruleOnly(prepared));
         } catch (error) {
           fail(uid, messageOf(error));
         }

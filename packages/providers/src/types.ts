@@ -279,6 +279,11 @@ export interface CalendarProvider {
    * import turns EXDATEs into deleted occurrences. Absent: occurrences are `<masterId>_<key>`.
    */
   occurrenceId?(calendar: CalendarRef, masterId: string, key: string): Promise<string | undefined>;
+  /**
+   * Stored events (singles and masters) by id in one request, leaving out ids it does not hold:
+   * an import compares many at once. Optional (getEvent one by one otherwise).
+   */
+  getEvents?(calendar: CalendarRef, ids: readonly string[]): Promise<Map<string, CalendarEvent>>;
   /** Creates many events at once, all or none (imports); the ids made, in order. Optional. */
   insertEvents?(calendar: CalendarRef, inputs: readonly EventInput[]): Promise<string[]>;
   /** Creates a calendar on this provider's account (Google OAuth only). */

@@ -346,6 +346,17 @@ async function importIndexed(
         }
       }
     }
+    // The stored copies of the batch's events, in one request where the provider can.
+    const compared = batch.flatMap((item) => {
+      const id = existing.get(item.uid);
+      return id !== undefined && !inserted.has(item) && item.master !== undefined && !item.cancelled
+        ? [id]
+        : [];
+    });
+    const stored =
+      handle.provider.getEvents !== undefined && compared.length > 0
+        ? await handle.provider.getEvents(handle.ref, compared)
+        : new Map<string, CalendarEvent>();
     await inTurns(batch, async (item) => {
       const id = existing.get(item.uid);
       if (inserted.has(item)) {
@@ -384,7 +395,7 @@ async function importIndexed(
           await writeOverrides(handle, event.id, item);
           imported += 1;
         } else {
-          const current = await handle.provider.getEvent(handle.ref, id, signal);
+          const current = stored.get(id) ?? (await handle.provider.getEvent(handle.ref, id, signal));
           if (sameEvent(current, item.master) && item.overrides.length === 0) {
             skipped += 1;
             return;

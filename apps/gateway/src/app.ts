@@ -1,5 +1,5 @@
 import { newId } from '@calgate/core';
-import type { ExposureLog, RateLimiter } from '@calgate/locks';
+import type { ExposureLog, OnceLedger, RateLimiter } from '@calgate/locks';
 import { type AuditLog, ConfirmationRepository, PeopleRepository } from '@calgate/store';
 import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -55,6 +55,8 @@ export interface AppDeps {
   elicitations?: ElicitationRelay;
   /** Signs the state of 2026-07-28 input_required questions (derived from ENCRYPTION_KEY). */
   inputStateKey?: Uint8Array;
+  /** Claims each input_required state's one use across gateways; this process only when absent. */
+  inputStates?: OnceLedger;
   /** Calendars the mirror saw change, for subscriptions/listen resource updates; none when absent. */
   calendarChanges?: CalendarChanges;
   audit: AuditLog;

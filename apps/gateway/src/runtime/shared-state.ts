@@ -9,11 +9,14 @@ import {
   type ExposureLog,
   type KeyTurns,
   MemoryExposureLog,
+  MemoryOnceLedger,
   MemoryRateLimiter,
   MemorySlotLock,
+  type OnceLedger,
   type RateLimiter,
   RedisExposureLog,
   RedisKeyTurns,
+  RedisOnceLedger,
   RedisRateLimiter,
   RedisSlotLock,
   redisReady,
@@ -41,7 +44,14 @@ import {
   MemoryLogLevelStore,
   RedisLogLevelStore,
 } from '../log-levels.ts';
-import { failOpen, failOpenExposures, failToLocal, type OutageLog, watchedSlotLock } from '../outage-log.ts';
+import {
+  failOpen,
+  failOpenExposures,
+  failToLocal,
+  type OutageLog,
+  watchedOnceLedger,
+  watchedSlotLock,
+} from '../outage-log.ts';
 
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
@@ -54,6 +64,8 @@ export interface SharedState {
   logLevels: LogLevelStore;
   slotLock: SlotLock;
   exposures: ExposureLog;
+  /** One use per input_required state; a Redis that does not answer refuses every use (fails closed). */
+  inputStates: OnceLedger;
   clientCapabilities: ClientCapabilityStore;
   keySlots: KeyTurns | undefined;
   keyCpuTurns: KeyTurns | undefined;
@@ -76,6 +88,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
   // What each key's agent was shown that may carry instructions, across gateways with Redis.
   let exposures: ExposureLog = new MemoryExposureLog();
   let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
+  let inputStates: OnceLedger = new MemoryOnceLedger();
   // Per-key concurrency and CPU pacing across gateways; without Redis, each process's own.
   let keySlots: KeyTurns | undefined;
   let keyCpuTurns: KeyTurns | undefined;
@@ -98,6 +111,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
     slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
     exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
+    inputStates = watchedOnceLedger(new RedisOnceLedger(client), redisOutage);
     clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
     const { concurrentPerKey, queuedPerKey } = config.mcpLimits;
     keySlots = failToLocal(
@@ -172,6 +186,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     logLevels,
     slotLock,
     exposures,
+    inputStates,
     clientCapabilities,
     keySlots,
     keyCpuTurns,

@@ -27,7 +27,9 @@ import {
   CALENDAR_CHANGES_CHANNEL,
   type CalendarChangePublisher,
   CalendarChanges,
-  encodeCalendarChanges,
+  LISTENERS_KEY,
+  LISTENERS_TTL_MS,
+  publishWhileListened,
 } from '../calendar-changes.ts';
 import {
   type ClientCapabilityStore,
@@ -94,7 +96,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
   let keyCpuTurns: KeyTurns | undefined;
   let elicitations = new ElicitationRelay();
   // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
-  const calendarChanges = new CalendarChanges();
+  let calendarChanges = new CalendarChanges();
   let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
   // Key changes made on any gateway reach every other at once: each drops its key cache.
   const keyChanges = { publish: () => {}, received: () => {} };
@@ -150,6 +152,10 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
       },
     });
     const relay = elicitations;
+    // Workers publish changes only while some gateway's listen streams keep this key alive.
+    calendarChanges = new CalendarChanges(async () => {
+      await client.set(LISTENERS_KEY, runtimeId, 'PX', LISTENERS_TTL_MS);
+    });
     subscriber.on('message', (channel: string, payload: string) => {
       if (channel === CALENDAR_CHANGES_CHANNEL) {
         calendarChanges.receive(payload);
@@ -164,6 +170,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     });
     // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
     subscriber.on('ready', () => {
+      calendarChanges.reannounce();
       subscriber
         .subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL, KEY_CHANGES_CHANNEL)
         .catch(() => {});
@@ -172,9 +179,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     keyChanges.publish = () => {
       client.publish(KEY_CHANGES_CHANNEL, runtimeId).catch(() => {});
     };
-    publishChanges = async (changes) => {
-      await client.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
-    };
+    publishChanges = publishWhileListened(client);
     close = async () => {
       subscriber.disconnect();
       client.disconnect();

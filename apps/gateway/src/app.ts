@@ -158,7 +158,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...deps,
     mcpUrl,
     confirmations: new ConfirmationRepository(deps.dashboard.db.prisma),
-    keySettings: keySettings(deps.dashboard.keys, () => deps.authenticator.invalidate()),
+    keySettings: keySettings(deps.dashboard.keys, (tenantId) =>
+      deps.authenticator.invalidate('here', tenantId),
+    ),
   });
   if (deps.mirrorPush !== undefined) {
     registerMirrorPush(app, deps.mirrorPush);
@@ -195,14 +197,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     guard,
     requests: deps.oauthServer.requests,
     publicUrl: deps.publicUrl,
-    invalidateKeys: () => deps.authenticator.invalidate(),
+    invalidateKeys: (tenantId) => deps.authenticator.invalidate('here', tenantId),
   });
   registerDashboardApi(app, { ...deps.dashboard, guard, publicUrl: deps.publicUrl });
   registerApi(app, {
     ...deps.dashboard,
     guard,
     publicUrl: deps.publicUrl,
-    invalidateKeys: () => deps.authenticator.invalidate(),
+    invalidateKeys: (tenantId) => deps.authenticator.invalidate('here', tenantId),
   });
   registerEventPage(app, { ...deps.dashboard, providers: deps.providers, dashboardDir: deps.dashboardDir });
   registerDashboardStatic(app, deps.dashboardDir, deps.publicUrl);

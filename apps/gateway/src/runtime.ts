@@ -163,12 +163,12 @@ export async function createRuntime(
       () => authenticator.close(),
     );
     // A grant changed or a key revoked here is told to the other gateways; theirs are heard here.
-    authenticator.onInvalidate((from) => {
+    authenticator.onInvalidate((from, tenantId) => {
       if (from === 'here') {
-        keyChanges.publish();
+        keyChanges.publish(tenantId);
       }
     });
-    keyChanges.received = () => authenticator.invalidate('peer');
+    keyChanges.received = (tenantId) => authenticator.invalidate('peer', tenantId);
 
     const runsWorker = options.worker ?? config.workerInProcess ?? false;
     const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });

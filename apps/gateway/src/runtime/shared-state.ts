@@ -74,8 +74,11 @@ export interface SharedState {
   elicitations: ElicitationRelay;
   calendarChanges: CalendarChanges;
   publishChanges: CalendarChangePublisher;
-  /** `publish` tells the other gateways this one dropped its key cache; `received` is set by the caller. */
-  keyChanges: { publish: () => void; received: () => void };
+  /**
+   * `publish` tells the other gateways this one dropped its key cache (of one tenant, or all);
+   * `received` is set by the caller. Messages carry ids only, never key material.
+   */
+  keyChanges: { publish: (tenantId?: string) => void; received: (tenantId?: string) => void };
   /** Disconnects from Redis; undefined without it. */
   close: (() => Promise<void>) | undefined;
 }
@@ -99,7 +102,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
   let calendarChanges = new CalendarChanges();
   let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
   // Key changes made on any gateway reach every other at once: each drops its key cache.
-  const keyChanges = { publish: () => {}, received: () => {} };
+  const keyChanges: SharedState['keyChanges'] = { publish: () => {}, received: () => {} };
   const runtimeId = randomBytes(8).toString('hex');
   let close: (() => Promise<void>) | undefined;
   if (config.redisUrl !== undefined) {
@@ -161,8 +164,9 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
         calendarChanges.receive(payload);
       } else if (channel === KEY_CHANGES_CHANNEL) {
         // This runtime's own message comes back too; it has dropped its cache already.
-        if (payload !== runtimeId) {
-          keyChanges.received();
+        const heard = decodeKeyChange(payload);
+        if (heard.from !== runtimeId) {
+          keyChanges.received(heard.tenantId);
         }
       } else {
         relay.receive(payload);
@@ -176,8 +180,8 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
         .catch(() => {});
     });
     // A worker in this process publishes as any other does, so every gateway hears it.
-    keyChanges.publish = () => {
-      client.publish(KEY_CHANGES_CHANNEL, runtimeId).catch(() => {});
+    keyChanges.publish = (tenantId) => {
+      client.publish(KEY_CHANGES_CHANNEL, encodeKeyChange(runtimeId, tenantId)).catch(() => {});
     };
     publishChanges = publishWhileListened(client);
     close = async () => {
@@ -201,4 +205,23 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     keyChanges,
     close,
   };
+}
+
+/** `{"from":<runtime>,"tenantId":<tnt_…>}`; without a tenant every key is concerned. */
+export function encodeKeyChange(from: string, tenantId: string | undefined): string {
+  return JSON.stringify(tenantId === undefined ? { from } : { from, tenantId });
+}
+
+/** A key-change message; one this version cannot read concerns every key (the safe reading). */
+export function decodeKeyChange(payload: string): { from: string | undefined; tenantId: string | undefined } {
+  try {
+    const parsed = JSON.parse(payload) as { from?: unknown; tenantId?: unknown } | null;
+    return {
+      from: typeof parsed?.from === 'string' ? parsed.from : undefined,
+      tenantId: typeof parsed?.tenantId === 'string' ? parsed.tenantId : undefined,
+    };
+  } catch {
+    // An earlier version's message: its runtime id alone.
+    return { from: payload, tenantId: undefined };
+  }
 }

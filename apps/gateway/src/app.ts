@@ -1,5 +1,5 @@
 import { newId } from '@calgate/core';
-import type { ExposureLog, RateLimiter } from '@calgate/locks';
+import type { ExposureLog, OnceLedger, RateLimiter } from '@calgate/locks';
 import { type AuditLog, ConfirmationRepository, PeopleRepository } from '@calgate/store';
 import { type Catalogue, type ProviderResolver, unsafeTextIn } from '@calgate/tools';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -55,6 +55,8 @@ export interface AppDeps {
   elicitations?: ElicitationRelay;
   /** Signs the state of 2026-07-28 input_required questions (derived from ENCRYPTION_KEY). */
   inputStateKey?: Uint8Array;
+  /** Claims each input_required state's one use across gateways; this process only when absent. */
+  inputStates?: OnceLedger;
   /** Calendars the mirror saw change, for subscriptions/listen resource updates; none when absent. */
   calendarChanges?: CalendarChanges;
   audit: AuditLog;
@@ -156,7 +158,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...deps,
     mcpUrl,
     confirmations: new ConfirmationRepository(deps.dashboard.db.prisma),
-    keySettings: keySettings(deps.dashboard.keys, () => deps.authenticator.invalidate()),
+    keySettings: keySettings(deps.dashboard.keys, (tenantId) =>
+      deps.authenticator.invalidate('here', tenantId),
+    ),
   });
   if (deps.mirrorPush !== undefined) {
     registerMirrorPush(app, deps.mirrorPush);
@@ -193,14 +197,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     guard,
     requests: deps.oauthServer.requests,
     publicUrl: deps.publicUrl,
-    invalidateKeys: () => deps.authenticator.invalidate(),
+    invalidateKeys: (tenantId) => deps.authenticator.invalidate('here', tenantId),
   });
   registerDashboardApi(app, { ...deps.dashboard, guard, publicUrl: deps.publicUrl });
   registerApi(app, {
     ...deps.dashboard,
     guard,
     publicUrl: deps.publicUrl,
-    invalidateKeys: () => deps.authenticator.invalidate(),
+    invalidateKeys: (tenantId) => deps.authenticator.invalidate('here', tenantId),
   });
   registerEventPage(app, { ...deps.dashboard, providers: deps.providers, dashboardDir: deps.dashboardDir });
   registerDashboardStatic(app, deps.dashboardDir, deps.publicUrl);

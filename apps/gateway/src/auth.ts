@@ -79,7 +79,7 @@ export class KeyAuthenticator {
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inFlight = new Map<string, Promise<CacheEntry>>();
   readonly #used = new Set<string>();
-  readonly #listeners = new Set<(from: 'here' | 'peer') => void>();
+  readonly #listeners = new Set<(from: 'here' | 'peer', tenantId?: string) => void>();
   readonly #timer: NodeJS.Timeout;
 
   constructor(options: KeyAuthenticatorOptions) {
@@ -145,17 +145,32 @@ export class KeyAuthenticator {
 
   /**
    * Forgets cached lookups, e.g. after this process changed grants or revoked a key (`here`), or
-   * after another gateway process did and said so (`peer`, see runtime.ts).
+   * after another gateway process did and said so (`peer`, see runtime.ts). With `tenantId`, only
+   * that tenant's keys (and keys found unknown) are forgotten, and a change another gateway made
+   * to a tenant this one holds nothing of is no work at all: its listeners are not told.
    */
-  invalidate(from: 'here' | 'peer' = 'here'): void {
-    this.#cache.clear();
+  invalidate(from: 'here' | 'peer' = 'here', tenantId?: string): void {
+    if (tenantId === undefined) {
+      this.#cache.clear();
+    } else {
+      let held = false;
+      for (const [id, entry] of this.#cache) {
+        if (entry.access === null || entry.access.tenantId === tenantId) {
+          held ||= entry.access !== null;
+          this.#cache.delete(id);
+        }
+      }
+      if (from === 'peer' && !held) {
+        return;
+      }
+    }
     for (const listener of this.#listeners) {
-      listener(from);
+      listener(from, tenantId);
     }
   }
 
-  /** Calls `listener` after every invalidate(); returns the unsubscribe function. */
-  onInvalidate(listener: (from: 'here' | 'peer') => void): () => void {
+  /** Calls `listener` after every invalidate() (with its tenant, when scoped); returns the unsubscribe function. */
+  onInvalidate(listener: (from: 'here' | 'peer', tenantId?: string) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

@@ -6,10 +6,21 @@
  * channel; each gateway receives them and hands them to its listen streams, which decide per key
  * (see ToolListStreams.calendarsChanged). Without Redis the worker must run in the gateway's own
  * process, and the changes go straight to it.
+ *
+ * Only while some gateway has a listen stream open is anything published: such a gateway keeps
+ * `LISTENERS_KEY` in Redis (a short TTL, refreshed while it has streams), and the publisher skips
+ * a batch when the key is absent. A gateway sets the key before it answers a listen request, so a
+ * stream hears every change the publisher handles after the stream opened; a gateway that dies
+ * with streams open keeps the publisher going for at most `LISTENERS_TTL_MS`.
  */
+import type { Redis } from 'ioredis';
 import type { FeedConsumer } from './mirror/feed.ts';
 
 export const CALENDAR_CHANGES_CHANNEL = 'calgate:calendar-changes';
+/** Present while some gateway has a listen stream open. */
+export const LISTENERS_KEY = 'calgate:calendar-listeners';
+/** How long the key outlives its last refresh; a gateway with streams refreshes it every third of it. */
+export const LISTENERS_TTL_MS = 30_000;
 /** The change feed cursor of the publisher: one per deployment, shared by its workers. */
 export const CALENDAR_CHANGES_FEED = 'calendar-resource-updates';
 
@@ -43,6 +54,16 @@ export function calendarChangeFeed(publish: CalendarChangePublisher): FeedConsum
   };
 }
 
+/** Publishes on Redis, and only while `LISTENERS_KEY` says some gateway listens. */
+export function publishWhileListened(redis: Redis): CalendarChangePublisher {
+  return async (changes) => {
+    if ((await redis.exists(LISTENERS_KEY)) === 0) {
+      return;
+    }
+    await redis.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
+  };
+}
+
 export function encodeCalendarChanges(changes: readonly CalendarChange[]): string {
   return JSON.stringify({ calendars: changes.map((change) => [change.tenantId, change.calendarId]) });
 }
@@ -69,6 +90,52 @@ export function decodeCalendarChanges(payload: string): CalendarChange[] {
 /** The calendar changes this gateway process hears, handed to whoever listens (the MCP routes). */
 export class CalendarChanges {
   readonly #listeners = new Set<(changes: readonly CalendarChange[]) => void>();
+  readonly #announce: (() => Promise<void>) | undefined;
+  #streams = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  /** `announce` sets `LISTENERS_KEY` with its TTL (Redis); without it changes come from this process. */
+  constructor(announce?: () => Promise<void>) {
+    this.#announce = announce;
+  }
+
+  /**
+   * Says this gateway listens before a listen stream opens: resolves once workers will publish
+   * (a Redis that does not answer is not waited for; nothing is published through it either).
+   */
+  async willListen(): Promise<void> {
+    await this.#announce?.().catch(() => {});
+  }
+
+  /** Announces again at once when streams are open (Redis answers again after an outage). */
+  reannounce(): void {
+    if (this.#streams > 0) {
+      void this.willListen();
+    }
+  }
+
+  /** Counts an open listen stream, keeping the announcement fresh while any is open; returns its end. */
+  listening(): () => void {
+    this.#streams++;
+    if (this.#timer === undefined && this.#announce !== undefined) {
+      const announce = this.#announce;
+      this.#timer = setInterval(() => void announce().catch(() => {}), LISTENERS_TTL_MS / 3);
+      this.#timer.unref();
+    }
+    let ended = false;
+    return () => {
+      if (ended) {
+        return;
+      }
+      ended = true;
+      this.#streams--;
+      if (this.#streams === 0 && this.#timer !== undefined) {
+        // The key is left to expire: other gateways may still listen.
+        clearInterval(this.#timer);
+        this.#timer = undefined;
+      }
+    };
+  }
 
   /** Registers a listener; returns what removes it. */
   subscribe(listener: (changes: readonly CalendarChange[]) => void): () => void {

@@ -10,13 +10,13 @@ export type KeySettingsFactory = (key: { tenantId: string; keyId: string }) => K
  */
 export function keySettings(
   keys: Pick<ApiKeyRepository, 'get' | 'setDefaults'>,
-  invalidate: () => void,
+  invalidate: (tenantId: string) => void,
 ): KeySettingsFactory {
   return ({ tenantId, keyId }) => ({
     async setTimeZone(timeZone) {
       const before = await keys.get(tenantId, keyId);
       await keys.setDefaults(tenantId, keyId, { timeZone });
-      invalidate();
+      invalidate(tenantId);
       return { previous: before?.timeZone ?? null };
     },
   });

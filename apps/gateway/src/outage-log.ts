@@ -1,5 +1,5 @@
 import { CalgateError } from '@calgate/core';
-import type { ExposureLog, KeyTurns, RateLimiter, SlotLock } from '@calgate/locks';
+import type { ExposureLog, KeyTurns, OnceLedger, RateLimiter, SlotLock } from '@calgate/locks';
 import type { Logger } from 'pino';
 
 export interface OutageLogOptions {
@@ -147,6 +147,21 @@ export function failClosed(limiter: RateLimiter, outage: OutageLog, message: str
       ).catch((error: unknown) => {
         throw new CalgateError('unavailable', message, { retry: true, retryAfterMs: 2_000, cause: error });
       }),
+  };
+}
+
+/**
+ * One-use ids whose failures (Redis away) count towards the outage. Claims still fail: a use that
+ * cannot be recorded is refused (fails closed), since a second use could not be ruled out.
+ */
+export function watchedOnceLedger(ledger: OnceLedger, outage: OutageLog): OnceLedger {
+  return {
+    claim: (id, ttlMs) =>
+      watched(
+        outage,
+        () => true,
+        () => ledger.claim(id, ttlMs),
+      ),
   };
 }
 

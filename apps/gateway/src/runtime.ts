@@ -121,6 +121,7 @@ export async function createRuntime(
       logLevels,
       slotLock,
       exposures,
+      inputStates,
       clientCapabilities,
       keySlots,
       keyCpuTurns,
@@ -162,12 +163,12 @@ export async function createRuntime(
       () => authenticator.close(),
     );
     // A grant changed or a key revoked here is told to the other gateways; theirs are heard here.
-    authenticator.onInvalidate((from) => {
+    authenticator.onInvalidate((from, tenantId) => {
       if (from === 'here') {
-        keyChanges.publish();
+        keyChanges.publish(tenantId);
       }
     });
-    keyChanges.received = () => authenticator.invalidate('peer');
+    keyChanges.received = (tenantId) => authenticator.invalidate('peer', tenantId);
 
     const runsWorker = options.worker ?? config.workerInProcess ?? false;
     const boss = await startBoss({ databaseUrl: database.url, role: runsWorker ? 'worker' : 'producer' });
@@ -242,6 +243,7 @@ export async function createRuntime(
       elicitations,
       calendarChanges,
       inputStateKey: box.deriveKey('mcp-input-state'),
+      inputStates,
       audit,
       providers,
       mcpStreams: config.mcpStreams,

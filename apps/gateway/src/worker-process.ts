@@ -7,11 +7,7 @@ import { connectRedis } from '@calgate/locks';
 import { startBoss } from '@calgate/scheduler';
 import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
 import type { Logger } from 'pino';
-import {
-  CALENDAR_CHANGES_CHANNEL,
-  type CalendarChangePublisher,
-  encodeCalendarChanges,
-} from './calendar-changes.ts';
+import { type CalendarChangePublisher, publishWhileListened } from './calendar-changes.ts';
 import type { Config } from './config.ts';
 import { ChannelTokens } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
@@ -61,9 +57,7 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       closers.unshift(async () => {
         redis.disconnect();
       });
-      calendarChanges = async (changes) => {
-        await redis.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
-      };
+      calendarChanges = publishWhileListened(redis);
     }
     const worker = await startBackgroundWork({
       config,

@@ -1,6 +1,6 @@
 /**
  * @calgate/locks — coordination that must hold across gateway processes: per-key rate limits,
- per-key concurrency and CPU pacing (key turns), booking slot locks and what each principal was recently exposed to, each behind an interface
+ per-key concurrency and CPU pacing (key turns), booking slot locks, what each principal was recently exposed to and one-use ids, each behind an interface
  with Redis and in-process versions.
  */
 export {
@@ -12,6 +12,7 @@ export {
   RedisExposureLog,
 } from './exposure.ts';
 export { type KeyTurns, type KeyTurnsPolicy, RedisKeyTurns } from './key-slots.ts';
+export { MemoryOnceLedger, type OnceLedger, RedisOnceLedger } from './once.ts';
 export {
   MemoryRateLimiter,
   type RateDecision,

@@ -1,5 +1,5 @@
 import { CalgateError, type ErrorCode } from '@calgate/core';
-import type { ExposureLog } from '@calgate/locks';
+import type { ExposureLog, OnceLedger } from '@calgate/locks';
 import { whileListeningForRetries } from '@calgate/providers';
 import {
   CallToolRequestSchema,
@@ -147,6 +147,8 @@ export interface SessionOptions {
   canElicit?: boolean | undefined;
   /** Signs the state of 2026-07-28 questions (guard/input-required.ts); they go to the dashboard without it. */
   inputStateKey?: Uint8Array | undefined;
+  /** Claims each 2026-07-28 state's one use, across gateways (Redis); this process only when absent. */
+  inputStates?: OnceLedger | undefined;
   /** Told every decision about a risky action, for the audit log. */
   onDecision?: ((record: DecisionRecord) => void) | undefined;
   /**
@@ -678,6 +680,7 @@ export function createMcpServer(sessionOptions: SessionOptions): Server {
             now: now(),
             responses: ctx.mcpReq.inputResponses,
             state: ctx.mcpReq.requestState(),
+            once: options.inputStates,
             ask: (asked) => {
               question = asked;
             },

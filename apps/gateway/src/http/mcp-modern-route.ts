@@ -25,8 +25,10 @@ export function modernServing(
   session: SessionOptions,
 ) => Promise<unknown> {
   // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
-  const bus = new KeyedEventBus(({ key, authorization, end }, deliver) =>
-    streamsOf().open(key, authorization, {
+  const bus = new KeyedEventBus(({ key, authorization, end }, deliver) => {
+    // Counted while open, so that workers keep publishing calendar changes (calendar-changes.ts).
+    const listened = deps.calendarChanges?.listening();
+    const stop = streamsOf().open(key, authorization, {
       write: (chunk) => {
         if (chunk === LIST_CHANGED) {
           deliver({ kind: 'tools_list_changed' });
@@ -39,8 +41,12 @@ export function modernServing(
       // A key that stops working (revoked, expired, its app disconnected) has its streams ended.
       close: end,
       buffered: () => 0,
-    }),
-  );
+    });
+    return () => {
+      stop();
+      listened?.();
+    };
+  });
   // Refusals are answered to the client; the log only keeps them for debugging.
   const modern = modernHandler(bus, (error) =>
     app.log.debug({ err: error }, 'MCP 2026-07-28 request refused'),
@@ -62,6 +68,10 @@ export function modernServing(
         .status(429)
         .header('retry-after', '30')
         .send({ jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: refusal } });
+    }
+    if (method === 'subscriptions/listen') {
+      // Workers publish from now on, before the stream opens: it misses no change made after.
+      await deps.calendarChanges?.willListen();
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) {

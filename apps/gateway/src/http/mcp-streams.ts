@@ -89,8 +89,11 @@ export class ToolListStreams {
     this.#resourcesOf = options.resourcesOf ?? (() => '');
     this.#readable = options.readableResources ?? (() => new Map());
     this.#log = options.log;
-    this.#unsubscribe = this.#authenticator.onInvalidate(() => {
-      if (this.#total > 0) {
+    this.#unsubscribe = this.#authenticator.onInvalidate((_from, tenantId) => {
+      // A change to one tenant concerns only streams of its keys.
+      const concerned =
+        tenantId === undefined || [...this.#byKey.values()].some((group) => group.tenantId === tenantId);
+      if (this.#total > 0 && concerned) {
         void this.recheck();
       }
     });

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { ExposureLog, KeyTurns, RateLimiter } from '@calgate/locks';
+import {
+  type ExposureLog,
+  type KeyTurns,
+  MemoryOnceLedger,
+  type OnceLedger,
+  type RateLimiter,
+} from '@calgate/locks';
 import {
   type AuditLog,
   type ConfirmationRepository,
@@ -76,6 +82,8 @@ export interface McpRouteDeps {
   elicitations?: ElicitationRelay | undefined;
   /** Signs the state of 2026-07-28 input_required questions; a key of this process when absent. */
   inputStateKey?: Uint8Array | undefined;
+  /** Claims each input_required state's one use (Redis, across gateways); this process only when absent. */
+  inputStates?: OnceLedger | undefined;
   /** Calendars the mirror saw change: listen streams that may read one are told it was updated. */
   calendarChanges?: CalendarChanges | undefined;
   /** Whether each key's client declared form elicitation; a store of this process when absent. */
@@ -172,6 +180,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   const relay = deps.elicitations ?? new ElicitationRelay();
   // Shared by every gateway process (derived from ENCRYPTION_KEY) so a retry may reach another one.
   const inputStateKey = deps.inputStateKey ?? randomBytes(32);
+  const inputStates = deps.inputStates ?? new MemoryOnceLedger();
   const cpuTurns = new CpuTurns();
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
@@ -237,6 +246,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       exposures: deps.exposures,
       canElicit,
       inputStateKey,
+      inputStates,
       era,
       ...(deps.confirmations === undefined
         ? {}

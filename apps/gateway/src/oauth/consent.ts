@@ -22,7 +22,7 @@ export interface ConsentDeps {
   requests: AuthorizationRequests;
   publicUrl: string;
   /** Forgets cached key lookups: approving an app again changes its connection's grants. */
-  invalidateKeys(): void;
+  invalidateKeys(tenantId?: string): void;
 }
 
 const TOOLSET_DESCRIPTIONS: Record<string, string> = {
@@ -203,7 +203,7 @@ export function registerConsentRoutes(app: FastifyInstance, deps: ConsentDeps): 
       calendars: body.calendars,
       hijackPolicy: body.hijackPolicy,
     });
-    deps.invalidateKeys();
+    deps.invalidateKeys(session.tenantId);
     const granted = body.calendars.some((calendar) => calendar.write)
       ? 'calendars:read calendars:write'
       : 'calendars:read';

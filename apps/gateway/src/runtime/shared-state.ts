@@ -9,11 +9,14 @@ import {
   type ExposureLog,
   type KeyTurns,
   MemoryExposureLog,
+  MemoryOnceLedger,
   MemoryRateLimiter,
   MemorySlotLock,
+  type OnceLedger,
   type RateLimiter,
   RedisExposureLog,
   RedisKeyTurns,
+  RedisOnceLedger,
   RedisRateLimiter,
   RedisSlotLock,
   redisReady,
@@ -24,7 +27,9 @@ import {
   CALENDAR_CHANGES_CHANNEL,
   type CalendarChangePublisher,
   CalendarChanges,
-  encodeCalendarChanges,
+  LISTENERS_KEY,
+  LISTENERS_TTL_MS,
+  publishWhileListened,
 } from '../calendar-changes.ts';
 import {
   type ClientCapabilityStore,
@@ -41,7 +46,14 @@ import {
   MemoryLogLevelStore,
   RedisLogLevelStore,
 } from '../log-levels.ts';
-import { failOpen, failOpenExposures, failToLocal, type OutageLog, watchedSlotLock } from '../outage-log.ts';
+import {
+  failOpen,
+  failOpenExposures,
+  failToLocal,
+  type OutageLog,
+  watchedOnceLedger,
+  watchedSlotLock,
+} from '../outage-log.ts';
 
 /** Where gateway processes pass clients' answers to elicitation forms. */
 const ELICITATION_CHANNEL = 'calgate:elicitations';
@@ -54,14 +66,19 @@ export interface SharedState {
   logLevels: LogLevelStore;
   slotLock: SlotLock;
   exposures: ExposureLog;
+  /** One use per input_required state; a Redis that does not answer refuses every use (fails closed). */
+  inputStates: OnceLedger;
   clientCapabilities: ClientCapabilityStore;
   keySlots: KeyTurns | undefined;
   keyCpuTurns: KeyTurns | undefined;
   elicitations: ElicitationRelay;
   calendarChanges: CalendarChanges;
   publishChanges: CalendarChangePublisher;
-  /** `publish` tells the other gateways this one dropped its key cache; `received` is set by the caller. */
-  keyChanges: { publish: () => void; received: () => void };
+  /**
+   * `publish` tells the other gateways this one dropped its key cache (of one tenant, or all);
+   * `received` is set by the caller. Messages carry ids only, never key material.
+   */
+  keyChanges: { publish: (tenantId?: string) => void; received: (tenantId?: string) => void };
   /** Disconnects from Redis; undefined without it. */
   close: (() => Promise<void>) | undefined;
 }
@@ -76,15 +93,16 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
   // What each key's agent was shown that may carry instructions, across gateways with Redis.
   let exposures: ExposureLog = new MemoryExposureLog();
   let clientCapabilities: ClientCapabilityStore = new MemoryClientCapabilityStore();
+  let inputStates: OnceLedger = new MemoryOnceLedger();
   // Per-key concurrency and CPU pacing across gateways; without Redis, each process's own.
   let keySlots: KeyTurns | undefined;
   let keyCpuTurns: KeyTurns | undefined;
   let elicitations = new ElicitationRelay();
   // Calendars the mirror saw change, from whichever worker saw them, for listen streams.
-  const calendarChanges = new CalendarChanges();
+  let calendarChanges = new CalendarChanges();
   let publishChanges: CalendarChangePublisher = async (changes) => calendarChanges.emit(changes);
   // Key changes made on any gateway reach every other at once: each drops its key cache.
-  const keyChanges = { publish: () => {}, received: () => {} };
+  const keyChanges: SharedState['keyChanges'] = { publish: () => {}, received: () => {} };
   const runtimeId = randomBytes(8).toString('hex');
   let close: (() => Promise<void>) | undefined;
   if (config.redisUrl !== undefined) {
@@ -98,6 +116,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     logLevels = failOpenLogLevels(new RedisLogLevelStore(client), redisOutage);
     slotLock = watchedSlotLock(new RedisSlotLock(client), redisOutage);
     exposures = failOpenExposures(new RedisExposureLog(client), redisOutage);
+    inputStates = watchedOnceLedger(new RedisOnceLedger(client), redisOutage);
     clientCapabilities = failSafeCapabilities(new RedisClientCapabilityStore(client), redisOutage);
     const { concurrentPerKey, queuedPerKey } = config.mcpLimits;
     keySlots = failToLocal(
@@ -136,13 +155,18 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
       },
     });
     const relay = elicitations;
+    // Workers publish changes only while some gateway's listen streams keep this key alive.
+    calendarChanges = new CalendarChanges(async () => {
+      await client.set(LISTENERS_KEY, runtimeId, 'PX', LISTENERS_TTL_MS);
+    });
     subscriber.on('message', (channel: string, payload: string) => {
       if (channel === CALENDAR_CHANGES_CHANNEL) {
         calendarChanges.receive(payload);
       } else if (channel === KEY_CHANGES_CHANNEL) {
         // This runtime's own message comes back too; it has dropped its cache already.
-        if (payload !== runtimeId) {
-          keyChanges.received();
+        const heard = decodeKeyChange(payload);
+        if (heard.from !== runtimeId) {
+          keyChanges.received(heard.tenantId);
         }
       } else {
         relay.receive(payload);
@@ -150,17 +174,16 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     });
     // On every (re)connection: a gateway starts while Redis is away and subscribes once it answers.
     subscriber.on('ready', () => {
+      calendarChanges.reannounce();
       subscriber
         .subscribe(ELICITATION_CHANNEL, CALENDAR_CHANGES_CHANNEL, KEY_CHANGES_CHANNEL)
         .catch(() => {});
     });
     // A worker in this process publishes as any other does, so every gateway hears it.
-    keyChanges.publish = () => {
-      client.publish(KEY_CHANGES_CHANNEL, runtimeId).catch(() => {});
+    keyChanges.publish = (tenantId) => {
+      client.publish(KEY_CHANGES_CHANNEL, encodeKeyChange(runtimeId, tenantId)).catch(() => {});
     };
-    publishChanges = async (changes) => {
-      await client.publish(CALENDAR_CHANGES_CHANNEL, encodeCalendarChanges(changes));
-    };
+    publishChanges = publishWhileListened(client);
     close = async () => {
       subscriber.disconnect();
       client.disconnect();
@@ -172,6 +195,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     logLevels,
     slotLock,
     exposures,
+    inputStates,
     clientCapabilities,
     keySlots,
     keyCpuTurns,
@@ -181,4 +205,23 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     keyChanges,
     close,
   };
+}
+
+/** `{"from":<runtime>,"tenantId":<tnt_…>}`; without a tenant every key is concerned. */
+export function encodeKeyChange(from: string, tenantId: string | undefined): string {
+  return JSON.stringify(tenantId === undefined ? { from } : { from, tenantId });
+}
+
+/** A key-change message; one this version cannot read concerns every key (the safe reading). */
+export function decodeKeyChange(payload: string): { from: string | undefined; tenantId: string | undefined } {
+  try {
+    const parsed = JSON.parse(payload) as { from?: unknown; tenantId?: unknown } | null;
+    return {
+      from: typeof parsed?.from === 'string' ? parsed.from : undefined,
+      tenantId: typeof parsed?.tenantId === 'string' ? parsed.tenantId : undefined,
+    };
+  } catch {
+    // An earlier version's message: its runtime id alone.
+    return { from: payload, tenantId: undefined };
+  }
 }

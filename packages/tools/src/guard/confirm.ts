@@ -56,7 +56,8 @@ export interface DecisionRecord {
 /**
  * The person's answer to an elicitation form; undefined when the client could not ask;
  * 'input_required' when the question goes back to a 2026-07-28 client as the call's result and
- * the answer comes with its retry (see input-required.ts).
+ * the answer comes with its retry (see input-required.ts); `refused` when that answer came with
+ * a state used already (or whose use cannot be checked), in the sentence the agent is given.
  */
 export type Elicit = ((
   message: string,
@@ -64,6 +65,7 @@ export type Elicit = ((
 ) => Promise<
   | { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }
   | 'input_required'
+  | { refused: string }
   | undefined
 >) & {
   /** The answer comes with a retry of a call that was asked already (and recorded as asked then). */
@@ -223,6 +225,9 @@ export async function guardAction(
         code: 'input_required',
         message: `${action.tool} was not run yet: Calgate asked the person to allow "${does}".`,
       };
+    }
+    if (answer !== undefined && 'refused' in answer) {
+      return { ok: false, code: 'confirmation_required', message: answer.refused };
     }
     if (answer !== undefined) {
       if (answer.action === 'accept' && answer.content?.allow === true) {

@@ -78,7 +78,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDeps): void
       throw signUpClosed();
     }
     // The first-run key now answers in the workspace's zone, on its next call.
-    deps.invalidateKeys();
+    deps.invalidateKeys(outcome.tenant.id);
     const csrfToken = await signIn(request, reply, outcome.user.id, outcome.tenant.id);
     reply.status(201);
     return { user: { id: outcome.user.id, email: outcome.user.email }, tenant: outcome.tenant, csrfToken };

@@ -88,7 +88,7 @@ export function registerConnectedAppRoutes(app: FastifyInstance, deps: ApiDeps):
       throw error;
     }
     // The app's next call must see the new policy, not the cached key.
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     const changed = (await listApps(deps, tenantId)).find((item) => item.id === id);
     if (changed === undefined) {
       throw noSuchApp(id);
@@ -108,7 +108,7 @@ export function registerConnectedAppRoutes(app: FastifyInstance, deps: ApiDeps):
       throw error;
     }
     // The key cache would otherwise let the app's access token work until it expires.
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     const revoked = (await listApps(deps, tenantId)).find((item) => item.id === id);
     if (revoked === undefined) {
       throw noSuchApp(id);

@@ -48,8 +48,8 @@ export interface ApiDeps {
   signInLimiter: RateLimiter;
   rulesRepository: RulesRepository;
   providers: ProviderResolver;
-  /** Forgets cached key lookups so the next MCP call sees a change. */
-  invalidateKeys(): void;
+  /** Forgets cached key lookups (of the tenant, when given) so the next MCP call sees a change. */
+  invalidateKeys(tenantId?: string): void;
   publicUrl: string;
   /** Two-step sign-in (TOTP): set-up, codes and the challenge between password and code. */
   twoStep: TwoStepSignIn;

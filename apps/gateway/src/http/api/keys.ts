@@ -132,7 +132,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
       timeZone: body.timeZone,
     });
     await people.setKeyCreator(tenantId, key.id, { userId });
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     reply.status(201).header('cache-control', 'no-store');
     return {
       key: view(key),
@@ -146,7 +146,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
     const { id } = parse(KeyParams, request.params);
     const body = parse(DefaultsBody, request.body);
     const key = await deps.keys.setDefaults(tenantId, id, body);
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     return { key: view(key) };
   });
 
@@ -156,7 +156,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
     if (!(await deps.keys.revoke(tenantId, id))) {
       throw noSuchKey(id);
     }
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     const key = await deps.keys.get(tenantId, id);
     if (key === null) {
       throw noSuchKey(id);
@@ -172,7 +172,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: ApiDeps): void {
     if (rotated === null) {
       throw noSuchKey(id);
     }
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     reply.status(201).header('cache-control', 'no-store');
     const { previousValidUntil } = rotated;
     return {

@@ -78,7 +78,7 @@ export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void 
       );
     }
     const grant = await deps.tenancy.setGrant(tenantId, body.keyId, body.calendarId, body);
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     return { keyId: body.keyId, calendarId: body.calendarId, ...grant };
   });
 
@@ -114,7 +114,7 @@ export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void 
         ...(await deps.tenancy.setGrant(tenantId, keyId, calendar.id, grant)),
       });
     }
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     return { grants };
   });
 
@@ -125,7 +125,7 @@ export function registerMatrixRoutes(app: FastifyInstance, deps: ApiDeps): void 
     if (!(await setCalendarEnabled(deps.db.prisma, tenantId, id, enabled))) {
       throw new CalgateError('not_found', `No calendar ${id} in this tenant.`);
     }
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     return { id, enabled };
   });
 }

@@ -187,7 +187,7 @@ export function registerPeopleRoutes(app: FastifyInstance, deps: ApiDeps): void 
         'This is the last owner of the workspace and cannot be removed: make someone else an owner first.',
       );
     }
-    deps.invalidateKeys();
+    deps.invalidateKeys(session.tenantId);
     return { removed: true, keysRevoked: result.keysRevoked };
   });
 

@@ -61,7 +61,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, deps: ApiDeps): vo
       throw new CalgateError('unauthenticated', 'Sign in to the Calgate dashboard first.');
     }
     // Keys read the workspace zone with their grants: the next call answers in the new zone.
-    deps.invalidateKeys();
+    deps.invalidateKeys(tenantId);
     return { workspace: workspaceView(tenant) };
   });
 }

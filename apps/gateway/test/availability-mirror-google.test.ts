@@ -127,6 +127,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
   let direct: TestGateway;
   let viaMirror: Client;
   let viaGoogle: Client;
+  let secret: string;
   const ids: string[] = [];
   const rng = random(SEED);
 
@@ -215,6 +216,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     const tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
     direct.runtime.deps.authenticator.invalidate();
+    secret = tenant.secret;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGoogle = await connectClient(direct.mcpUrl, tenant.secret);
     const listed = (await call(viaGoogle, 'list_calendars', {})).calendars as { id: string }[];
@@ -339,6 +341,61 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     );
     expect(kinds.some((item) => item.kind === 'event' && item.summary !== undefined)).toBe(true);
     expect(hidden + kinds.filter((item) => item.kind === 'busy').length).toBeGreaterThan(0);
+  });
+
+  it('a window asked again reflects every change of the mirror since: synced by another process, or written through', async () => {
+    const primary = ids[0] as string;
+    const start = Date.parse('2027-05-10T15:00:00Z');
+    const args = {
+      calendarIds: [primary],
+      timeMin: new Date(start).toISOString(),
+      timeMax: new Date(start + 4 * 3_600_000).toISOString(),
+      timeZone: 'Europe/Berlin',
+    };
+    const busyOf = async () =>
+      ((await call(viaMirror, 'find_free_time', args)).busy as { start: string }[]).map((b) => b.start);
+    expect(await busyOf()).toEqual([]);
+    expect(await busyOf()).toEqual([]);
+    // A gateway that syncs before every read (staleness 0) stands for another process's sync.
+    const syncer = await startTestGateway(
+      { ...emulator.env, ...HIGH_RATE_LIMITS, MIRROR_MAX_STALENESS: '0' },
+      { db: gw.db },
+    );
+    const viaSyncer = await connectClient(syncer.mcpUrl, secret);
+    try {
+      const added = await inGoogle(ANN, ANN, 'POST', '', {
+        summary: 'Added in Google',
+        start: { dateTime: new Date(start + 3_600_000).toISOString() },
+        end: { dateTime: new Date(start + 7_200_000).toISOString() },
+      });
+      expect(added.status).toBe(200);
+      const addedId = ((await added.json()) as { id: string }).id;
+      // Not synced yet: the mirror (an hour's staleness allowed) still answers as before.
+      expect(await busyOf()).toEqual([]);
+      const listing = { calendarId: primary, timeMin: args.timeMin, timeMax: args.timeMax };
+      const synced = await call(viaSyncer, 'list_events', listing);
+      expect(typeof synced.syncedAt).toBe('string');
+      expect(await busyOf()).toEqual(['2027-05-10T18:00:00+02:00']);
+      await compare('find_free_time', args);
+
+      // Written through by this gateway: shown at once.
+      await call(viaMirror, 'create_event', {
+        calendarId: primary,
+        summary: 'Written through',
+        start: { dateTime: new Date(start).toISOString() },
+        end: { dateTime: new Date(start + 1_800_000).toISOString() },
+      });
+      expect(await busyOf()).toEqual(['2027-05-10T17:00:00+02:00', '2027-05-10T18:00:00+02:00']);
+
+      // Removed in Google and synced elsewhere: gone.
+      expect((await inGoogle(ANN, ANN, 'DELETE', `/${addedId}`)).status).toBe(204);
+      await call(viaSyncer, 'list_events', listing);
+      expect(await busyOf()).toEqual(['2027-05-10T17:00:00+02:00']);
+      await compare('find_free_time', args);
+    } finally {
+      await viaSyncer.close();
+      await syncer.stop();
+    }
   });
 
   it('book_slot asks Google, not the mirror: an event added in Google refuses the slot the mirror shows free', async () => {

@@ -52,6 +52,13 @@ const SEARCH_LIMIT = 50;
 const SEARCH_CANDIDATES = 200;
 const ERROR_MAX = 500;
 
+/**
+ * Moves a calendar's mirror version on when `condition` holds (SQL): the events it was computed
+ * from changed (see the mirror_version migration).
+ */
+const NEXT_VERSION_IF = (condition: string) =>
+  `version = CASE WHEN ${condition} THEN nextval('mirror_version_seq') ELSE version END`;
+
 interface Change {
   eventId: string;
   kind: 'upsert' | 'delete';
@@ -138,8 +145,9 @@ export class MirrorRepository implements MirrorSink {
       let swept = 0;
       if (nextPage !== null) {
         await client.query(
-          `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now() WHERE calendar_id = $1`,
-          [calendarId, nextPage],
+          `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now(),
+             ${NEXT_VERSION_IF('$3')} WHERE calendar_id = $1`,
+          [calendarId, nextPage, events.length > 0],
         );
       } else {
         const full = state.syncToken === null;
@@ -154,9 +162,10 @@ export class MirrorRepository implements MirrorSink {
         await client.query(
           `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
              synced_at = LEAST(now(), COALESCE(to_timestamp($4::double precision / 1000), now())),
-             full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now()
+             full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now(),
+             ${NEXT_VERSION_IF('$5')}
            WHERE calendar_id = $1`,
-          [calendarId, nextSync, full, end.readAt ?? null],
+          [calendarId, nextSync, full, end.readAt ?? null, events.length > 0 || swept > 0],
         );
       }
       await appendChanges(client, calendarId, tenantId, changes);
@@ -187,6 +196,11 @@ export class MirrorRepository implements MirrorSink {
         return false;
       }
       const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
+      if (events.length > 0) {
+        await client.query(`UPDATE mirror_sync_state SET ${NEXT_VERSION_IF('TRUE')} WHERE calendar_id = $1`, [
+          calendarId,
+        ]);
+      }
       await appendChanges(client, calendarId, tenantId, changes);
       return true;
     });
@@ -194,7 +208,8 @@ export class MirrorRepository implements MirrorSink {
 
   /**
    * What a read needs to know to trust the mirror: whether the first full sync is done, when the
-   * last sync finished, when Google last pushed a change, and whether a push channel is open.
+   * last sync finished, when Google last pushed a change, whether a push channel is open, and
+   * the version of the calendar's events.
    * A calendar never synced has no entry.
    */
   async freshness(calendarIds: readonly string[]): Promise<Map<string, MirrorFreshness>> {
@@ -204,8 +219,9 @@ export class MirrorRepository implements MirrorSink {
       synced_at: number | null;
       pushed_at: number | null;
       watched: boolean;
+      version: string;
     }>(
-      `SELECT s.calendar_id, s.sync_token IS NOT NULL AS ready, ${ms('s.synced_at', 'synced_at')},
+      `SELECT s.calendar_id, s.sync_token IS NOT NULL AS ready, s.version, ${ms('s.synced_at', 'synced_at')},
          ${ms('s.pushed_at', 'pushed_at')},
          EXISTS (SELECT 1 FROM mirror_channels c WHERE c.calendar_id = s.calendar_id AND c.expiration > now()) AS watched
        FROM mirror_sync_state s WHERE s.calendar_id = ANY($1)`,
@@ -214,7 +230,13 @@ export class MirrorRepository implements MirrorSink {
     return new Map(
       rows.map((row) => [
         row.calendar_id,
-        { ready: row.ready, syncedAt: row.synced_at, pushedAt: row.pushed_at, watched: row.watched },
+        {
+          ready: row.ready,
+          syncedAt: row.synced_at,
+          pushedAt: row.pushed_at,
+          watched: row.watched,
+          version: row.version,
+        },
       ]),
     );
   }

@@ -42,7 +42,7 @@ export interface BusyAnswer {
   calendarId: string;
   events: Interval[];
   holds: Interval[];
-  named?: BusyEvent[];
+  named?: readonly BusyEvent[];
   syncedAt?: string;
 }
 

@@ -21,6 +21,7 @@ import {
   DEFAULT_GOOGLE_ENDPOINTS,
   LocalCalendarProvider,
   MirroredCalendarProvider,
+  type MirrorVersionWatch,
   type ServiceAccountKey,
 } from '@calgate/providers';
 import { Scheduling, startBoss } from '@calgate/scheduler';
@@ -32,6 +33,7 @@ import {
   LocalEventStore,
   MirrorChannelRepository,
   MirrorRepository,
+  MirrorVersionListener,
   migrate,
   OAuthRepository,
   OAuthStateRepository,
@@ -280,6 +282,8 @@ export async function calendarProviders(
   invalidate: () => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
+  /** Announcements of changed mirror state this process hears (free/busy then skips re-reading sync states). */
+  versions?: MirrorVersionWatch,
 ): Promise<{
   googleProviders: GoogleProviders;
   microsoftProviders: MicrosoftProviders;
@@ -350,6 +354,7 @@ export async function calendarProviders(
         jobs: mirrorJobs,
         log,
         maxStalenessMs: config.mirror.maxStalenessMs,
+        versions,
       }),
     ]),
   );
@@ -636,6 +641,15 @@ export async function createRuntime(
     // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
     await createMirrorQueue(boss);
     const mirrorJobs = new MirrorJobs(boss);
+    let versions: MirrorVersionListener | undefined;
+    if (config.mirror.reads) {
+      const listener = new MirrorVersionListener(db, {
+        onError: (error) => log.warn({ err: error }, 'mirror change announcements not heard (reconnecting)'),
+      });
+      versions = listener;
+      closers.unshift(() => listener.close());
+      await listener.start();
+    }
     const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
       config,
       db,
@@ -643,6 +657,7 @@ export async function createRuntime(
       log,
       () => authenticator.invalidate(),
       mirrorJobs,
+      versions,
     );
     const oauth = new OAuthRepository(db, {
       allowHttpClientDocuments: config.oauth.allowPrivateClients,

@@ -39,6 +39,7 @@ import { mirrorBusy } from './busy.ts';
 import { BusyCache, type CachedBusy } from './busy-cache.ts';
 import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
 import type { MirrorFormat } from './source.ts';
+import { type MirrorVersionWatch, TrustedStates } from './trusted.ts';
 
 /** Rows one mirror read takes at most; a window with more is read from the upstream instead. */
 const READ_ROWS = 2_500;
@@ -67,6 +68,11 @@ export interface MirrorReadDeps {
   upstreamName?: string;
   /** Told when the mirror could not answer and the upstream did instead. */
   onFallback?(calendarId: string, reason: string, error?: unknown): void;
+  /**
+   * Announcements of changed mirror state: given (and heard), free/busy reuses what it last read
+   * of a calendar's sync state until the calendar is announced (see mirror/trusted.ts).
+   */
+  versions?: MirrorVersionWatch;
   now?: () => number;
 }
 
@@ -92,6 +98,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
   /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
+  /** States remembered per announcement source, shared by the providers hearing it. */
+  static readonly #trusted = new WeakMap<MirrorVersionWatch, TrustedStates>();
+  readonly #trustedStates: TrustedStates | undefined;
 
   constructor(
     upstream: CalendarProvider,
@@ -110,6 +119,14 @@ export class MirroredCalendarProvider implements CalendarProvider {
       MirroredCalendarProvider.#batches.set(deps.mirror, batch);
     }
     this.#batch = batch;
+    if (deps.versions !== undefined) {
+      let trusted = MirroredCalendarProvider.#trusted.get(deps.versions);
+      if (trusted === undefined) {
+        trusted = new TrustedStates(deps.versions);
+        MirroredCalendarProvider.#trusted.set(deps.versions, trusted);
+      }
+      this.#trustedStates = trusted;
+    }
   }
 
   /** Imports find events by UID at the upstream (absent where the upstream cannot). */
@@ -273,6 +290,11 @@ export class MirroredCalendarProvider implements CalendarProvider {
     if (!withVersion && !dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
       return { ok: true, syncedAt: known };
     }
+    const trusted = withVersion ? this.#trustedStates?.get(calendar.id) : undefined;
+    if (!dirty && trusted !== undefined && trusted.syncedAt >= now - this.#deps.maxStalenessMs) {
+      return { ok: true, ...trusted };
+    }
+    const mark = this.#trustedStates?.mark();
     let state: MirrorFreshness | undefined;
     try {
       state = await this.#batch.freshness(calendar.id);
@@ -292,12 +314,16 @@ export class MirroredCalendarProvider implements CalendarProvider {
     const watchedQuiet = state.watched && !pushedSince;
     if (!dirty && recent) {
       rememberSync(calendar.id, synced);
+      if (mark !== undefined) {
+        this.#trustedStates?.remember(calendar.id, { syncedAt: synced, version: state.version }, mark);
+      }
     }
     if (!dirty && (recent || watchedQuiet)) {
       return { ok: true, syncedAt: synced, version: state.version };
     }
     try {
       const syncedAt = await this.#syncNow(calendar);
+      this.#trustedStates?.forget(calendar.id);
       this.#dirty.delete(calendar.id);
       rememberSync(calendar.id, syncedAt);
       return { ok: true, syncedAt };
@@ -400,6 +426,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
   async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {
     try {
       await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
+      // The next read here sees the write at once, before its announcement comes back.
+      this.#trustedStates?.forget(calendar.id);
     } catch (error) {
       // The write is done upstream; the mirror catches up by syncing before the next read.
       this.#dirty.add(calendar.id);

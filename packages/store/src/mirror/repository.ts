@@ -34,6 +34,7 @@ import type {
   PageEnd,
   PageOutcome,
 } from './types.ts';
+import { MIRROR_VERSIONS_CHANNEL } from './versions.ts';
 
 /** Serialises change-feed appends, so feed ids become visible in id order (see the migration). */
 const CHANGE_FEED_LOCK = 72707370;
@@ -58,6 +59,19 @@ const ERROR_MAX = 500;
  */
 const NEXT_VERSION_IF = (condition: string) =>
   `version = CASE WHEN ${condition} THEN nextval('mirror_version_seq') ELSE version END`;
+
+/**
+ * Tells listening gateways (MirrorVersionListener) that these calendars' mirror state changed,
+ * when the transaction commits.
+ */
+async function announce(client: pg.PoolClient, calendarIds: readonly string[]): Promise<void> {
+  if (calendarIds.length > 0) {
+    await client.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [
+      MIRROR_VERSIONS_CHANNEL,
+      [...calendarIds],
+    ]);
+  }
+}
 
 interface Change {
   eventId: string;
@@ -143,11 +157,12 @@ export class MirrorRepository implements MirrorSink {
       const state = await this.#lockState(client, calendarId, tenantId);
       const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
       let swept = 0;
+      let changed = events.length > 0;
       if (nextPage !== null) {
         await client.query(
           `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now(),
              ${NEXT_VERSION_IF('$3')} WHERE calendar_id = $1`,
-          [calendarId, nextPage, events.length > 0],
+          [calendarId, nextPage, changed],
         );
       } else {
         const full = state.syncToken === null;
@@ -159,14 +174,18 @@ export class MirrorRepository implements MirrorSink {
           swept = rows.length;
           changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
         }
+        changed ||= swept > 0;
         await client.query(
           `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
              synced_at = LEAST(now(), COALESCE(to_timestamp($4::double precision / 1000), now())),
              full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now(),
              ${NEXT_VERSION_IF('$5')}
            WHERE calendar_id = $1`,
-          [calendarId, nextSync, full, end.readAt ?? null, events.length > 0 || swept > 0],
+          [calendarId, nextSync, full, end.readAt ?? null, changed],
         );
+      }
+      if (changed) {
+        await announce(client, [calendarId]);
       }
       await appendChanges(client, calendarId, tenantId, changes);
       const upserted = changes.filter((c) => c.kind === 'upsert').length;
@@ -200,6 +219,7 @@ export class MirrorRepository implements MirrorSink {
         await client.query(`UPDATE mirror_sync_state SET ${NEXT_VERSION_IF('TRUE')} WHERE calendar_id = $1`, [
           calendarId,
         ]);
+        await announce(client, [calendarId]);
       }
       await appendChanges(client, calendarId, tenantId, changes);
       return true;
@@ -255,6 +275,8 @@ export class MirrorRepository implements MirrorSink {
          WHERE calendar_id = $1 RETURNING ${STATE_COLUMNS}`,
         [calendarId, 1],
       );
+      // Not ready while the full sync runs: readers that remembered it was must ask again.
+      await announce(client, [calendarId]);
       return stateFromRow(rows[0] as RawStateRow);
     });
   }
@@ -584,7 +606,14 @@ export class MirrorRepository implements MirrorSink {
   #purge(where: string, params: unknown[]): Promise<number> {
     return this.#transaction(async (client) => {
       const { rowCount } = await client.query(`DELETE FROM mirror_events WHERE ${where}`, params);
-      await client.query(`DELETE FROM mirror_sync_state WHERE ${where}`, params);
+      const { rows } = await client.query<{ calendar_id: string }>(
+        `DELETE FROM mirror_sync_state WHERE ${where} RETURNING calendar_id`,
+        params,
+      );
+      await announce(
+        client,
+        rows.map((row) => row.calendar_id),
+      );
       await client.query(`DELETE FROM mirror_changes WHERE ${where}`, params);
       return rowCount ?? 0;
     });

@@ -4,7 +4,8 @@
  * `NOTIFY mirror_versions, '<calendarId>'`, delivered when it commits. A gateway that remembers
  * what it last read of a calendar's sync state forgets it when told, so while nothing changes it
  * need not read the state again. While the listening connection is down nothing is heard, so
- * nothing may be trusted: `live` is false and subscribers are told to forget everything (`reset`).
+ * nothing may be trusted: `live` is false and subscribers are told to forget everything (`reset`),
+ * once when the connection is lost and again when it listens anew.
  */
 import pg from 'pg';
 import type { Database } from '../db.ts';
@@ -98,6 +99,10 @@ export class MirrorVersionListener {
     }
     this.#client = client;
     this.#live = true;
+    // Reads begun while nothing was heard may have missed a change: they must not be kept.
+    for (const subscriber of this.#subscribers) {
+      subscriber.reset();
+    }
   }
 
   async close(): Promise<void> {

@@ -648,7 +648,8 @@ export async function createRuntime(
       });
       versions = listener;
       closers.unshift(() => listener.close());
-      await listener.start();
+      // Nothing waits for it: until it listens, free/busy reads the sync state every time.
+      void listener.start();
     }
     const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
       config,

@@ -54,7 +54,10 @@ export class MirrorVersionListener {
     if (this.#closed) {
       return;
     }
-    const client = new pg.Client({ connectionString: this.#connectionString });
+    const client = new pg.Client({
+      connectionString: this.#connectionString,
+      connectionTimeoutMillis: 10_000,
+    });
     let lost = false;
     const onLost = (error?: unknown) => {
       if (lost) {

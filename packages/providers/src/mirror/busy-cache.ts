@@ -5,7 +5,7 @@
  * too and neither the rows nor their expansion are read again. The key holds everything else the
  * answer depends on: the window and the calendar's zone (all-day events, floating times, series).
  *
- * Bounded by entries (least recently used out first); answers with many events are not kept.
+ * Bounded by entries and by the events they hold together (least recently used out first).
  */
 import type { BusyEvent, BusyInterval } from '../types.ts';
 
@@ -19,15 +19,22 @@ export interface CachedBusy {
 }
 
 const MAX_ENTRIES = 4_000;
+/** Busy events (and intervals) kept in all: some tens of megabytes at most. */
+const MAX_TOTAL_EVENTS = 100_000;
 /** Answers naming more events than this are made afresh each time (they would crowd the rest out). */
 const MAX_EVENTS = 2_000;
+
+const weight = (answer: CachedBusy) => answer.events.length + answer.busy.length + 1;
 
 export class BusyCache {
   readonly #entries = new Map<string, CachedBusy>();
   readonly #maxEntries: number;
+  readonly #maxTotal: number;
+  #total = 0;
 
-  constructor(maxEntries = MAX_ENTRIES) {
+  constructor(maxEntries = MAX_ENTRIES, maxTotalEvents = MAX_TOTAL_EVENTS) {
     this.#maxEntries = maxEntries;
+    this.#maxTotal = maxTotalEvents;
   }
 
   static key(calendarId: string, version: string, zone: string, from: number, to: number): string {
@@ -48,13 +55,23 @@ export class BusyCache {
     if (answer.events.length > MAX_EVENTS) {
       return;
     }
-    this.#entries.delete(key);
+    this.#drop(key);
     this.#entries.set(key, answer);
-    if (this.#entries.size > this.#maxEntries) {
+    this.#total += weight(answer);
+    while (this.#entries.size > this.#maxEntries || this.#total > this.#maxTotal) {
       const oldest = this.#entries.keys().next();
-      if (oldest.done !== true) {
-        this.#entries.delete(oldest.value);
+      if (oldest.done === true) {
+        break;
       }
+      this.#drop(oldest.value);
+    }
+  }
+
+  #drop(key: string): void {
+    const old = this.#entries.get(key);
+    if (old !== undefined) {
+      this.#entries.delete(key);
+      this.#total -= weight(old);
     }
   }
 

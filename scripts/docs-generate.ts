@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { syntaxDoc } from '@calgate/rules';
 import { DEFAULT_TOOLSETS, TOOLSETS } from '@calgate/store';
-import { catalogue, catalogueDocs } from '@calgate/tools';
+import { ANSWER_TOKEN_LIMIT, catalogue, catalogueDocs } from '@calgate/tools';
 import { configTable, envExample } from './docs-config.ts';
 
 const GENERATED = (source: string) =>
@@ -93,6 +93,9 @@ export function toolReference(): string {
     'The same data, as JSON, is `GET /api/docs` (`?toolsets=a,b` for some toolsets) and the MCP resource',
     '`calgate://docs/tools`. Each example below runs in `apps/gateway/test/docs-examples.test.ts` and',
     'returns what it shows.',
+    '',
+    `No answer is longer than ${ANSWER_TOKEN_LIMIT.toLocaleString('en-US')} tokens: read tools page (\`pageToken\` in, \`nextPageToken\` out), others`,
+    'say in `cut` what they left out ([Long answers](tools.md#long-answers-pages-of-at-most-25000-tokens)).',
     '',
   ];
   for (const toolset of TOOLSETS) {

@@ -2,7 +2,7 @@
 // injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
 // refused (target ≤ 0.5 %) and the time to screen one text. The newest frozen test set comes
 // first: it was written and frozen before the detector's last round of changes
-// (bench/firewall/frozen/test4/README.md), so it is the figure users get; earlier rounds follow,
+// (bench/firewall/frozen/test5/README.md), so it is the figure users get; earlier rounds follow,
 // spent. Only their totals by kind and language are printed, never their texts, so that nobody
 // tunes on them. Then the data the classifier was trained and cross-validated on: the development
 // set (frozen/dev), the training corpus (train/) and the corpus written with the rules
@@ -43,7 +43,13 @@ interface Corpus {
 const CORPORA: readonly Corpus[] = [
   {
     title:
-      'frozen test set, round 4 (never tuned on; written without sight of any corpus; the current figure)',
+      'frozen test set, round 5 (never tuned on; written without sight of any corpus; the current figure)',
+    dir: 'frozen/test5/',
+    showMisses: false,
+    frozen: true,
+  },
+  {
+    title: 'frozen test set, round 4 (spent: its result decided the changes of round 5)',
     dir: 'frozen/test4/',
     showMisses: false,
     frozen: true,

@@ -1,16 +1,16 @@
-// How long the thread that serves calls spends on one expand_rrule answer of 10,000 instances,
-// made the way the tool made it before (expansion in a worker thread, then the JSON and the text
-// on this thread: TOON by re-parsing the JSON) and the way it does now (the whole answer made in
-// the worker, JSON and text once). Measures this thread's active time (event loop utilisation)
-// per answer, medians of BENCH_RUNS rounds of 20 answers; prints a table (see bench/results/rrule-mcp.md).
+// How long the thread that serves calls spends on one page of an expand_rrule answer (600
+// instances): a first page and a later page of a rule without COUNT, made on this thread as the
+// tool makes them, and the last page of a COUNT=10000 rule (which makes the 9,400 instances before
+// it again) made here and in a worker thread, as the tool does from 2,000 instances of work.
+// Measures this thread's active time (event loop utilisation) per page, medians of BENCH_RUNS
+// rounds of 20; prints a table (see bench/results/rrule-mcp.md).
 //
 //   node bench/rrule/main-thread.ts    (BENCH_RUNS=7)
 
-import { CpuPool, formatText, jsonOf, rememberAnswer, toonView } from '@calgate/tools';
-import { encode } from '@toon-format/toon';
+import { CpuPool, expansionAnswer, formatText, jsonOf, rememberAnswer } from '@calgate/tools';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
-const request = {
+const base = {
   rrule: 'FREQ=DAILY',
   dtstart: '2026-01-05T09:30:00',
   timeZone: 'America/New_York',
@@ -18,17 +18,21 @@ const request = {
   count: 10_000,
   exdates: [] as string[],
 };
+const lastOfCount = {
+  ...base,
+  rrule: 'FREQ=DAILY;COUNT=10000',
+  page: { delivered: 9_400, after: Date.parse('2051-10-13T13:30:00Z') },
+};
+const laterPage = { ...base, page: { delivered: 4_800, after: Date.parse('2039-03-20T13:30:00Z') } };
 const pool = new CpuPool(1);
 
-async function before(format: 'json' | 'toon'): Promise<number> {
-  const expanded = await pool.run('expandRrule', request);
-  const result = { timeZone: request.timeZone, ...expanded };
-  const json = JSON.stringify(result);
-  const text = format === 'toon' ? encode(toonView(JSON.parse(json)) as Parameters<typeof encode>[0]) : json;
-  return json.length + text.length;
+function here(request: typeof base, format: 'json' | 'toon'): Promise<number> {
+  const { result, json, text } = expansionAnswer({ request, format });
+  rememberAnswer(result, json, format, text);
+  return Promise.resolve(jsonOf(result).length + formatText(result, format).length);
 }
 
-async function after(format: 'json' | 'toon'): Promise<number> {
+async function inWorker(request: typeof base, format: 'json' | 'toon'): Promise<number> {
   const { result, json, text } = await pool.run('expandRruleAnswer', { request, format });
   rememberAnswer(result, json, format, text);
   return jsonOf(result).length + formatText(result, format).length;
@@ -48,14 +52,23 @@ async function activeMs(make: () => Promise<number>): Promise<number> {
 }
 
 try {
-  console.log('| format | before: ms of the serving thread per answer | now | ');
-  console.log('|---|---|---|');
+  console.log('| format | first page | later page | last page of COUNT=10000, here | the same in a worker |');
+  console.log('|---|---|---|---|---|');
   for (const format of ['json', 'toon'] as const) {
-    await activeMs(() => before(format));
-    await activeMs(() => after(format));
-    const was = await activeMs(() => before(format));
-    const now = await activeMs(() => after(format));
-    console.log(`| ${format} | ${was.toFixed(1)} | ${now.toFixed(1)} |`);
+    const cases = [
+      () => here(base, format),
+      () => here(laterPage, format),
+      () => here(lastOfCount, format),
+      () => inWorker(lastOfCount, format),
+    ];
+    for (const make of cases) {
+      await activeMs(make);
+    }
+    const figures: number[] = [];
+    for (const make of cases) {
+      figures.push(await activeMs(make));
+    }
+    console.log(`| ${format} | ${figures.map((ms) => ms.toFixed(2)).join(' | ')} |`);
   }
 } finally {
   await pool.close();

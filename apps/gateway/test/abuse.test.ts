@@ -100,6 +100,7 @@ describe('a per-request work budget, an answer cap and per-key concurrency', () 
       RATE_LIMIT_BURST: '10000',
       MCP_MAX_CONCURRENT_PER_KEY: '2',
       MCP_MAX_QUEUED_PER_KEY: '3',
+      MCP_MAX_INSTANCES_PER_REQUEST: '700',
     });
     const tenant = await gw.seedTenant('Heavy');
     const calendar = await gw.localCalendar(tenant.tenantId, 'Work');
@@ -118,10 +119,11 @@ describe('a per-request work budget, an answer cap and per-key concurrency', () 
     const answers = (await (await rpc(gw.mcpUrl, batch, auth)).json()) as RpcAnswer[];
     const byId = new Map(answers.map((answer) => [answer.id, answer]));
     const refused = [1, 2, 3].filter((id) => byId.get(id)?.result?.isError);
-    // Two of the three fit in 20,000 instances; which two depends on the order they ran in.
+    // A call is charged the page it makes (344 instances): two of the three fit in 700;
+    // which two depends on the order they ran in.
     expect(refused).toHaveLength(1);
     expect(answerText(byId.get(refused[0] as number))).toBe(
-      'This call would bring the request to 30,000 recurrence instances, with 20,000 spent by earlier calls in it; the limit is 20,000 per request (MCP_MAX_INSTANCES_PER_REQUEST). Nothing was done: ask for a smaller count, or spread the calls over several requests.',
+      'This call would bring the request to 1,032 recurrence instances, with 688 spent by earlier calls in it; the limit is 700 per request (MCP_MAX_INSTANCES_PER_REQUEST). Nothing was done: ask for a smaller count, or spread the calls over several requests.',
     );
     // A new request has a new budget.
     const again = (await (await rpc(gw.mcpUrl, expand(4, 10_000), auth)).json()) as RpcAnswer;
@@ -146,7 +148,7 @@ describe('an answer cap per request', () => {
   let auth: Record<string, string>;
 
   beforeAll(async () => {
-    gw = await startTestGateway({ MCP_MAX_ANSWER_BYTES: '300000' });
+    gw = await startTestGateway({ MCP_MAX_ANSWER_BYTES: '120000' });
     const tenant = await gw.seedTenant('Big answers');
     auth = { authorization: `Bearer ${tenant.secret}` };
   });
@@ -156,7 +158,7 @@ describe('an answer cap per request', () => {
   });
 
   it('caps the bytes of answer per request with a clear error', async () => {
-    // 1,000 instances are about 70 kB as structured content and 50 kB as TOON text.
+    // A page of 344 instances is about 25 kB as structured content and as much again as JSON text.
     const batch = [1, 2, 3].map((id) => ({
       ...expand(id, 1),
       params: {
@@ -173,11 +175,11 @@ describe('an answer cap per request', () => {
     const refused = answers.filter((answer) => answer.result?.isError);
     expect(refused).toHaveLength(1);
     expect(answerText(refused[0])).toMatch(
-      /^This call would bring the request to \d\.\d MB of answer, with \d\.\d MB spent by earlier calls in it; the limit is 0\.3 MB per request \(MCP_MAX_ANSWER_BYTES\)\. Nothing was done: ask for less/,
+      /^This call would bring the request to \d\.\d MB of answer, with \d\.\d MB spent by earlier calls in it; the limit is 0\.1 MB per request \(MCP_MAX_ANSWER_BYTES\)\. Nothing was done: ask for less/,
     );
     const total = answers.reduce((sum, answer) => sum + JSON.stringify(answer).length, 0);
     // The cap counts the answers; on the wire their text is JSON-escaped once more.
-    expect(total).toBeLessThan(300_000 * 1.1);
+    expect(total).toBeLessThan(120_000 * 1.1);
   });
 });
 

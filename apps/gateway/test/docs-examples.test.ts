@@ -287,14 +287,6 @@ describe('every example in /api/docs runs as documented and returns what it says
  * says so in its own words, and everything else in the call still happens.
  */
 const OUTLOOK_EXEMPT: NonNullable<ExampleRig['exempt']> = {
-  import_events: {
-    reason:
-      'importing keeps each VEVENT by its UID, and Calgate cannot yet find Outlook events by UID: imports go to Calgate, CalDAV and Google calendars',
-    check({ isError, text }) {
-      expect(isError).toBe(true);
-      expect(text).toMatch(/cannot take imports: its provider cannot find events by UID/);
-    },
-  },
   batch_update_events: {
     reason:
       "colorId '5' is one of Google's event colours; Outlook colours events by category, not by colour id",

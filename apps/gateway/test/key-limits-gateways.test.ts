@@ -120,6 +120,22 @@ describe("a key's concurrent-call limit across two gateway processes sharing Red
   });
 
   it("paces a key's CPU-bound calls across gateways: none runs while the key's turn is held elsewhere", async () => {
+    // A late page of a COUNT rule makes every instance before it again: a CPU-bound call (the
+    // first pages cost less than a turn, and take none).
+    const rule = {
+      rrule: 'FREQ=DAILY;COUNT=10000',
+      dtstart: '2026-01-01T09:00:00',
+      timeZone: 'UTC',
+      count: 10_000,
+    };
+    let pageToken: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const answer = await onB.callTool({
+        name: 'expand_rrule',
+        arguments: { ...rule, ...(pageToken === undefined ? {} : { pageToken }) },
+      });
+      pageToken = (answer.structuredContent as { nextPageToken: string }).nextPageToken;
+    }
     // Another gateway running one of this key's expand_rrule calls holds the key's CPU turn.
     const redis = connectRedis(redisUrl());
     await redisReady(redis);
@@ -129,12 +145,15 @@ describe("a key's concurrent-call limit across two gateway processes sharing Red
       'calgate:cputurns:',
     );
     const held = await elsewhere.acquire(keyId);
+    // A page that costs less than a turn does not wait for one.
+    const cheap = await onB.callTool({ name: 'expand_rrule', arguments: { ...rule, count: 20 } });
+    expect((cheap.structuredContent as { instances: unknown[] }).instances).toHaveLength(20);
     const heldAt = performance.now();
     let answeredAt: number | undefined;
     const call = onB
       .callTool({
         name: 'expand_rrule',
-        arguments: { rrule: 'FREQ=DAILY', dtstart: '2026-01-01T09:00:00', timeZone: 'UTC', count: 10 },
+        arguments: { ...rule, pageToken },
       })
       .then((result) => {
         answeredAt = performance.now();
@@ -148,8 +167,10 @@ describe("a key's concurrent-call limit across two gateway processes sharing Red
     const result = await call;
     redis.disconnect();
     expect(result.isError, textOf(result)).toBeFalsy();
-    // The tenth day's instance is there: the call ran in full once it had its turn.
-    expect(JSON.stringify(result.structuredContent)).toContain('2026-01-10T09:00:00');
+    // The page after the first 1,720 instances is there: the call ran in full once it had its turn.
+    expect((result.structuredContent as { instances: { start: string }[] }).instances[0]?.start).toBe(
+      '2030-09-17T09:00:00Z',
+    );
     // After a turn of 400 ms the key's next turn waits the pause (at most 250 ms).
     expect((answeredAt ?? 0) - releasedAt).toBeGreaterThanOrEqual(200);
   });

@@ -42,7 +42,6 @@ const FORBIDDEN = [
   'playwright-core',
   'playwright',
   'autocannon',
-  'gpt-tokenizer',
 ];
 
 async function exists(path: string): Promise<boolean> {

@@ -1,11 +1,13 @@
 /**
- * Events by id: list and create in a calendar (idempotent through `transactionId`), GET, PATCH
+ * Events by id: list and create in a calendar (idempotent through `transactionId`; a listing
+ * filtered by transactionId or by a single-value extended property), GET, PATCH
  * (If-Match with the `@odata.etag` or change key; 412 on mismatch) and DELETE on single events,
  * series masters, occurrences and exceptions, and the meeting actions accept, decline,
  * tentativelyAccept and cancel.
  */
 import { type Caller, graphRoute, linkTo, skipOf, topOf } from './api.ts';
 import { graphErrors } from './errors.ts';
+import { matchesExtended, parseExpand, parseExtendedFilter } from './extended.ts';
 import { json, noContent, type RequestContext, type Route } from './http.ts';
 import { type Instance, instanceById, ownInstance } from './instances.ts';
 import { calendarFor, context, type Paging, page } from './me-routes.ts';
@@ -67,21 +69,28 @@ function checkWritable(calendar: CalendarRecord): void {
 const SERIES_FIELDS = ['start', 'end', 'recurrence', 'isAllDay'];
 
 export function eventRoutes(state: MicrosoftState, paging: Paging, notifier: Notifier): Route[] {
-  const render = (ctx: RequestContext, caller: Caller, l: Located) =>
-    renderEvent(l.instance, l.calendar, {
+  const render = (ctx: RequestContext, caller: Caller, l: Located) => {
+    const expand = parseExpand(ctx.query);
+    return renderEvent(l.instance, l.calendar, {
       zone: caller.prefs.zone,
       mailbox: caller.mailbox,
       ...(caller.prefs.bodyType ? { bodyType: caller.prefs.bodyType } : {}),
       ...(parseSelect(ctx.query) ? { select: parseSelect(ctx.query) as string[] } : {}),
+      ...(expand ? { expand } : {}),
     });
+  };
 
   const list = (ctx: RequestContext, caller: Caller) => {
     const calendar = calendarFor(state, caller.mailbox, ctx.params.calendarId);
-    // `$filter=transactionId eq '…'` finds the event a create with that transactionId made.
+    parseExpand(ctx.query);
+    // `$filter=transactionId eq '…'` finds the event a create with that transactionId made;
+    // `$filter=singleValueExtendedProperties/Any(…)` the events carrying an extended property.
     const filter = /^transactionId eq '([^']*)'$/.exec(ctx.query.get('$filter') ?? '');
+    const extended = parseExtendedFilter(ctx.query.get('$filter') ?? '');
     const records = [...calendar.events.values()]
       .filter((e) => e.kind !== 'exception')
       .filter((e) => filter === null || e.transactionId === filter[1])
+      .filter((e) => extended === undefined || matchesExtended(e, extended))
       .sort((a, b) => a.created - b.created || (a.id < b.id ? -1 : 1));
     const result = page(records, skipOf(ctx.query), topOf(ctx.query, 10), paging);
     return json(

@@ -3,6 +3,7 @@
  * the zone the request prefers (else UTC), all-day events as midnight-to-midnight dates, HTML or
  * text bodies as preferred, `@odata.etag` from the change key, `$select` applied.
  */
+import { renderExtended } from './extended.ts';
 import type { Instance } from './instances.ts';
 import type { CalendarRecord, Zone } from './state.ts';
 import { isoDate, localAt } from './time.ts';
@@ -13,6 +14,8 @@ export interface RenderOptions {
   /** The mailbox reading (decides isOrganizer). */
   mailbox: string;
   select?: string[];
+  /** Extended property ids `$expand` asked for (see extended.ts). */
+  expand?: string[];
 }
 
 /** `2026-03-01T09:00:00.0000000Z`: Graph's DateTimeOffset with 7 fractional digits. */
@@ -138,10 +141,11 @@ export function renderEvent(
   if (instance.originalStart !== undefined) {
     full.originalStart = offsetTime(instance.originalStart);
   }
+  const expanded = options.expand === undefined ? {} : renderExtended(r, options.expand);
   if (!options.select) {
-    return full;
+    return { ...full, ...expanded };
   }
-  const picked: Record<string, unknown> = { '@odata.etag': full['@odata.etag'], id: full.id };
+  const picked: Record<string, unknown> = { '@odata.etag': full['@odata.etag'], id: full.id, ...expanded };
   for (const name of options.select) {
     if (name in full) {
       picked[name] = full[name];

@@ -68,6 +68,8 @@ export interface EventRecord {
   /** Masters: original starts of deleted occurrences. */
   deleted?: Set<number>;
   transactionId?: string;
+  /** Single-value extended properties by id as Graph answers it (see extended.ts). */
+  extended?: Record<string, string>;
   iCalUId: string;
   created: number;
   modified: number;

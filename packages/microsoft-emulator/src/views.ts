@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Caller, graphRoute, linkTo, skipOf, topOf } from './api.ts';
 import { graphErrors } from './errors.ts';
+import { parseExpand } from './extended.ts';
 import { json, type RequestContext, type Route } from './http.ts';
 import { calendarView, type Instance, seriesInstances } from './instances.ts';
 import { calendarFor, context, type Paging, page } from './me-routes.ts';
@@ -88,12 +89,14 @@ export function windowOf(query: URLSearchParams): [number, number] {
 export function viewRoutes(state: MicrosoftState, paging: Paging): Route[] {
   const renderAll = (ctx: RequestContext, caller: Caller, calendar: CalendarRecord, items: Instance[]) => {
     const select = parseSelect(ctx.query);
+    const expand = parseExpand(ctx.query);
     return items.map((instance) =>
       renderEvent(instance, calendar, {
         zone: caller.prefs.zone,
         mailbox: caller.mailbox,
         ...(caller.prefs.bodyType ? { bodyType: caller.prefs.bodyType } : {}),
         ...(select ? { select } : {}),
+        ...(expand ? { expand } : {}),
       }),
     );
   };

@@ -4,6 +4,7 @@
  * "this occurrence" changes (PATCH/DELETE on an occurrence id) kept as exceptions and deletions.
  */
 import { graphErrors } from './errors.ts';
+import { applyExtended } from './extended.ts';
 import { type Instance, instantOfWhen, occurrenceId, seriesZone } from './instances.ts';
 import { type PatternedRecurrence, recurrenceProblem } from './recurrence.ts';
 import { EVENT_PROPERTIES } from './render.ts';
@@ -43,7 +44,12 @@ const isMidnight = (w: WhenRecord) => w.local.hour === 0 && w.local.minute === 0
 /** Applies a create/update body to `event`; unknown properties are refused, as Graph's OData layer does. */
 export function applyInput(event: EventRecord, body: Record<string, unknown>, creating: boolean): void {
   for (const key of Object.keys(body)) {
-    if (!EVENT_PROPERTIES.has(key) && !READ_ONLY.has(key) && key !== 'responseRequested') {
+    if (
+      !EVENT_PROPERTIES.has(key) &&
+      !READ_ONLY.has(key) &&
+      key !== 'responseRequested' &&
+      key !== 'singleValueExtendedProperties'
+    ) {
       throw graphErrors.badRequest(
         `The property '${key}' does not exist on type 'microsoft.graph.event'. Make sure to only use property names that are defined by the type.`,
       );
@@ -52,6 +58,7 @@ export function applyInput(event: EventRecord, body: Record<string, unknown>, cr
   if (creating && (body.start === undefined || body.end === undefined)) {
     throw graphErrors.invalidRequest("Your request can't be completed. An event needs a start and an end.");
   }
+  applyExtended(event, body.singleValueExtendedProperties);
   if (body.subject !== undefined) {
     event.subject = String(body.subject ?? '');
   }

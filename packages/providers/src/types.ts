@@ -274,6 +274,18 @@ export interface CalendarProvider {
    * imports update what they wrote before. Absent: the provider cannot import.
    */
   findByICalUIDs?(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Where occurrences have ids of their own (Outlook), the id of the occurrence of a series whose
+   * original start an instance key names (`20260107T080000Z`, `20260107` for all-day series), or
+   * undefined when the series has none there. Such a provider stores a series' RRULE alone: an
+   * import turns EXDATEs into deleted occurrences. Absent: occurrences are `<masterId>_<key>`.
+   */
+  occurrenceId?(calendar: CalendarRef, masterId: string, key: string): Promise<string | undefined>;
+  /**
+   * Stored events (singles and masters) by id in one request, leaving out ids it does not hold:
+   * an import compares many at once. Optional (getEvent one by one otherwise).
+   */
+  getEvents?(calendar: CalendarRef, ids: readonly string[]): Promise<Map<string, CalendarEvent>>;
   /** Creates many events at once, all or none (imports); the ids made, in order. Optional. */
   insertEvents?(calendar: CalendarRef, inputs: readonly EventInput[]): Promise<string[]>;
   /** Creates a calendar on this provider's account (Google OAuth only). */

@@ -11,49 +11,20 @@
  * loop, so no query can exhaust the stack. Every condition's value is checked while parsing.
  */
 import { err, ok, type Result } from '@calgate/core';
-import { andInto, type Bitset, complement, orInto } from './bitset.ts';
+import type { Parsed, ParsedQuery, RuleNode } from './ast.ts';
+import { andInto, complement, orInto } from './bitset.ts';
+import { checkCharacters } from './characters.ts';
+import { allOf, anyOf, combine, flatten } from './combinators.ts';
+import { condition } from './condition.ts';
 import { RuleError } from './errors.ts';
-import { isSpace, Lexer, type Token } from './lexer.ts';
-import { compileValue } from './matchers.ts';
-import {
-  PROPERTY_NAMES,
-  type Predicate,
-  type PropertyName,
-  propertyInfo,
-  type Selector,
-  suggestProperty,
-} from './properties.ts';
+import { Lexer, type Token } from './lexer.ts';
+
+export type { ParsedQuery, RuleNode } from './ast.ts';
 
 /** The longest query accepted, in UTF-16 code units. */
 export const MAX_QUERY_LENGTH = 2000;
 /** How deeply parentheses may nest. */
 export const MAX_DEPTH = 32;
-
-/** A parsed query. Positions are 0-based indexes into the query text. */
-export type RuleNode =
-  | {
-      type: 'condition';
-      property: PropertyName;
-      /** The value as meant: quotes removed, escapes resolved. */
-      value: string;
-      /** Whether the property was written out (false for a bare value, which means text:value). */
-      explicit: boolean;
-      quoted: boolean;
-      position: number;
-      valuePosition: number;
-    }
-  | { type: 'not'; position: number; operand: RuleNode }
-  | { type: 'and'; operands: RuleNode[] }
-  | { type: 'or'; operands: RuleNode[] };
-
-/** A node with its compiled predicate attached, so the tree is checked and compiled in one pass. */
-export interface ParsedQuery {
-  ast: RuleNode;
-  predicate: Predicate;
-  select: Selector;
-}
-
-type Parsed = Result<ParsedQuery, RuleError>;
 
 const describe = (token: Token): string => {
   switch (token.type) {
@@ -68,32 +39,6 @@ const describe = (token: Token): string => {
       return `position ${token.position}`;
   }
 };
-
-function checkCharacters(query: string): RuleError | undefined {
-  for (let i = 0; i < query.length; i++) {
-    const code = query.charCodeAt(i);
-    if ((code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d) || (code >= 0x7f && code <= 0x9f)) {
-      const hex = code.toString(16).toUpperCase().padStart(4, '0');
-      return new RuleError(
-        'control_character',
-        `Control character U+${hex} at position ${i}: a query may contain printable characters, spaces, tabs and line breaks only.`,
-        { position: i },
-      );
-    }
-    if (code >= 0xd800 && code <= 0xdfff) {
-      const pair = code <= 0xdbff && i + 1 < query.length && (query.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-      if (!pair) {
-        return new RuleError(
-          'invalid_unicode',
-          `Invalid Unicode at position ${i}: a lone surrogate U+${code.toString(16).toUpperCase()} is not a character.`,
-          { position: i },
-        );
-      }
-      i += 1;
-    }
-  }
-  return undefined;
-}
 
 const emptyQuery = () =>
   new RuleError(
@@ -406,117 +351,6 @@ class Parser {
     }
     return condition(this.#lexer.query, t);
   }
-}
-
-function flatten(type: 'and' | 'or', parts: ParsedQuery[]): RuleNode[] {
-  const nodes: RuleNode[] = [];
-  for (const part of parts) {
-    if (part.ast.type === type) {
-      nodes.push(...part.ast.operands);
-    } else {
-      nodes.push(part.ast);
-    }
-  }
-  return nodes;
-}
-
-function combine(selectors: Selector[], into: (a: Bitset, b: Bitset) => Bitset): Selector {
-  return (set) => {
-    const bits = (selectors[0] as Selector)(set);
-    for (let i = 1; i < selectors.length; i++) {
-      into(bits, (selectors[i] as Selector)(set));
-    }
-    return bits;
-  };
-}
-
-function allOf(predicates: Predicate[]): Predicate {
-  if (predicates.length === 2) {
-    const [a, b] = predicates as [Predicate, Predicate];
-    return (o) => a(o) && b(o);
-  }
-  return (o) => {
-    for (const predicate of predicates) {
-      if (!predicate(o)) {
-        return false;
-      }
-    }
-    return true;
-  };
-}
-
-function anyOf(predicates: Predicate[]): Predicate {
-  if (predicates.length === 2) {
-    const [a, b] = predicates as [Predicate, Predicate];
-    return (o) => a(o) || b(o);
-  }
-  return (o) => {
-    for (const predicate of predicates) {
-      if (predicate(o)) {
-        return true;
-      }
-    }
-    return false;
-  };
-}
-
-const shown = (text: string) => (text.length > 60 ? `${text.slice(0, 60)}…` : text);
-
-/** A condition's error-free form, or the error for its property name or value. */
-function condition(query: string, t: Extract<Token, { type: 'term' }>): Parsed {
-  let property: PropertyName = 'text';
-  if (t.name !== null) {
-    const info = propertyInfo(t.name);
-    if (info === undefined) {
-      const suggestion = suggestProperty(t.name);
-      const hint = suggestion === undefined ? '' : ` Did you mean '${suggestion}'?`;
-      return err(
-        new RuleError(
-          'unknown_property',
-          `Unknown property '${shown(t.name)}' at position ${t.position}.${hint} Valid properties: ${PROPERTY_NAMES.join(', ')}. To search for text containing ':', quote it.`,
-          { position: t.position, validProperties: PROPERTY_NAMES, ...(suggestion ? { suggestion } : {}) },
-        ),
-      );
-    }
-    property = info.name;
-  }
-  if (t.value === '' && !t.quoted) {
-    const next = query[t.valuePosition];
-    const found = next === undefined ? 'the end of the query' : isSpace(next) ? 'a space' : `'${next}'`;
-    return err(
-      new RuleError(
-        'missing_value',
-        `Missing value for '${property}' at position ${t.valuePosition}: expected a value right after '${t.name}:', found ${found} (quote values that contain spaces, e.g. ${property}:"team meeting").`,
-        { position: t.valuePosition },
-      ),
-    );
-  }
-  const compiled = compileValue(property, t.value);
-  if (!compiled.ok) {
-    const { reason, suggestion } = compiled.error;
-    const hint = suggestion === undefined ? '' : ` Did you mean '${suggestion}'?`;
-    const label = t.name === null ? "the search text (a bare value means 'text')" : `'${property}'`;
-    return err(
-      new RuleError(
-        'invalid_value',
-        `Invalid value '${shown(t.value)}' for ${label} at position ${t.valuePosition}: ${reason}.${hint}`,
-        { position: t.valuePosition, ...(suggestion ? { suggestion } : {}) },
-      ),
-    );
-  }
-  return ok({
-    ast: {
-      type: 'condition',
-      property,
-      value: t.value,
-      explicit: t.name !== null,
-      quoted: t.quoted,
-      position: t.position,
-      valuePosition: t.valuePosition,
-    },
-    predicate: compiled.value.test,
-    select: compiled.value.select,
-  });
 }
 
 /** Parses, checks and compiles a query; the error says where and what was expected. */

@@ -242,6 +242,16 @@ export class LocalEventStore {
     return row === undefined ? null : fromRaw(calendarId, row);
   }
 
+  /** Stored rows (singles, masters, exceptions) by id, in one query; ids not stored are left out. */
+  async getMany(calendarId: string, ids: readonly string[]): Promise<LocalEventRow[]> {
+    const { rows } = await this.#db.pool.query<RawRow>({
+      text: `SELECT ${COLUMNS} FROM local_events WHERE calendar_id = $1 AND id = ANY($2::text[])`,
+      values: [calendarId, [...ids]],
+      ...AS_ROWS,
+    });
+    return rows.map((row) => fromRaw(calendarId, row));
+  }
+
   /**
    * The ids of the live events (singles and series masters, not exceptions) carrying these
    * iCalendar UIDs, by UID: an import finds what an earlier import of the same data wrote.

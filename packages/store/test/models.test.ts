@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ApiKeyRepository, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -652,5 +653,174 @@ describe('every model round-trips through the migrated database', () => {
     // A confirmation goes with its key.
     await p.apiKey.delete({ where: { id: key.id } });
     expect(await p.actionConfirmation.count({ where: { id: row.id } })).toBe(0);
+  });
+
+  it("the mirror's sync state, tombstones, change feed, cursors, push channels and reads", async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_mr', name: 'Mirror' } });
+    await p.connection.create({
+      data: {
+        id: 'con_mr',
+        tenantId: 'tnt_mr',
+        provider: 'google',
+        accountEmail: 'm@example.com',
+        auth: 'oauth',
+      },
+    });
+    const calendar = await p.calendar.create({
+      data: {
+        id: 'cal_mr',
+        tenantId: 'tnt_mr',
+        connectionId: 'con_mr',
+        externalId: 'm@example.com',
+        summary: 'M',
+        timeZone: 'UTC',
+      },
+    });
+    const at = new Date('2026-12-01T09:00:00.000Z');
+    const state = await p.mirrorSyncState.create({
+      data: { calendarId: calendar.id, tenantId: 'tnt_mr', syncToken: 'tok', syncedAt: at, pushedAt: at },
+    });
+    expect(await p.mirrorSyncState.findUniqueOrThrow({ where: { calendarId: calendar.id } })).toEqual(state);
+    expect(state).toMatchObject({ status: 'syncing', generation: 1 });
+
+    const tombstone = await p.mirrorTombstone.create({
+      data: { calendarId: calendar.id, eventId: 'ev1', tenantId: 'tnt_mr', deletedAt: at },
+    });
+    expect(
+      await p.mirrorTombstone.findUniqueOrThrow({
+        where: { calendarId_eventId: { calendarId: calendar.id, eventId: 'ev1' } },
+      }),
+    ).toEqual(tombstone);
+
+    const change = await p.mirrorChange.create({
+      data: { tenantId: 'tnt_mr', calendarId: calendar.id, eventId: 'ev1', kind: 'delete' },
+    });
+    expect(await p.mirrorChange.findUniqueOrThrow({ where: { id: change.id } })).toEqual(change);
+    const cursor = await p.mirrorFeedCursor.create({ data: { consumer: 'models-test', lastId: change.id } });
+    expect(await p.mirrorFeedCursor.findUniqueOrThrow({ where: { consumer: 'models-test' } })).toEqual(
+      cursor,
+    );
+
+    const channel = await p.mirrorChannel.create({
+      data: {
+        channelId: 'chn_mr',
+        tenantId: 'tnt_mr',
+        calendarId: calendar.id,
+        resourceId: 'res',
+        expiration: new Date('2026-12-08T00:00:00.000Z'),
+        lastMessageNumber: 3n,
+      },
+    });
+    expect(await p.mirrorChannel.findUniqueOrThrow({ where: { channelId: 'chn_mr' } })).toEqual(channel);
+    const read = await p.mirrorRead.create({ data: { calendarId: calendar.id, tenantId: 'tnt_mr' } });
+    expect(await p.mirrorRead.findUniqueOrThrow({ where: { calendarId: calendar.id } })).toEqual(read);
+
+    // Everything a mirrored calendar keeps goes with it (foreign keys in the migrations).
+    await p.calendar.delete({ where: { id: calendar.id } });
+    expect(await p.mirrorSyncState.count({ where: { calendarId: calendar.id } })).toBe(0);
+    expect(await p.mirrorTombstone.count({ where: { calendarId: calendar.id } })).toBe(0);
+    expect(await p.mirrorChannel.count({ where: { calendarId: calendar.id } })).toBe(0);
+  });
+
+  it('oauth client, code and refresh token; invitation, password reset and second factor', async () => {
+    const p = db.prisma;
+    await p.tenant.create({ data: { id: 'tnt_oa', name: 'OAuth' } });
+    const user = await p.user.create({
+      data: { id: 'usr_oa', tenantId: 'tnt_oa', email: 'oa@example.com', passwordHash: '$argon2id$x' },
+    });
+    await p.apiKey.create({
+      data: {
+        id: 'key_oa',
+        tenantId: 'tnt_oa',
+        name: 'app',
+        prefix: 'cg_live_oaoa',
+        hash: new Uint8Array(32).fill(11),
+      },
+    });
+    const client = await p.oAuthClient.create({
+      data: {
+        id: 'ocl_rt',
+        clientId: 'https://app.example.com/client.json',
+        kind: 'metadata_document',
+        clientName: 'App',
+        redirectUris: ['https://app.example.com/cb'],
+        tokenEndpointAuthMethod: 'none',
+        metadata: { logo_uri: 'https://app.example.com/logo.png' },
+      },
+    });
+    expect(await p.oAuthClient.findUniqueOrThrow({ where: { id: client.id } })).toEqual(client);
+    const expiresAt = new Date('2027-01-01T00:00:00.000Z');
+    const code = await p.oAuthCode.create({
+      data: {
+        hash: new Uint8Array(32).fill(1),
+        tenantId: 'tnt_oa',
+        keyId: 'key_oa',
+        clientId: client.id,
+        redirectUri: 'https://app.example.com/cb',
+        codeChallenge: 'c'.repeat(43),
+        resource: 'https://calgate.example.com/api/mcp',
+        expiresAt,
+      },
+    });
+    expect(await p.oAuthCode.findUniqueOrThrow({ where: { hash: code.hash } })).toEqual(code);
+    const token = await p.oAuthRefreshToken.create({
+      data: {
+        hash: new Uint8Array(32).fill(2),
+        familyId: 'fam_1',
+        tenantId: 'tnt_oa',
+        keyId: 'key_oa',
+        clientId: client.id,
+        resource: 'https://calgate.example.com/api/mcp',
+        expiresAt,
+      },
+    });
+    expect(await p.oAuthRefreshToken.findUniqueOrThrow({ where: { hash: token.hash } })).toEqual(token);
+    // Codes and tokens go with their client.
+    await p.oAuthClient.delete({ where: { id: client.id } });
+    expect(await p.oAuthCode.count({ where: { clientId: client.id } })).toBe(0);
+    expect(await p.oAuthRefreshToken.count({ where: { clientId: client.id } })).toBe(0);
+
+    const invitation = await p.invitation.create({
+      data: {
+        id: 'inv_rt',
+        tenantId: 'tnt_oa',
+        email: 'new@example.com',
+        role: 'member',
+        tokenHash: new Uint8Array(32).fill(3),
+        expiresAt,
+      },
+    });
+    expect(await p.invitation.findUniqueOrThrow({ where: { id: invitation.id } })).toEqual(invitation);
+    const reset = await p.passwordReset.create({
+      data: { tokenHash: new Uint8Array(32).fill(4), userId: user.id, expiresAt },
+    });
+    expect(await p.passwordReset.findUniqueOrThrow({ where: { tokenHash: reset.tokenHash } })).toEqual(reset);
+    const totp = await p.userTotp.create({
+      data: {
+        userId: user.id,
+        tenantId: 'tnt_oa',
+        secret: new Uint8Array([5, 6, 7]),
+        secretKeyId: 'k_1',
+        lastUsedStep: 59_000_000n,
+        recoveryCodeHashes: ['h1', 'h2'],
+      },
+    });
+    expect(await p.userTotp.findUniqueOrThrow({ where: { userId: user.id } })).toEqual(totp);
+  });
+
+  it('every model of schema.prisma is written and read back in this file', () => {
+    const schema = readFileSync(new URL('../../../prisma/schema.prisma', import.meta.url), 'utf8');
+    const source = readFileSync(new URL(import.meta.url), 'utf8');
+    const models = [...schema.matchAll(/^model (\w+) \{/gm)].map((match) => match[1] as string);
+    expect(models.length).toBeGreaterThan(20);
+    // Booking's `during` is a tstzrange Prisma cannot write: bookings are written with SQL
+    // (packages/store/src/bookings.ts) and round-trip in packages/store/test/bookings.test.ts.
+    const untested = models.filter((model) => {
+      if (model === 'Booking') return false;
+      const client = model.charAt(0).toLowerCase() + model.slice(1);
+      return !source.includes(`p.${client}.create(`);
+    });
+    expect(untested).toEqual([]);
   });
 });

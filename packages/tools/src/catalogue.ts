@@ -259,10 +259,19 @@ export interface ToolDefinition<In extends z.ZodObject = z.ZodObject, Out extend
    */
   exampleResult?: Record<string, unknown>;
   run(args: z.output<In>, context: ToolContext): Promise<z.output<Out>>;
-  /** Pure CPU work with no I/O (recurrence expansion): runs in its turn, one at a time (CpuTurns). */
-  cpuBound?: boolean;
+  /**
+   * Pure CPU work with no I/O (recurrence expansion): runs in its turn, one at a time (CpuTurns).
+   * A function decides by the call's arguments (a small page costs less than waiting for a turn).
+   */
+  cpuBound?: boolean | ((args: z.output<In>) => boolean);
   /** The text content; JSON of the structured result when absent. */
   text?(result: z.output<Out>, args: z.output<In>): string;
+  /**
+   * Bulk answers: MCP 2026-07-28 clients get no text that would only repeat structuredContent as
+   * JSON (the specification asks for that copy "for backwards compatibility", with clients that
+   * predate structured content, which a 2026-07-28 client is not).
+   */
+  structuredOnlyFor2026?: boolean;
 }
 
 /** Keeps a definition's generic types while collecting it into the catalogue. */

@@ -19,6 +19,7 @@ export {
   type Principal,
   type ProviderResolver,
 } from './access.ts';
+export { ANSWER_TOKEN_LIMIT, fitAnswer, tokenCount } from './answer-limit.ts';
 export { type BudgetLimits, DEFAULT_BUDGET, WorkBudget } from './budget.ts';
 export {
   type BookingLedger,
@@ -86,6 +87,7 @@ export {
   serverIcons,
   type ToolCallRecord,
 } from './server.ts';
+export { expansionAnswer } from './tools/availability/expansion.ts';
 export {
   type ApplyRequest,
   applyRulesFor,

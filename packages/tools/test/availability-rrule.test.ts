@@ -153,15 +153,23 @@ describe('expand_rrule', () => {
     ]);
   });
 
-  it('returns up to 10,000 instances and refuses more with a clear error', async () => {
-    const full = await expand({
-      rrule: 'FREQ=DAILY',
-      dtstart: '2026-01-05T09:00:00',
-      timeZone: 'UTC',
-      count: 10_000,
-    });
-    expect(full.out.instances).toHaveLength(10_000);
-    expect(full.out.truncated).toBe(true);
+  it('returns up to 10,000 instances, 344 a page, and refuses more with a clear error', async () => {
+    const rule = { rrule: 'FREQ=DAILY', dtstart: '2026-01-05T09:00:00', timeZone: 'UTC', count: 10_000 };
+    const instances: { start: string }[] = [];
+    let page = await expand(rule);
+    for (;;) {
+      instances.push(...page.out.instances);
+      const token = (page.out as { nextPageToken?: string }).nextPageToken;
+      if (token === undefined) {
+        break;
+      }
+      expect(page.out.instances).toHaveLength(344);
+      expect(page.out.truncated).toBe(false);
+      page = await expand({ ...rule, pageToken: token });
+    }
+    expect(instances).toHaveLength(10_000);
+    expect(instances[9_999]?.start).toBe('2053-05-22T09:00:00Z');
+    expect(page.out.truncated).toBe(true);
     const over = await expand({
       rrule: 'FREQ=DAILY',
       dtstart: '2026-01-05T09:00:00',

@@ -2,7 +2,7 @@ import { threadId } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { formatText, jsonOf, rememberAnswer } from '../src/format.ts';
 import { CpuPool } from '../src/index.ts';
-import { expandInstances, expansionToon } from '../src/tools/availability/expansion.ts';
+import { expandInstances, expansionResult, expansionToon } from '../src/tools/availability/expansion.ts';
 
 describe('CpuPool: CPU-bound work in worker threads', () => {
   const request = {
@@ -17,10 +17,11 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
   it('makes the whole expand_rrule answer once: the result, its JSON and its text', async () => {
     const pool = new CpuPool(1);
     try {
-      const large = { ...request, rrule: 'FREQ=DAILY', count: 5_000 };
+      const large = { ...request, rrule: 'FREQ=DAILY', count: 5_000, pageSize: 5_000 };
       for (const format of ['json', 'toon'] as const) {
         const answer = await pool.run('expandRruleAnswer', { request: large, format });
-        const expected = { timeZone: large.timeZone, ...expandInstances(large) };
+        const expected = expansionResult(large);
+        expect(expected.instances).toHaveLength(5_000);
         expect(answer.result).toEqual(expected);
         expect(answer.json).toBe(JSON.stringify(expected));
         expect(answer.text).toBe(formatText(expected, format));
@@ -38,6 +39,8 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
     const cases = [
       { ...request, count: 3 },
       { ...request, rrule: 'FREQ=DAILY', count: 2_000, timeZone: 'UTC' },
+      // A first page of several: the next page's token follows the table.
+      { ...request, rrule: 'FREQ=DAILY', count: 2_000, pageSize: 50 },
       // Off the rule: warnings follow the table.
       { ...request, rrule: 'FREQ=WEEKLY;BYDAY=TU', count: 4 },
       { ...request, rrule: 'FREQ=DAILY;COUNT=2', count: 5 },
@@ -48,7 +51,7 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
       },
     ];
     for (const input of cases) {
-      const result = { timeZone: input.timeZone, ...expandInstances(input) };
+      const result = expansionResult(input);
       expect(expansionToon(result)).toBe(formatText(result, 'toon'));
     }
   });
@@ -87,7 +90,9 @@ describe('CpuPool: CPU-bound work in worker threads', () => {
 
   it('refuses work after close, and queued work is refused, not lost silently', async () => {
     const pool = new CpuPool(1);
-    const queued = Array.from({ length: 5 }, () => pool.run('expandRrule', { ...request, count: 5_000 }));
+    const queued = Array.from({ length: 5 }, () =>
+      pool.run('expandRrule', { ...request, count: 5_000, pageSize: 5_000 }),
+    );
     const outcomes = Promise.allSettled(queued);
     await pool.close();
     const settled = await outcomes;

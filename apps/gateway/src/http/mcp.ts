@@ -13,29 +13,19 @@ import {
   type Catalogue,
   CpuPool,
   CpuTurns,
-  calendarUri,
   createMcpServer,
   DEFAULT_BUDGET,
   directToolCall,
-  isVisible,
   jsonOf,
-  type LogLevel,
-  type Principal,
   type ProviderResolver,
-  RISKY_TOOLS,
-  resourceCalendars,
   type SchedulerServices,
   type SessionOptions,
   serverIcons,
   WorkBudget,
 } from '@calgate/tools';
-import {
-  type RequestId,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  WebStandardStreamableHTTPServerTransport,
-} from '@modelcontextprotocol/server';
+import { type RequestId, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AUTH_FAILURE_MESSAGES, type KeyAuthenticator } from '../auth.ts';
+import type { KeyAuthenticator } from '../auth.ts';
 import type { BookingFactory } from '../booking.ts';
 import type { CalendarChanges } from '../calendar-changes.ts';
 import {
@@ -46,27 +36,30 @@ import {
 import type { DirectoryFactory } from '../directory.ts';
 import type { KeySettingsFactory } from '../key-settings.ts';
 import { type LogLevelStore, MemoryLogLevelStore } from '../log-levels.ts';
-import { resourceMetadataUrl } from '../oauth/metadata.ts';
-import { SCOPES } from '../oauth/tokens.ts';
 import type { RulesFactory } from '../rules.ts';
 import { confirmationsFor } from './confirmations.ts';
 import { ElicitationRelay } from './elicitation-relay.ts';
 import { errorBody } from './errors.ts';
 import { KeySlots } from './key-slots.ts';
+import { mcpGuard } from './mcp-guard.ts';
 import { directRequest, type EncodedAnswer, jsonRpcBytes, OneShotTransport, speak2025 } from './mcp-json.ts';
 import {
-  carrying,
-  directModernCall,
-  type Era,
-  eraOf,
-  KeyedEventBus,
-  modernHandler,
-  modernToolResult,
-} from './mcp-modern.ts';
-import { LIST_CHANGED, RESOURCES_CHANGED, ToolListStreams, type ToolStreamOptions } from './mcp-streams.ts';
+  acceptsEventStream,
+  callsRiskyTool,
+  envelopeDeclaresForms,
+  FORWARDED_HEADERS,
+  initializeParams,
+  wantsProgress,
+} from './mcp-messages.ts';
+import { directModernCall, modernToolResult } from './mcp-modern.ts';
+import { modernServing } from './mcp-modern-route.ts';
+import { principalOf } from './mcp-principal.ts';
+import type { ToolStreamOptions } from './mcp-streams.ts';
+import { openToolStream, toolListStreams } from './mcp-tool-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
-import { rateLimitedToolCalls } from './rate-limited.ts';
+
+export { principalOf } from './mcp-principal.ts';
 
 /** Scheduled prompts and delivery targets for one API key (its own schedules, its tenant's targets). */
 export type SchedulerFactory = (key: { tenantId: string; keyId: string }) => SchedulerServices;
@@ -125,87 +118,6 @@ export interface McpRouteDeps {
   /** Each key's CPU-bound turns across gateways (Redis), taken before this process's own turn. */
   keyCpuTurns?: KeyTurns | undefined;
 }
-
-/** The JSON-RPC requests (not notifications or responses) in a body, one or a batch. */
-function requestCount(body: unknown): number {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.filter((message) => {
-    const { method, id } = (message ?? {}) as { method?: unknown; id?: unknown };
-    return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
-  }).length;
-}
-
-/** Whether a JSON-RPC message (or batch) calls a tool, the only requests that send log messages. */
-function callsTool(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => (message as { method?: unknown } | null)?.method === 'tools/call');
-}
-
-/** Whether a JSON-RPC message (or batch) carries a progress token. */
-function wantsProgress(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => {
-    const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
-    return meta?.progressToken !== undefined;
-  });
-}
-
-/** Whether a JSON-RPC message (or batch) calls a tool that can need the person's confirmation. */
-function callsRiskyTool(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => {
-    const { method, params } = (message ?? {}) as { method?: unknown; params?: { name?: unknown } };
-    return method === 'tools/call' && typeof params?.name === 'string' && RISKY_TOOLS.has(params.name);
-  });
-}
-
-/** Whether a 2026-07-28 request's envelope declares form elicitation. */
-function envelopeDeclaresForms(body: unknown): boolean {
-  const meta = (body as { params?: { _meta?: Record<string, unknown> } } | null)?.params?._meta;
-  return declaresFormElicitation({ capabilities: meta?.['io.modelcontextprotocol/clientCapabilities'] });
-}
-
-/** The params of an initialize request in a message (or batch), if there is one. */
-function initializeParams(body: unknown): unknown {
-  const messages = Array.isArray(body) ? body : [body];
-  const found = messages.find((message) => (message as { method?: unknown } | null)?.method === 'initialize');
-  return found === undefined ? undefined : ((found as { params?: unknown }).params ?? {});
-}
-
-const FORWARDED_HEADERS = [
-  'accept',
-  'content-type',
-  'mcp-protocol-version',
-  'mcp-session-id',
-  'last-event-id',
-];
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    keyAccess?: KeyAccess;
-    /** The key's MCP log level, looked up during the guard for tool calls. */
-    logLevel?: Promise<LogLevel | undefined> | undefined;
-    /** The MCP revision a POST speaks (see eraOf). */
-    mcpEra?: Era | undefined;
-  }
-}
-
-/** The caller as the tools see it: the key's grants, default calendar and time zone. */
-export function principalOf(key: KeyAccess): Principal {
-  return {
-    tenantId: key.tenantId,
-    keyId: key.keyId,
-    calendars: key.calendars,
-    defaultCalendarId: key.defaultCalendarId,
-    timeZone: key.timeZone,
-    workspaceTimeZone: key.workspaceTimeZone,
-    toolsets: key.toolsets,
-    app: key.kind === 'oauth',
-    tenantAddresses: key.tenantAddresses,
-    hijackPolicy: key.hijackPolicy,
-  };
-}
-
 /**
  * A CPU-bound call's turn: first the key's turn across gateways (so one key's heavy calls are
  * paced together wherever they land), then this process's (so its event loop stays responsive).
@@ -230,10 +142,6 @@ function keyThenProcess(
       }
     },
   };
-}
-
-function acceptsEventStream(accept: string | undefined): boolean {
-  return accept?.split(',').some((type) => type.split(';')[0]?.trim() === 'text/event-stream') === true;
 }
 
 /**
@@ -268,63 +176,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
   app.addHook('onClose', async () => cpu?.close());
+  const guard = mcpGuard(deps, origins, logLevels);
 
-  async function guard(request: FastifyRequest, reply: FastifyReply) {
-    const refusal = origins.refusal(request.headers.origin, request.headers.host);
-    if (refusal !== undefined) {
-      return reply.status(403).send(errorBody('permission_denied', refusal, request.id));
-    }
-    const auth = await deps.authenticator.authenticate(request.headers.authorization);
-    if (!auth.ok) {
-      // RFC 9728 §5.1: the challenge names the metadata that leads an OAuth client to sign-in.
-      const base = `Bearer realm="calgate", resource_metadata="${resourceMetadataUrl(deps.mcpUrl)}", scope="${SCOPES.join(' ')}"`;
-      const challenge =
-        auth.reason === 'missing'
-          ? base
-          : `${base}, error="invalid_token", error_description="${AUTH_FAILURE_MESSAGES[auth.reason]}"`;
-      return reply
-        .status(401)
-        .header('www-authenticate', challenge)
-        .send(errorBody('unauthenticated', AUTH_FAILURE_MESSAGES[auth.reason], request.id));
-    }
-    // Every message of a batch costs as much as a request of its own.
-    const cost = request.method === 'POST' ? Math.max(1, requestCount(request.body)) : 1;
-    if (cost > deps.rateLimiter.burst) {
-      const message = `A batch of ${cost} calls is more than this key may send at once (RATE_LIMIT_BURST ${deps.rateLimiter.burst}); nothing was done. Send at most ${deps.rateLimiter.burst} calls per request.`;
-      deps.metrics?.rateLimited('batch_too_large', cost);
-      return reply.status(413).send(errorBody('rate_limited', message, request.id));
-    }
-    const era = request.method === 'POST' ? eraOf(request.headers, request.body) : 'legacy';
-    // The key's log level is asked for beside the rate limit (one Redis round trip for both
-    // with auto-pipelining); only tool calls send log messages. 2026-07-28 requests carry their own.
-    const level =
-      era === 'legacy' && request.method === 'POST' && callsTool(request.body)
-        ? logLevels.get(auth.access.keyId)
-        : undefined;
-    level?.catch(() => {});
-    // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
-    // and logs an outage once, not per request.
-    const decision = await deps.rateLimiter.take(auth.access.keyId, cost);
-    if (!decision.allowed) {
-      deps.metrics?.rateLimited('key_rate', cost);
-      const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-      // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
-      const answer =
-        request.method === 'POST' ? rateLimitedToolCalls(request.body, seconds, era === 'modern') : undefined;
-      if (answer !== undefined) {
-        return reply.status(200).header('retry-after', String(seconds)).send(answer);
-      }
-      return reply
-        .status(429)
-        .header('retry-after', String(seconds))
-        .send(
-          errorBody('rate_limited', `Too many requests for this API key; retry in ${seconds} s.`, request.id),
-        );
-    }
-    request.keyAccess = auth.access;
-    request.logLevel = level;
-    request.mcpEra = era;
-  }
+  // 2026-07-28 requests; their listen streams are the key's change streams, made below.
+  const serveModern = modernServing(app, deps, () => streams);
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
@@ -519,78 +374,6 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     return reply.send(response.body);
   });
 
-  // subscriptions/listen streams are told of their own key's changes, found as GET streams' are.
-  const bus = new KeyedEventBus(({ key, authorization, end }, deliver) =>
-    streams.open(key, authorization, {
-      write: (chunk) => {
-        if (chunk === LIST_CHANGED) {
-          deliver({ kind: 'tools_list_changed' });
-        } else if (chunk === RESOURCES_CHANGED) {
-          deliver({ kind: 'resources_list_changed' });
-        }
-      },
-      // Only calendars the key may read reach here; the client's filter picks what it hears.
-      updated: (uri) => deliver({ kind: 'resource_updated', uri }),
-      // A key that stops working (revoked, expired, its app disconnected) has its streams ended.
-      close: end,
-      buffered: () => 0,
-    }),
-  );
-  // Refusals are answered to the client; the log only keeps them for debugging.
-  const modern = modernHandler(bus, (error) =>
-    app.log.debug({ err: error }, 'MCP 2026-07-28 request refused'),
-  );
-  app.addHook('preClose', async () => modern.close());
-
-  /** A 2026-07-28 request: answered by the SDK's handler with a server built for the key. */
-  async function serveModern(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    key: KeyAccess,
-    session: SessionOptions,
-  ) {
-    const { method, id } = (request.body ?? {}) as { method?: unknown; id?: unknown };
-    const refusal = method === 'subscriptions/listen' ? streams.refusal(key.keyId) : undefined;
-    if (refusal !== undefined) {
-      deps.metrics?.rateLimited('streams');
-      // As the SDK refuses a subscription over its own limit, with the request's id.
-      return reply
-        .status(429)
-        .header('retry-after', '30')
-        .send({ jsonrpc: '2.0', id: id ?? null, error: { code: -32603, message: refusal } });
-    }
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (typeof value === 'string' && (FORWARDED_HEADERS.includes(name) || name.startsWith('mcp-'))) {
-        headers.set(name, value);
-      }
-    }
-    const aborted = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) {
-        aborted.abort();
-      }
-    });
-    const end = () => aborted.abort();
-    const response = await bus.run({ key, authorization: request.headers.authorization ?? '', end }, () =>
-      modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
-        parsedBody: request.body,
-        authInfo: carrying(key, session),
-      }),
-    );
-    reply.status(response.status);
-    response.headers.forEach((value, name) => {
-      reply.header(name, value);
-    });
-    if (response.body === null) {
-      return reply.send();
-    }
-    if (response.headers.get('content-type')?.startsWith('application/json')) {
-      return reply.send(Buffer.from(await response.arrayBuffer()));
-    }
-    return reply.send(response.body);
-  }
-
   const notAllowed = (message: string) => async (request: FastifyRequest, reply: FastifyReply) =>
     reply
       .status(405)
@@ -603,7 +386,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     if (!acceptsEventStream(request.headers.accept)) {
       return noStream(request, reply);
     }
-    return openToolStream(request, reply);
+    return openToolStream(streams, deps, request, reply);
   });
   app.delete(
     '/api/mcp',
@@ -611,89 +394,5 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     notAllowed('Calgate serves MCP statelessly: there is no session to end.'),
   );
 
-  const streams = new ToolListStreams({
-    authenticator: deps.authenticator,
-    toolsOf: (key) => {
-      const access = new CalendarAccess(principalOf(key), deps.providers);
-      return deps.catalogue.entries
-        .filter((entry) => isVisible(entry, access))
-        .map((entry) => entry.definition.name)
-        .join(',');
-    },
-    // The calendar resources are the key's enabled readable calendars, by id and name.
-    resourcesOf: (key) =>
-      key.calendars
-        .filter((calendar) => calendar.canRead && calendar.enabled)
-        .map((calendar) => `${calendar.id}\t${calendar.summary}`)
-        .join('\n'),
-    readableResources: (key) =>
-      new Map(
-        resourceCalendars(new CalendarAccess(principalOf(key), deps.providers)).map((calendar) => [
-          calendar.id,
-          calendarUri(calendar.id),
-        ]),
-      ),
-    log: app.log,
-    limits: deps.mcpStreams,
-  });
-  app.addHook('preClose', async () => streams.close());
-  const stopChanges = deps.calendarChanges?.subscribe((changes) => {
-    streams.calendarsChanged(changes).catch((error: unknown) => {
-      app.log.warn({ err: error }, 'calendar change could not be told to listen streams');
-    });
-  });
-  app.addHook('onClose', async () => stopChanges?.());
-
-  async function openToolStream(request: FastifyRequest, reply: FastifyReply) {
-    const key = request.keyAccess as KeyAccess;
-    const version = request.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      // 2026-07-28 has no GET stream: changes come on a subscriptions/listen POST.
-      const instead =
-        version === '2026-07-28'
-          ? ' MCP 2026-07-28 has no GET stream; POST subscriptions/listen instead.'
-          : '';
-      return reply
-        .status(400)
-        .send(
-          errorBody(
-            'invalid_argument',
-            `Unsupported MCP-Protocol-Version '${version}'.${instead}`,
-            request.id,
-          ),
-        );
-    }
-    const refusal = streams.refusal(key.keyId);
-    if (refusal !== undefined) {
-      deps.metrics?.rateLimited('streams');
-      return reply
-        .status(429)
-        .header('retry-after', '30')
-        .send(errorBody('rate_limited', refusal, request.id));
-    }
-    // The stream outlives this handler: Fastify hands the socket over.
-    reply.hijack();
-    const raw = reply.raw;
-    const socket = request.raw.socket;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache, no-transform',
-      'x-accel-buffering': 'no',
-      // The socket ends with the stream, so a shutdown that ends streams is not held up by it.
-      connection: 'close',
-      'x-request-id': request.id,
-    });
-    raw.flushHeaders();
-    const remove = streams.open(key, request.headers.authorization ?? '', {
-      write: (chunk) => raw.write(chunk),
-      // Destroyed once flushed: a client that stopped reading must not hold the socket open.
-      close: () => raw.end(() => socket.destroy()),
-      buffered: () => raw.writableLength,
-    });
-    raw.once('close', () => {
-      remove();
-      // A client that went away may leave its side half-open; nothing more is sent on it.
-      socket.destroy();
-    });
-  }
+  const streams = toolListStreams(app, deps);
 }

@@ -17,6 +17,11 @@ export interface FeedRequest {
   etag?: string | undefined;
   lastModified?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Takes a 2xx body chunk by chunk as it arrives (within the same size and time limits) instead
+   * of answering it as `text` (then '').
+   */
+  onChunk?: ((chunk: Uint8Array) => Promise<void>) | undefined;
 }
 
 export type FeedResult =
@@ -93,9 +98,16 @@ async function fetchFrom(start: URL, request: FeedRequest): Promise<FeedResult> 
         headers,
         signal,
       });
-      text = response.status === 304 ? '' : await response.text();
+      if (request.onChunk !== undefined && response.status >= 200 && response.status < 300) {
+        text = '';
+        for await (const chunk of response.body ?? []) {
+          await request.onChunk(chunk);
+        }
+      } else {
+        text = response.status === 304 ? '' : await response.text();
+      }
     } catch (cause) {
-      if (request.signal?.aborted) {
+      if (request.signal?.aborted || cause instanceof CalgateError) {
         throw cause;
       }
       const code = (cause as { code?: unknown }).code;

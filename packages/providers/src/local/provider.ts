@@ -280,6 +280,12 @@ export class LocalCalendarProvider implements CalendarProvider {
     return rows.map((row) => row.id);
   }
 
+  /** Stored events (not generated instances) by id, in one query: imports compare many at once. */
+  async getEvents(calendar: CalendarRef, ids: readonly string[]): Promise<Map<string, CalendarEvent>> {
+    const rows = await this.#store.getMany(calendar.id, ids);
+    return new Map(rows.map((row) => [row.id, toEvent(row, calendar)]));
+  }
+
   findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
     return this.#store.idsByICalUid(calendar.id, uids);
   }

@@ -68,6 +68,8 @@ export interface GraphEvent {
   onlineMeeting?: { joinUrl?: string | null } | null;
   onlineMeetingUrl?: string | null;
   iCalUId?: string | null;
+  /** Only when asked for with `$expand=singleValueExtendedProperties($filter=…)`. */
+  singleValueExtendedProperties?: { id?: string | null; value?: string | null }[] | null;
   webLink?: string | null;
   transactionId?: string | null;
   /** On delta answers: the event is gone. */

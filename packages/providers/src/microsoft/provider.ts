@@ -11,6 +11,7 @@
  */
 import { CalgateError, isCalgateError, newEventId, parseQuickAdd } from '@calgate/core';
 import { busyPerCalendar, mergeBusy } from '../busy.ts';
+import { parseInstanceKey } from '../caldav/ical/expand.ts';
 import { standardPalette } from '../colors.ts';
 import { searchPages } from '../google/search.ts';
 import type {
@@ -57,6 +58,15 @@ const OPEN_SPAN_MS = 366 * DAY_MS;
  * with upper-case letters and padding.
  */
 const CLIENT_ID = /^[0-9a-v]{5,1024}$/;
+/**
+ * Where an imported event keeps its iCalendar UID: Graph sets `iCalUId` itself, so the UID goes
+ * into a single-value extended property of Calgate's own name (PublicStrings namespace), written
+ * on create and found with `$filter=singleValueExtendedProperties/Any(…)`. Graph answers the id
+ * with the GUID in lower case, as written here.
+ */
+export const ICAL_UID_PROPERTY = 'String {00020329-0000-0000-c000-000000000046} Name Calgate.iCalUID';
+/** UIDs up to this many are looked up one by one; more with one listing of the calendar. */
+const UIDS_ONE_BY_ONE = 10;
 
 const SEND_UPDATES_REFUSAL =
   'Outlook sends invitations, updates and cancellations to attendees itself; Calgate cannot hold them back on an Outlook calendar. Leave sendUpdates out (or pass "all").';
@@ -266,12 +276,98 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
     const created = await this.#client.request<GraphEvent>({
       method: 'POST',
       path: graphPath`/me/calendars/${calendar.externalId}/events`,
-      body: body.value,
+      body:
+        input.iCalUID === undefined
+          ? body.value
+          : {
+              ...body.value,
+              singleValueExtendedProperties: [{ id: ICAL_UID_PROPERTY, value: input.iCalUID }],
+            },
       prefer: PREFER,
       operation: 'events.insert',
       calendarId: calendar.externalId,
     });
     return this.#event(created);
+  }
+
+  /**
+   * The events an import wrote, by the UID it kept in ICAL_UID_PROPERTY: up to UIDS_ONE_BY_ONE
+   * UIDs with a filtered listing each, more with one listing of the calendar's events (ids and
+   * the property alone, a page of 100 at a time). Graph compares the value without regard to
+   * case, so each match is checked exactly.
+   */
+  async findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    const wanted = new Set(uids);
+    const found = new Map<string, string>();
+    const keep = (events: readonly GraphEvent[]) => {
+      for (const event of events) {
+        const uid = event.singleValueExtendedProperties?.find(
+          (property) => property.id?.toLowerCase() === ICAL_UID_PROPERTY.toLowerCase(),
+        )?.value;
+        if (typeof uid === 'string' && wanted.has(uid) && !found.has(uid) && typeof event.id === 'string') {
+          found.set(uid, event.id);
+        }
+      }
+    };
+    const request = (query: Record<string, string | number>) => ({
+      path: graphPath`/me/calendars/${calendar.externalId}/events`,
+      query: {
+        $select: 'id',
+        $expand: `singleValueExtendedProperties($filter=id eq '${ICAL_UID_PROPERTY}')`,
+        ...query,
+      },
+      operation: 'events.list',
+      calendarId: calendar.externalId,
+    });
+    if (wanted.size <= UIDS_ONE_BY_ONE) {
+      for (const uid of wanted) {
+        const quoted = uid.replace(/'/g, "''");
+        const page = await this.#client.page<GraphEvent>(
+          request({
+            $filter: `singleValueExtendedProperties/Any(ep: ep/id eq '${ICAL_UID_PROPERTY}' and ep/value eq '${quoted}')`,
+            $top: 10,
+          }),
+        );
+        keep(page.value);
+      }
+      return found;
+    }
+    for await (const page of this.#client.pages<GraphEvent>(request({ $top: 100 }))) {
+      keep(page.value);
+    }
+    return found;
+  }
+
+  /**
+   * The occurrence of a series whose original start the instance key names, from the series'
+   * instances in the days around it (an all-day key: any original start within 14 hours of that
+   * date's UTC midnight, the zones' spread).
+   */
+  async occurrenceId(calendar: CalendarRef, masterId: string, key: string): Promise<string | undefined> {
+    const parsed = parseInstanceKey(key);
+    if (parsed === undefined) {
+      return undefined;
+    }
+    const DAY = 86_400_000;
+    const slack = parsed.allDay ? 14 * 3_600_000 : 0;
+    const instances = await this.#client.all<GraphEvent>({
+      path: graphPath`/me/calendars/${calendar.externalId}/events/${masterId}/instances`,
+      query: {
+        startDateTime: new Date(parsed.key - DAY).toISOString(),
+        endDateTime: new Date(parsed.key + 2 * DAY).toISOString(),
+        $select: 'id,originalStart',
+        $top: 100,
+      },
+      prefer: PREFER,
+      operation: 'events.instances',
+      calendarId: calendar.externalId,
+      eventId: masterId,
+    });
+    const found = instances.find((instance) => {
+      const at = Date.parse(String(instance.originalStart ?? '').replace(/(\.\d{3})\d+/, '$1'));
+      return Number.isFinite(at) && Math.abs(at - parsed.key) <= slack;
+    });
+    return typeof found?.id === 'string' ? found.id : undefined;
   }
 
   async patchEvent(

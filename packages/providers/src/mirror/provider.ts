@@ -138,6 +138,17 @@ export class MirroredCalendarProvider implements CalendarProvider {
     return find === undefined ? undefined : (calendar, uids) => find.call(upstream, calendar, uids);
   }
 
+  /** Occurrence ids of the upstream's own, where it has them (see CalendarProvider.occurrenceId). */
+  get occurrenceId():
+    | ((calendar: CalendarRef, masterId: string, key: string) => Promise<string | undefined>)
+    | undefined {
+    const upstream = this.#upstream;
+    const find = upstream.occurrenceId;
+    return find === undefined
+      ? undefined
+      : (calendar, masterId, key) => find.call(upstream, calendar, masterId, key);
+  }
+
   /** The upstream's kind: a mirrored calendar is still its provider's. */
   get kind(): CalendarProvider['kind'] {
     return this.#upstream.kind;

@@ -52,6 +52,11 @@ const SEARCH_LIMIT = 50;
  */
 const SEARCH_CANDIDATES = 200;
 const ERROR_MAX = 500;
+/**
+ * How long a deleted event's tombstone keeps older copies out (see buriedIds): far longer than a
+ * sync takes between reading a page and applying it.
+ */
+const TOMBSTONE_TTL = "interval '1 hour'";
 
 /**
  * Moves a calendar's mirror version on when `condition` holds (SQL): the events it was computed
@@ -175,6 +180,10 @@ export class MirrorRepository implements MirrorSink {
           changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
         }
         changed ||= swept > 0;
+        await client.query(
+          `DELETE FROM mirror_tombstones WHERE calendar_id = $1 AND deleted_at < now() - ${TOMBSTONE_TTL}`,
+          [calendarId],
+        );
         await client.query(
           `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
              synced_at = LEAST(now(), COALESCE(to_timestamp($4::double precision / 1000), now())),
@@ -615,6 +624,7 @@ export class MirrorRepository implements MirrorSink {
         rows.map((row) => row.calendar_id),
       );
       await client.query(`DELETE FROM mirror_changes WHERE ${where}`, params);
+      await client.query(`DELETE FROM mirror_tombstones WHERE ${where}`, params);
       return rowCount ?? 0;
     });
   }
@@ -624,7 +634,10 @@ export class MirrorRepository implements MirrorSink {
  * Stores events as one page of a sync would: the last copy of an id wins, a cancelled single
  * event or master is removed with its exceptions, a cancelled instance stays as a tombstone, and
  * a copy older than the stored one is left out (a write through Calgate may have stored a newer
- * copy than a page fetched before it). Returns the changes for the feed.
+ * copy than a page fetched before it). A removed event leaves a tombstone (mirror_tombstones), so
+ * a copy of it, or of one of its series' exceptions, last changed before the delete is left out
+ * too: a page read before a write-through delete cannot store it again. Returns the changes for
+ * the feed.
  */
 async function applyEvents(
   client: pg.PoolClient,
@@ -635,11 +648,13 @@ async function applyEvents(
 ): Promise<Change[]> {
   const latest = new Map(events.map((event) => [event.eventId, event]));
   const removed: MirrorEventInput[] = [];
-  const kept: MirrorEventInput[] = [];
+  const live: MirrorEventInput[] = [];
   for (const event of latest.values()) {
-    (event.status === 'cancelled' && event.recurringEventId === null ? removed : kept).push(event);
+    (event.status === 'cancelled' && event.recurringEventId === null ? removed : live).push(event);
   }
   const changes: Change[] = [];
+  const buried = await buriedIds(client, calendarId, live);
+  const kept = live.filter((event) => !buried.has(event));
   if (kept.length > 0) {
     const { rows: prior } = await client.query<PriorRow>(
       `SELECT event_id, etag, status, ${UPDATED_MS} FROM mirror_events WHERE calendar_id = $1 AND event_id = ANY($2)`,
@@ -672,8 +687,55 @@ async function applyEvents(
       [calendarId, ids],
     );
     changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
+    await client.query(
+      `INSERT INTO mirror_tombstones (calendar_id, tenant_id, event_id, deleted_at)
+       SELECT $1, $2, t.event_id, coalesce(t.deleted_at, now())
+       FROM unnest($3::text[], $4::timestamptz[]) AS t(event_id, deleted_at)
+       ON CONFLICT (calendar_id, event_id) DO UPDATE SET
+         deleted_at = greatest(mirror_tombstones.deleted_at, EXCLUDED.deleted_at)`,
+      [calendarId, tenantId, ids, removed.map((e) => e.updated)],
+    );
   }
   return changes;
+}
+
+/**
+ * The incoming copies a tombstone outdates: the event, or the series it belongs to, was deleted
+ * after the copy was last changed upstream (a copy without `updated` cannot show it is newer).
+ * This is what keeps a sync page read before a write-through delete from storing the event again.
+ */
+async function buriedIds(
+  client: pg.PoolClient,
+  calendarId: string,
+  events: readonly MirrorEventInput[],
+): Promise<Set<MirrorEventInput>> {
+  const buried = new Set<MirrorEventInput>();
+  if (events.length === 0) {
+    return buried;
+  }
+  const ids = [
+    ...new Set(
+      events.flatMap((e) => (e.recurringEventId === null ? [e.eventId] : [e.eventId, e.recurringEventId])),
+    ),
+  ];
+  const { rows } = await client.query<{ event_id: string; deleted_at: number }>(
+    `SELECT event_id, ${ms('deleted_at')} FROM mirror_tombstones WHERE calendar_id = $1 AND event_id = ANY($2)`,
+    [calendarId, ids],
+  );
+  if (rows.length === 0) {
+    return buried;
+  }
+  const deletedAt = new Map(rows.map((row) => [row.event_id, Number(row.deleted_at)]));
+  const outdated = (id: string | null, event: MirrorEventInput) => {
+    const at = id === null ? undefined : deletedAt.get(id);
+    return at !== undefined && (event.updated === null || event.updated.getTime() <= at);
+  };
+  for (const event of events) {
+    if (outdated(event.eventId, event) || outdated(event.recurringEventId, event)) {
+      buried.add(event);
+    }
+  }
+  return buried;
 }
 
 interface PriorRow {

@@ -1,18 +1,26 @@
 import { CalgateError, isCalgateError } from '@calgate/core';
 import {
   type CalendarEvent,
+  type CalendarRef,
   type EventDateTime,
   type EventInput,
   type EventPatch,
+  exdateKeys,
   expandResource,
   fetchFeed,
+  type IcsIndex,
   type IcsResource,
+  type IcsSource,
   instantOf as icsInstant,
+  indexText,
+  indexZones,
   instanceKey,
-  parseCalendarText,
   readTime,
+  readUidResources,
   resourceMaster,
+  SpooledFeed,
   statusOf,
+  textSource,
 } from '@calgate/providers';
 import { z } from 'zod';
 import type { CalendarHandle } from '../../access.ts';
@@ -31,6 +39,8 @@ interface Prepared {
   master: EventInput | undefined;
   cancelled: boolean;
   overrides: { instance: string; patch: EventPatch | undefined }[];
+  /** Instance keys of the master's EXDATEs. */
+  exdates: string[];
 }
 
 interface ImportError {
@@ -126,25 +136,37 @@ function prepare(resource: IcsResource): Prepared {
     }
     return { instance, patch: writable(placed) };
   });
-  return { uid: resource.uid, master: master as EventInput | undefined, cancelled, overrides };
+  return {
+    uid: resource.uid,
+    master: master as EventInput | undefined,
+    cancelled,
+    overrides,
+    exdates: exdateKeys(resource),
+  };
 }
 
-/** Line numbers of `UID:` lines, for errors that name where an event is. */
-function uidLines(text: string): Map<string, number> {
-  const lines = new Map<string, number>();
-  let line = 1;
-  const re = /\n|^UID[;:][^\r\n]*/gim;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    if (m[0] === '\n') {
-      line += 1;
-    } else {
-      const uid = m[0].replace(/^UID(;[^:]*)?:/i, '').trim();
-      if (!lines.has(uid)) {
-        lines.set(uid, line);
-      }
-    }
+/**
+ * For a calendar that stores a series' RRULE alone and gives occurrences ids of their own
+ * (Outlook: CalendarProvider.occurrenceId), EXDATEs become deleted occurrences written after the
+ * series, as an override cancelling that occurrence would be. RDATEs stay, and the calendar
+ * refuses that event saying why.
+ */
+function ruleOnly(item: Prepared): Prepared {
+  if (item.master?.recurrence === undefined || item.exdates.length === 0) {
+    return item;
   }
-  return lines;
+  const named = new Set(item.overrides.map((override) => override.instance));
+  return {
+    ...item,
+    master: {
+      ...item.master,
+      recurrence: item.master.recurrence.filter((line) => !/^EXDATE[;:]/i.test(line)),
+    },
+    overrides: [
+      ...item.overrides,
+      ...item.exdates.filter((key) => !named.has(key)).map((instance) => ({ instance, patch: undefined })),
+    ],
+  };
 }
 
 async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
@@ -160,8 +182,18 @@ async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>)
 }
 
 async function writeOverrides(handle: CalendarHandle, masterId: string, prepared: Prepared): Promise<void> {
+  const occurrenceId = handle.provider.occurrenceId?.bind(handle.provider);
   for (const { instance, patch } of prepared.overrides) {
-    const id = `${masterId}_${instance}`;
+    const id =
+      occurrenceId === undefined
+        ? `${masterId}_${instance}`
+        : await occurrenceId(handle.ref, masterId, instance);
+    if (id === undefined) {
+      if (patch === undefined) {
+        continue;
+      }
+      throw new CalgateError('invalid_argument', `The series has no occurrence at ${instance} to change.`);
+    }
     if (patch === undefined) {
       await handle.provider.deleteEvent(handle.ref, id).catch((error: unknown) => {
         if (!(isCalgateError(error) && error.code === 'not_found')) {
@@ -210,139 +242,182 @@ export const importEvents = defineTool({
       );
     }
     const handle = access.writable(args.calendarId);
-    if (handle.provider.findByICalUIDs === undefined) {
+    const find = handle.provider.findByICalUIDs?.bind(handle.provider);
+    if (find === undefined) {
       throw new CalgateError(
         'invalid_argument',
         `Calendar '${handle.calendar.id}' cannot take imports: its provider cannot find events by UID.`,
       );
     }
-    let text: string;
+    // The text is indexed in one pass (each UID's VEVENTs by range, wherever in the file they
+    // stand), then read a batch of UIDs at a time: the parsed events of the whole file are never
+    // held at once. A feed is written to a temporary file as it arrives, never held as text.
     if (args.ics !== undefined) {
       // The text came in the request; it counts against the request's answer-size budget.
       budget.spend('answerBytes', Buffer.byteLength(args.ics, 'utf8'));
-      text = args.ics;
-    } else {
-      const fetched = await fetchFeed(args.url ?? '', {
+      return importIndexed(handle, find, indexText(args.ics), textSource(args.ics), signal);
+    }
+    const feed = new SpooledFeed();
+    try {
+      await feed.open();
+      await fetchFeed(args.url ?? '', {
         policy: { allowPrivate: outbound?.allowPrivate ?? false },
         signal,
+        onChunk: (chunk) => feed.write(chunk),
       });
-      text = fetched.status === 'fetched' ? fetched.text : '';
+      return await importIndexed(handle, find, feed.finish(), feed, signal);
+    } finally {
+      await feed.close();
     }
-    const parsed = parseCalendarText(text, handle.ref.timeZone);
-    const errors: ImportError[] = [];
-    let lines: Map<string, number> | undefined;
-    const fail = (uid: string | undefined, message: string) => {
-      lines ??= uidLines(text);
-      const line = uid === undefined ? undefined : lines.get(uid);
-      errors.push({ ...(uid ? { uid } : {}), ...(line === undefined ? {} : { line }), message });
-    };
-    // Every event is read before anything is written: one that cannot be read changes nothing.
-    const ready: Prepared[] = [];
-    for (const resource of parsed.resources) {
-      if (resource.uid === '') {
-        fail(undefined, 'A VEVENT has no UID; every imported event needs one.');
+  },
+});
+
+/**
+ * Imports an indexed text: one look-up of every UID, then BATCH UIDs at a time read, prepared
+ * and written. A UID whose events cannot be read is reported and changes nothing.
+ */
+async function importIndexed(
+  handle: CalendarHandle,
+  find: (calendar: CalendarRef, uids: readonly string[]) => Promise<Map<string, string>>,
+  index: IcsIndex,
+  source: IcsSource,
+  signal: AbortSignal,
+): Promise<{
+  calendarId: string;
+  imported: number;
+  updated: number;
+  skipped: number;
+  errors: ImportError[];
+}> {
+  const errors: ImportError[] = [];
+  const fail = (uid: string | undefined, message: string) => {
+    const line = uid === undefined ? undefined : index.uids.get(uid)?.line;
+    errors.push({ ...(uid ? { uid } : {}), ...(line === undefined ? {} : { line }), message });
+  };
+  for (const _ of index.missingUid) {
+    fail(undefined, 'A VEVENT has no UID; every imported event needs one.');
+  }
+  const { root, zones } = await indexZones(index, source, handle.ref.timeZone);
+  let imported = 0;
+  let updated = 0;
+  let skipped = 0;
+  // One look-up for the whole file: a remote calendar answers it with one query.
+  const existing = await find(handle.ref, [...index.uids.keys()]);
+  const uids = [...index.uids.entries()];
+  for (let at = 0; at < uids.length; at += BATCH) {
+    signal.throwIfAborted();
+    const batch: Prepared[] = [];
+    for (const [uid, entry] of uids.slice(at, at + BATCH)) {
+      let resources: IcsResource[];
+      try {
+        resources = await readUidResources(uid, entry, source, root, zones);
+      } catch (error) {
+        fail(uid, messageOf(error));
         continue;
       }
-      try {
-        ready.push(prepare(resource));
-      } catch (error) {
-        fail(resource.uid, messageOf(error));
+      for (const resource of resources) {
+        try {
+          const prepared = prepare(resource);
+          batch.push(handle.provider.occurrenceId === undefined ? prepared : ruleOnly(prepared));
+        } catch (error) {
+          fail(uid, messageOf(error));
+        }
       }
     }
-    let imported = 0;
-    let updated = 0;
-    let skipped = 0;
-    // One look-up for the whole file: a remote calendar answers it with one query.
-    const existing = await handle.provider.findByICalUIDs(handle.ref, [
-      ...new Set(ready.map((item) => item.uid)),
-    ]);
-    for (let at = 0; at < ready.length; at += BATCH) {
-      signal.throwIfAborted();
-      const batch = ready.slice(at, at + BATCH);
-      // New events go in one statement where the provider can; a batch it refuses goes one by one,
-      // so the error names the event.
-      const fresh = batch.filter(
-        (item) => item.master !== undefined && !item.cancelled && !existing.has(item.uid),
-      );
-      const inserted = new Set<Prepared>();
-      if (handle.provider.insertEvents !== undefined && fresh.length > 0) {
-        try {
-          const ids = await handle.provider.insertEvents(
-            handle.ref,
-            fresh.map((item) => ({ ...(item.master as EventInput), iCalUID: item.uid })),
-          );
-          fresh.forEach((item, index) => {
-            existing.set(item.uid, ids[index] as string);
-            inserted.add(item);
-          });
-        } catch (error) {
-          if (!isCalgateError(error)) {
-            throw error;
-          }
+    // New events go in one statement where the provider can; a batch it refuses goes one by one,
+    // so the error names the event.
+    const fresh = batch.filter(
+      (item) => item.master !== undefined && !item.cancelled && !existing.has(item.uid),
+    );
+    const inserted = new Set<Prepared>();
+    if (handle.provider.insertEvents !== undefined && fresh.length > 0) {
+      try {
+        const ids = await handle.provider.insertEvents(
+          handle.ref,
+          fresh.map((item) => ({ ...(item.master as EventInput), iCalUID: item.uid })),
+        );
+        fresh.forEach((item, index) => {
+          existing.set(item.uid, ids[index] as string);
+          inserted.add(item);
+        });
+      } catch (error) {
+        if (!isCalgateError(error)) {
+          throw error;
         }
       }
-      await inTurns(batch, async (item) => {
-        const id = existing.get(item.uid);
-        if (inserted.has(item)) {
-          try {
-            await writeOverrides(handle, id as string, item);
-          } catch (error) {
-            if (!isCalgateError(error)) {
-              throw error;
-            }
-            fail(item.uid, error.message);
-          }
-          imported += 1;
-          return;
-        }
+    }
+    // The stored copies of the batch's events, in one request where the provider can.
+    const compared = batch.flatMap((item) => {
+      const id = existing.get(item.uid);
+      return id !== undefined && !inserted.has(item) && item.master !== undefined && !item.cancelled
+        ? [id]
+        : [];
+    });
+    const stored =
+      handle.provider.getEvents !== undefined && compared.length > 0
+        ? await handle.provider.getEvents(handle.ref, compared)
+        : new Map<string, CalendarEvent>();
+    await inTurns(batch, async (item) => {
+      const id = existing.get(item.uid);
+      if (inserted.has(item)) {
         try {
-          if (item.master === undefined) {
-            // Overrides alone change a series imported before; without it there is nothing to change.
-            if (id === undefined) {
-              skipped += 1;
-              return;
-            }
-            await writeOverrides(handle, id, item);
-            updated += 1;
-          } else if (item.cancelled) {
-            if (id === undefined) {
-              skipped += 1;
-              return;
-            }
-            await handle.provider.deleteEvent(handle.ref, id);
-            updated += 1;
-          } else if (id === undefined) {
-            const event = await handle.provider.insertEvent(handle.ref, {
-              ...item.master,
-              iCalUID: item.uid,
-            });
-            await writeOverrides(handle, event.id, item);
-            imported += 1;
-          } else {
-            const current = await handle.provider.getEvent(handle.ref, id, signal);
-            if (sameEvent(current, item.master) && item.overrides.length === 0) {
-              skipped += 1;
-              return;
-            }
-            const { recurrence, ...rest } = item.master;
-            await handle.provider.patchEvent(handle.ref, id, { ...rest, recurrence: recurrence ?? [] });
-            await writeOverrides(handle, id, item);
-            updated += 1;
-          }
+          await writeOverrides(handle, id as string, item);
         } catch (error) {
           if (!isCalgateError(error)) {
             throw error;
           }
           fail(item.uid, error.message);
         }
-      });
-    }
-    return {
-      calendarId: handle.calendar.id,
-      imported,
-      updated,
-      skipped,
-      errors: errors.slice(0, MAX_ERRORS),
-    };
-  },
-});
+        imported += 1;
+        return;
+      }
+      try {
+        if (item.master === undefined) {
+          // Overrides alone change a series imported before; without it there is nothing to change.
+          if (id === undefined) {
+            skipped += 1;
+            return;
+          }
+          await writeOverrides(handle, id, item);
+          updated += 1;
+        } else if (item.cancelled) {
+          if (id === undefined) {
+            skipped += 1;
+            return;
+          }
+          await handle.provider.deleteEvent(handle.ref, id);
+          updated += 1;
+        } else if (id === undefined) {
+          const event = await handle.provider.insertEvent(handle.ref, {
+            ...item.master,
+            iCalUID: item.uid,
+          });
+          await writeOverrides(handle, event.id, item);
+          imported += 1;
+        } else {
+          const current = stored.get(id) ?? (await handle.provider.getEvent(handle.ref, id, signal));
+          if (sameEvent(current, item.master) && item.overrides.length === 0) {
+            skipped += 1;
+            return;
+          }
+          const { recurrence, ...rest } = item.master;
+          await handle.provider.patchEvent(handle.ref, id, { ...rest, recurrence: recurrence ?? [] });
+          await writeOverrides(handle, id, item);
+          updated += 1;
+        }
+      } catch (error) {
+        if (!isCalgateError(error)) {
+          throw error;
+        }
+        fail(item.uid, error.message);
+      }
+    });
+  }
+  return {
+    calendarId: handle.calendar.id,
+    imported,
+    updated,
+    skipped,
+    errors: errors.slice(0, MAX_ERRORS),
+  };
+}

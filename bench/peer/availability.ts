@@ -15,6 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
@@ -295,6 +296,7 @@ try {
       check: calgateCheck,
     },
   ];
+  const loadBefore = loadavg();
   await mirrorReady(sides[0] as Side);
   const sessions = new Map<Side, McpClient[]>();
   for (const side of sides) {
@@ -346,6 +348,13 @@ try {
   );
   say(
     `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s, p99 ${calgateLocal.p99Ms.toFixed(1)} ms. Load generator ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local answer (a higher figure means the shared machine ran slower).`,
+  );
+  // CPU per answer moves far less with other work on the machine than calls/s and tails do.
+  const work = calgateGoogle.cpuMsPerCall + calgateGoogle.helperCpuMsPerCall;
+  say(
+    `CPU per answer (less sensitive to a shared machine): Calgate from the mirror ${work.toFixed(2)} ms (gateway ${calgateGoogle.cpuMsPerCall.toFixed(2)} + PostgreSQL and Redis ${calgateGoogle.helperCpuMsPerCall.toFixed(2)}), the peer ${peerPlain.cpuMsPerCall.toFixed(2)} ms (${peerZoned.cpuMsPerCall.toFixed(2)} with timeZone): ${(peerPlain.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}× (${(peerZoned.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}×) the peer's answers per CPU second. Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(1)).join(', ')} before, ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')} after.`,
   );
   if (process.env.BENCH_RECORD !== '0') {
     await mkdir(`${root}bench/results`, { recursive: true });

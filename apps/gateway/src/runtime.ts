@@ -7,6 +7,7 @@ import {
   type Database,
   MirrorChannelRepository,
   MirrorRepository,
+  MirrorVersionListener,
   migrate,
   OAuthRepository,
   OAuthStateRepository,
@@ -177,6 +178,16 @@ export async function createRuntime(
     // Gateways enqueue mirror syncs (pushes, stale reads) before any worker may have started.
     await createMirrorQueue(boss);
     const mirrorJobs = new MirrorJobs(boss);
+    let versions: MirrorVersionListener | undefined;
+    if (config.mirror.reads) {
+      const listener = new MirrorVersionListener(db, {
+        onError: (error) => log.warn({ err: error }, 'mirror change announcements not heard (reconnecting)'),
+      });
+      versions = listener;
+      closers.unshift(() => listener.close());
+      // Nothing waits for it: until it listens, free/busy reads the sync state every time.
+      void listener.start();
+    }
     const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
       config,
       db,
@@ -184,6 +195,7 @@ export async function createRuntime(
       log,
       () => authenticator.invalidate(),
       mirrorJobs,
+      versions,
     );
     const oauth = new OAuthRepository(db, {
       allowHttpClientDocuments: config.oauth.allowPrivateClients,

@@ -127,6 +127,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
   let direct: TestGateway;
   let viaMirror: Client;
   let viaGoogle: Client;
+  let secret: string;
   const ids: string[] = [];
   const rng = random(SEED);
 
@@ -215,6 +216,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     const tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
     direct.runtime.deps.authenticator.invalidate();
+    secret = tenant.secret;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGoogle = await connectClient(direct.mcpUrl, tenant.secret);
     const listed = (await call(viaGoogle, 'list_calendars', {})).calendars as { id: string }[];
@@ -339,6 +341,100 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     );
     expect(kinds.some((item) => item.kind === 'event' && item.summary !== undefined)).toBe(true);
     expect(hidden + kinds.filter((item) => item.kind === 'busy').length).toBeGreaterThan(0);
+  });
+
+  it('a window asked again reflects every change of the mirror: written through at once, synced by another process once announced', async () => {
+    const primary = ids[0] as string;
+    const start = Date.parse('2027-05-10T15:00:00Z');
+    const args = {
+      calendarIds: [primary],
+      timeMin: new Date(start).toISOString(),
+      timeMax: new Date(start + 4 * 3_600_000).toISOString(),
+      timeZone: 'Europe/Berlin',
+    };
+    const busyOf = async () =>
+      ((await call(viaMirror, 'find_free_time', args)).busy as { start: string }[]).map((b) => b.start);
+    /**
+     * A change synced by another process shows once Postgres has announced it to this gateway
+     * (moments after the commit); until then the answer is the one before, never anything else.
+     */
+    const busySoon = async (before: string[], after: string[]) => {
+      const until = Date.now() + 2_000;
+      for (;;) {
+        const now = await busyOf();
+        if (JSON.stringify(now) === JSON.stringify(after) || Date.now() > until) {
+          expect(now).toEqual(after);
+          return;
+        }
+        expect(now).toEqual(before);
+        await sleep(20);
+      }
+    };
+    expect(await busyOf()).toEqual([]);
+    expect(await busyOf()).toEqual([]);
+    // A gateway that syncs before every read (staleness 0) stands for another process's sync.
+    const syncer = await startTestGateway(
+      { ...emulator.env, ...HIGH_RATE_LIMITS, MIRROR_MAX_STALENESS: '0' },
+      { db: gw.db },
+    );
+    const viaSyncer = await connectClient(syncer.mcpUrl, secret);
+    try {
+      const added = await inGoogle(ANN, ANN, 'POST', '', {
+        summary: 'Added in Google',
+        start: { dateTime: new Date(start + 3_600_000).toISOString() },
+        end: { dateTime: new Date(start + 7_200_000).toISOString() },
+      });
+      expect(added.status).toBe(200);
+      const addedId = ((await added.json()) as { id: string }).id;
+      // Not synced yet: the mirror (an hour's staleness allowed) still answers as before.
+      expect(await busyOf()).toEqual([]);
+      const listing = { calendarId: primary, timeMin: args.timeMin, timeMax: args.timeMax };
+      const synced = await call(viaSyncer, 'list_events', listing);
+      expect(typeof synced.syncedAt).toBe('string');
+      await busySoon([], ['2027-05-10T18:00:00+02:00']);
+      await compare('find_free_time', args);
+
+      // Written through by this gateway: shown at once.
+      await call(viaMirror, 'create_event', {
+        calendarId: primary,
+        summary: 'Written through',
+        start: { dateTime: new Date(start).toISOString() },
+        end: { dateTime: new Date(start + 1_800_000).toISOString() },
+      });
+      expect(await busyOf()).toEqual(['2027-05-10T17:00:00+02:00', '2027-05-10T18:00:00+02:00']);
+
+      // Removed in Google and synced elsewhere: gone.
+      expect((await inGoogle(ANN, ANN, 'DELETE', `/${addedId}`)).status).toBe(204);
+      await call(viaSyncer, 'list_events', listing);
+      await busySoon(
+        ['2027-05-10T17:00:00+02:00', '2027-05-10T18:00:00+02:00'],
+        ['2027-05-10T17:00:00+02:00'],
+      );
+      await compare('find_free_time', args);
+
+      // The connection that hears of changes is cut: what was heard before is trusted no more,
+      // so a change made meanwhile still shows.
+      const { rows } = await gw.db.pool.query<{ stopped: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS stopped FROM pg_stat_activity
+         WHERE query = 'LISTEN mirror_versions' AND datname = current_database()`,
+      );
+      expect(rows.map((row) => row.stopped)).toContain(true);
+      const again = await inGoogle(ANN, ANN, 'POST', '', {
+        summary: 'Added while not heard',
+        start: { dateTime: new Date(start + 2 * 3_600_000).toISOString() },
+        end: { dateTime: new Date(start + 3 * 3_600_000).toISOString() },
+      });
+      expect(again.status).toBe(200);
+      await call(viaSyncer, 'list_events', listing);
+      await busySoon(
+        ['2027-05-10T17:00:00+02:00'],
+        ['2027-05-10T17:00:00+02:00', '2027-05-10T19:00:00+02:00'],
+      );
+      await compare('find_free_time', args);
+    } finally {
+      await viaSyncer.close();
+      await syncer.stop();
+    }
   });
 
   it('book_slot asks Google, not the mirror: an event added in Google refuses the slot the mirror shows free', async () => {

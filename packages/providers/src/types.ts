@@ -180,7 +180,9 @@ export interface BusyEvent {
 export interface FreeBusyResult {
   /** Calgate's id of the calendar (`CalendarRef.id`). */
   calendarId: string;
-  busy?: BusyInterval[];
+  busy?: readonly BusyInterval[];
+  /** `busy` as epoch milliseconds, when the provider has them at hand (callers need not parse). */
+  intervals?: readonly { readonly start: number; readonly end: number }[];
   error?: { code: string; message: string };
   /**
    * When the answer was read from a mirror (a copy kept in sync): the sync it reflects (RFC 3339).
@@ -192,7 +194,7 @@ export interface FreeBusyResult {
    * calendar): those that make it busy, in start order. Absent when the upstream answered with
    * intervals only; a caller wanting names then lists the window.
    */
-  events?: BusyEvent[];
+  events?: readonly BusyEvent[];
 }
 
 export interface FreeBusyOptions {

@@ -170,6 +170,17 @@ describe('every model round-trips through the migrated database', () => {
       }),
     ).toEqual(mirrored);
     expect(mirrored).toMatchObject({ searchDoc: 'cafe', summaryFolded: 'cafe' });
+
+    // Each sync state takes a version of its own from the sequence, never one used before.
+    const syncState = await p.mirrorSyncState.create({
+      data: { calendarId: calendar.id, tenantId: tenant.id },
+    });
+    expect(await p.mirrorSyncState.findUniqueOrThrow({ where: { calendarId: calendar.id } })).toEqual(
+      syncState,
+    );
+    await p.mirrorSyncState.delete({ where: { calendarId: calendar.id } });
+    const again = await p.mirrorSyncState.create({ data: { calendarId: calendar.id, tenantId: tenant.id } });
+    expect(again.version).toBeGreaterThan(syncState.version);
   });
 
   it('enforces the constraints the model relies on', async () => {

@@ -53,6 +53,9 @@ export function busyIntervalsOf(
       result?.error ?? { code: 'upstream_unavailable', message: 'The calendar returned no free/busy answer.' }
     );
   }
+  if (result.intervals !== undefined) {
+    return result.intervals.map(({ start, end }) => ({ start, end }));
+  }
   const out: Interval[] = [];
   for (const block of result.busy) {
     const start = Date.parse(block.start);

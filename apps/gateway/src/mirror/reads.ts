@@ -3,7 +3,7 @@
  * mirror may answer (sync now, queue a first sync, record a read), wired to Postgres, pg-boss and
  * the sync sources of the calendar's provider.
  */
-import type { MirrorReadDeps } from '@calgate/providers';
+import type { MirrorReadDeps, MirrorVersionWatch } from '@calgate/providers';
 import type { Database, MirrorRepository } from '@calgate/store';
 import type { Logger } from 'pino';
 import { type MirrorJobs, syncConnectionCalendar } from './jobs.ts';
@@ -58,6 +58,8 @@ export interface MirrorReadSettings {
   jobs: MirrorJobs;
   log: Logger;
   maxStalenessMs: number;
+  /** Announcements of changed mirror state (a MirrorVersionListener), when this process hears them. */
+  versions?: MirrorVersionWatch | undefined;
 }
 
 /** MirroredCalendarProvider's dependencies for a gateway process, for one provider's calendars. */
@@ -70,6 +72,7 @@ export function mirrorReadDeps(settings: MirrorReadSettings): MirrorReadDeps {
     mirror,
     maxStalenessMs: settings.maxStalenessMs,
     ...(label === undefined ? {} : { upstreamName: label }),
+    ...(settings.versions === undefined ? {} : { versions: settings.versions }),
     async sync(connection, calendar) {
       await syncConnectionCalendar(sources, {
         provider: settings.provider,

@@ -8,6 +8,7 @@ import {
   DEFAULT_GOOGLE_ENDPOINTS,
   LocalCalendarProvider,
   MirroredCalendarProvider,
+  type MirrorVersionWatch,
   type ServiceAccountKey,
 } from '@calgate/providers';
 import {
@@ -70,6 +71,8 @@ export async function calendarProviders(
   invalidate: () => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
+  /** Announcements of changed mirror state this process hears (free/busy then skips re-reading sync states). */
+  versions?: MirrorVersionWatch,
 ): Promise<{
   googleProviders: GoogleProviders;
   microsoftProviders: MicrosoftProviders;
@@ -140,6 +143,7 @@ export async function calendarProviders(
         jobs: mirrorJobs,
         log,
         maxStalenessMs: config.mirror.maxStalenessMs,
+        versions,
       }),
     ]),
   );

@@ -9,8 +9,9 @@
  * here, while the upstream's free/busy knows. Such an event (no title and no organizer: nothing
  * but times) in the window leaves the answer to the upstream (null).
  */
+import { formatInstant, mergeIntervals } from '@calgate/core';
 import type { MirrorResourceRow } from '@calgate/store';
-import { mergeBusy, type Window } from '../busy.ts';
+import type { Window } from '../busy.ts';
 import { busyEventsOf } from '../local/busy.ts';
 import { MAX_INSTANCES } from '../local/rows.ts';
 import type { BusyEvent, BusyInterval, CalendarEvent, CalendarRef } from '../types.ts';
@@ -22,7 +23,7 @@ export function mirrorBusy(
   calendar: CalendarRef,
   window: Window,
   format: MirrorFormat,
-): { busy: BusyInterval[]; events: BusyEvent[] } | null {
+): { busy: BusyInterval[]; intervals: { start: number; end: number }[]; events: BusyEvent[] } | null {
   const listed = listingEvents(
     rows,
     calendar,
@@ -41,11 +42,18 @@ export function mirrorBusy(
   const events = busyEventsOf(listed, calendar.timeZone)
     .filter((event) => event.start < window.to && event.end > window.from)
     .sort((a, b) => a.start - b.start || a.end - b.end);
+  const intervals = mergeIntervals(
+    events.map((event) => ({
+      start: Math.max(event.start, window.from),
+      end: Math.min(event.end, window.to),
+    })),
+  );
   return {
-    busy: mergeBusy(
-      events.map((event) => [event.start, event.end] as const),
-      window,
-    ),
+    busy: intervals.map(({ start, end }) => ({
+      start: formatInstant(start, 'UTC'),
+      end: formatInstant(end, 'UTC'),
+    })),
+    intervals,
     events,
   };
 }

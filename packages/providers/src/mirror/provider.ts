@@ -12,7 +12,7 @@
  *
  * Writes go to the upstream and their answers into the mirror at once (write-through), so a read
  * right after a write sees it. Free/busy is answered from the mirror under the same rule (see
- * mirror/busy.ts). Quick add, colours and single-event fetches stay with the upstream, and so do
+ * mirror/busy.ts), and kept per calendar version until the events change (mirror/busy-cache.ts). Quick add, colours and single-event fetches stay with the upstream, and so do
  * listings and free/busy that ask for `fresh` data (booking's conflict check).
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
@@ -36,8 +36,10 @@ import type {
 } from '../types.ts';
 import { MirrorBatches } from './batch.ts';
 import { mirrorBusy } from './busy.ts';
+import { BusyCache, type CachedBusy } from './busy-cache.ts';
 import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
 import type { MirrorFormat } from './source.ts';
+import { type MirrorVersionWatch, TrustedStates } from './trusted.ts';
 
 /** Rows one mirror read takes at most; a window with more is read from the upstream instead. */
 const READ_ROWS = 2_500;
@@ -66,10 +68,19 @@ export interface MirrorReadDeps {
   upstreamName?: string;
   /** Told when the mirror could not answer and the upstream did instead. */
   onFallback?(calendarId: string, reason: string, error?: unknown): void;
+  /**
+   * Announcements of changed mirror state: given (and heard), free/busy reuses what it last read
+   * of a calendar's sync state until the calendar is announced (see mirror/trusted.ts).
+   */
+  versions?: MirrorVersionWatch;
   now?: () => number;
 }
 
-type Fresh = { ok: true; syncedAt: number } | { ok: false; reason: string };
+/**
+ * Whether the mirror may answer; `version`: the calendar's mirror version as read for the
+ * decision, when no sync ran since (what was computed at that version still holds).
+ */
+type Fresh = { ok: true; syncedAt: number; version?: string } | { ok: false; reason: string };
 /** A listing's events as read from the mirror; see #firstEvents for completeBefore. */
 type FirstEvents = { events: CalendarEvent[]; completeBefore?: number };
 
@@ -87,6 +98,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
   /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
+  /** States remembered per announcement source, shared by the providers hearing it. */
+  static readonly #trusted = new WeakMap<MirrorVersionWatch, TrustedStates>();
+  readonly #trustedStates: TrustedStates | undefined;
 
   constructor(
     upstream: CalendarProvider,
@@ -105,6 +119,14 @@ export class MirroredCalendarProvider implements CalendarProvider {
       MirroredCalendarProvider.#batches.set(deps.mirror, batch);
     }
     this.#batch = batch;
+    if (deps.versions !== undefined) {
+      let trusted = MirroredCalendarProvider.#trusted.get(deps.versions);
+      if (trusted === undefined) {
+        trusted = new TrustedStates(deps.versions);
+        MirroredCalendarProvider.#trusted.set(deps.versions, trusted);
+      }
+      this.#trustedStates = trusted;
+    }
   }
 
   /** Imports find events by UID at the upstream (absent where the upstream cannot). */
@@ -267,15 +289,23 @@ export class MirroredCalendarProvider implements CalendarProvider {
     return this.#upstream.listEvents(calendar, upstreamQuery, signal);
   }
 
-  /** Whether the mirror may answer now, syncing first when it is stale; see the module comment. */
-  async #fresh(calendar: CalendarRef): Promise<Fresh> {
+  /**
+   * Whether the mirror may answer now, syncing first when it is stale; see the module comment.
+   * `withVersion`: always read the sync state, so the answer carries the mirror's version.
+   */
+  async #fresh(calendar: CalendarRef, withVersion = false): Promise<Fresh> {
     const now = this.#now();
     const dirty = this.#dirty.has(calendar.id);
     // A sync this process saw recently is enough: other processes' syncs only make it fresher.
     const known = knownSyncs.get(calendar.id);
-    if (!dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
+    if (!withVersion && !dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
       return { ok: true, syncedAt: known };
     }
+    const trusted = withVersion ? this.#trustedStates?.get(calendar.id) : undefined;
+    if (!dirty && trusted !== undefined && trusted.syncedAt >= now - this.#deps.maxStalenessMs) {
+      return { ok: true, ...trusted };
+    }
+    const mark = this.#trustedStates?.mark();
     let state: MirrorFreshness | undefined;
     try {
       state = await this.#batch.freshness(calendar.id);
@@ -295,12 +325,16 @@ export class MirroredCalendarProvider implements CalendarProvider {
     const watchedQuiet = state.watched && !pushedSince;
     if (!dirty && recent) {
       rememberSync(calendar.id, synced);
+      if (mark !== undefined) {
+        this.#trustedStates?.remember(calendar.id, { syncedAt: synced, version: state.version }, mark);
+      }
     }
     if (!dirty && (recent || watchedQuiet)) {
-      return { ok: true, syncedAt: synced };
+      return { ok: true, syncedAt: synced, version: state.version };
     }
     try {
       const syncedAt = await this.#syncNow(calendar);
+      this.#trustedStates?.forget(calendar.id);
       this.#dirty.delete(calendar.id);
       rememberSync(calendar.id, syncedAt);
       return { ok: true, syncedAt };
@@ -403,6 +437,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
   async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {
     try {
       await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
+      // The next read here sees the write at once, before its announcement comes back.
+      this.#trustedStates?.forget(calendar.id);
     } catch (error) {
       // The write is done upstream; the mirror catches up by syncing before the next read.
       this.#dirty.add(calendar.id);
@@ -453,10 +489,29 @@ export class MirroredCalendarProvider implements CalendarProvider {
     withEvents: boolean,
   ): Promise<FreeBusyResult | null> {
     this.#deps.touch(calendar.id);
-    const fresh = await this.#fresh(calendar);
+    if (this.#format.covers !== undefined && !this.#format.covers(window.from, window.to, this.#now())) {
+      this.#deps.onFallback?.(calendar.id, 'window outside what the mirror keeps');
+      return null;
+    }
+    const fresh = await this.#fresh(calendar, true);
     if (!fresh.ok) {
       this.#deps.onFallback?.(calendar.id, fresh.reason);
       return null;
+    }
+    const answerOf = (answer: CachedBusy): FreeBusyResult => ({
+      calendarId: calendar.id,
+      busy: answer.busy,
+      intervals: answer.intervals,
+      syncedAt: new Date(fresh.syncedAt).toISOString(),
+      ...(withEvents ? { events: answer.events } : {}),
+    });
+    const key =
+      fresh.version === undefined
+        ? undefined
+        : BusyCache.key(calendar.id, fresh.version, calendar.timeZone, window.from, window.to);
+    const cached = key === undefined ? undefined : busyCache.get(key);
+    if (cached !== undefined) {
+      return answerOf(cached);
     }
     const rows = await this.#batch.rows(calendar.id, {
       timeMin: new Date(window.from - ALL_DAY_SLACK_MS),
@@ -472,13 +527,17 @@ export class MirroredCalendarProvider implements CalendarProvider {
       this.#deps.onFallback?.(calendar.id, 'events whose details are hidden');
       return null;
     }
-    const { busy, events } = answer;
-    return {
-      calendarId: calendar.id,
-      busy,
-      syncedAt: new Date(fresh.syncedAt).toISOString(),
-      ...(withEvents ? { events } : {}),
-    };
+    // Frozen: every later answer at this version shares them.
+    const made: CachedBusy = Object.freeze({
+      busy: Object.freeze(answer.busy.map((block) => Object.freeze(block))),
+      intervals: Object.freeze(answer.intervals.map((interval) => Object.freeze(interval))),
+      events: Object.freeze(answer.events.map((event) => Object.freeze(event))),
+    });
+    if (key !== undefined) {
+      // Rows read after the version was: at least as new as it (a later version misses the key).
+      busyCache.set(key, made);
+    }
+    return answerOf(made);
   }
 
   colors(signal?: AbortSignal): Promise<ColorPalette> {
@@ -492,6 +551,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
     return this.#upstream.createCalendar(input);
   }
 }
+
+/** Free/busy answers by calendar version, shared by every mirrored provider of this process. */
+const busyCache = new BusyCache();
 
 /** The latest sync each calendar is known (in this process) to reflect. */
 const knownSyncs = new Map<string, number>();

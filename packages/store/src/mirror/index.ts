@@ -24,3 +24,4 @@ export type {
   PageEnd,
   PageOutcome,
 } from './types.ts';
+export { MIRROR_VERSIONS_CHANNEL, type MirrorVersionEvents, MirrorVersionListener } from './versions.ts';

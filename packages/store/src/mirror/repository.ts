@@ -34,6 +34,7 @@ import type {
   PageEnd,
   PageOutcome,
 } from './types.ts';
+import { MIRROR_VERSIONS_CHANNEL } from './versions.ts';
 
 /** Serialises change-feed appends, so feed ids become visible in id order (see the migration). */
 const CHANGE_FEED_LOCK = 72707370;
@@ -56,6 +57,26 @@ const ERROR_MAX = 500;
  * sync takes between reading a page and applying it.
  */
 const TOMBSTONE_TTL = "interval '1 hour'";
+
+/**
+ * Moves a calendar's mirror version on when `condition` holds (SQL): the events it was computed
+ * from changed (see the mirror_version migration).
+ */
+const NEXT_VERSION_IF = (condition: string) =>
+  `version = CASE WHEN ${condition} THEN nextval('mirror_version_seq') ELSE version END`;
+
+/**
+ * Tells listening gateways (MirrorVersionListener) that these calendars' mirror state changed,
+ * when the transaction commits.
+ */
+async function announce(client: pg.PoolClient, calendarIds: readonly string[]): Promise<void> {
+  if (calendarIds.length > 0) {
+    await client.query('SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id', [
+      MIRROR_VERSIONS_CHANNEL,
+      [...calendarIds],
+    ]);
+  }
+}
 
 interface Change {
   eventId: string;
@@ -141,10 +162,12 @@ export class MirrorRepository implements MirrorSink {
       const state = await this.#lockState(client, calendarId, tenantId);
       const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
       let swept = 0;
+      let changed = events.length > 0;
       if (nextPage !== null) {
         await client.query(
-          `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now() WHERE calendar_id = $1`,
-          [calendarId, nextPage],
+          `UPDATE mirror_sync_state SET page_token = $2, status = 'syncing', updated_at = now(),
+             ${NEXT_VERSION_IF('$3')} WHERE calendar_id = $1`,
+          [calendarId, nextPage, changed],
         );
       } else {
         const full = state.syncToken === null;
@@ -156,6 +179,7 @@ export class MirrorRepository implements MirrorSink {
           swept = rows.length;
           changes.push(...rows.map((row) => ({ eventId: row.event_id, kind: 'delete' as const })));
         }
+        changed ||= swept > 0;
         await client.query(
           `DELETE FROM mirror_tombstones WHERE calendar_id = $1 AND deleted_at < now() - ${TOMBSTONE_TTL}`,
           [calendarId],
@@ -163,10 +187,14 @@ export class MirrorRepository implements MirrorSink {
         await client.query(
           `UPDATE mirror_sync_state SET sync_token = $2, page_token = NULL, status = 'ok', error = NULL,
              synced_at = LEAST(now(), COALESCE(to_timestamp($4::double precision / 1000), now())),
-             full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now()
+             full_sync_at = CASE WHEN $3 THEN now() ELSE full_sync_at END, updated_at = now(),
+             ${NEXT_VERSION_IF('$5')}
            WHERE calendar_id = $1`,
-          [calendarId, nextSync, full, end.readAt ?? null],
+          [calendarId, nextSync, full, end.readAt ?? null, changed],
         );
+      }
+      if (changed) {
+        await announce(client, [calendarId]);
       }
       await appendChanges(client, calendarId, tenantId, changes);
       const upserted = changes.filter((c) => c.kind === 'upsert').length;
@@ -196,6 +224,12 @@ export class MirrorRepository implements MirrorSink {
         return false;
       }
       const changes = await applyEvents(client, calendarId, tenantId, state.generation, events);
+      if (events.length > 0) {
+        await client.query(`UPDATE mirror_sync_state SET ${NEXT_VERSION_IF('TRUE')} WHERE calendar_id = $1`, [
+          calendarId,
+        ]);
+        await announce(client, [calendarId]);
+      }
       await appendChanges(client, calendarId, tenantId, changes);
       return true;
     });
@@ -203,7 +237,8 @@ export class MirrorRepository implements MirrorSink {
 
   /**
    * What a read needs to know to trust the mirror: whether the first full sync is done, when the
-   * last sync finished, when Google last pushed a change, and whether a push channel is open.
+   * last sync finished, when Google last pushed a change, whether a push channel is open, and
+   * the version of the calendar's events.
    * A calendar never synced has no entry.
    */
   async freshness(calendarIds: readonly string[]): Promise<Map<string, MirrorFreshness>> {
@@ -213,8 +248,9 @@ export class MirrorRepository implements MirrorSink {
       synced_at: number | null;
       pushed_at: number | null;
       watched: boolean;
+      version: string;
     }>(
-      `SELECT s.calendar_id, s.sync_token IS NOT NULL AS ready, ${ms('s.synced_at', 'synced_at')},
+      `SELECT s.calendar_id, s.sync_token IS NOT NULL AS ready, s.version, ${ms('s.synced_at', 'synced_at')},
          ${ms('s.pushed_at', 'pushed_at')},
          EXISTS (SELECT 1 FROM mirror_channels c WHERE c.calendar_id = s.calendar_id AND c.expiration > now()) AS watched
        FROM mirror_sync_state s WHERE s.calendar_id = ANY($1)`,
@@ -223,7 +259,13 @@ export class MirrorRepository implements MirrorSink {
     return new Map(
       rows.map((row) => [
         row.calendar_id,
-        { ready: row.ready, syncedAt: row.synced_at, pushedAt: row.pushed_at, watched: row.watched },
+        {
+          ready: row.ready,
+          syncedAt: row.synced_at,
+          pushedAt: row.pushed_at,
+          watched: row.watched,
+          version: row.version,
+        },
       ]),
     );
   }
@@ -242,6 +284,8 @@ export class MirrorRepository implements MirrorSink {
          WHERE calendar_id = $1 RETURNING ${STATE_COLUMNS}`,
         [calendarId, 1],
       );
+      // Not ready while the full sync runs: readers that remembered it was must ask again.
+      await announce(client, [calendarId]);
       return stateFromRow(rows[0] as RawStateRow);
     });
   }
@@ -571,7 +615,14 @@ export class MirrorRepository implements MirrorSink {
   #purge(where: string, params: unknown[]): Promise<number> {
     return this.#transaction(async (client) => {
       const { rowCount } = await client.query(`DELETE FROM mirror_events WHERE ${where}`, params);
-      await client.query(`DELETE FROM mirror_sync_state WHERE ${where}`, params);
+      const { rows } = await client.query<{ calendar_id: string }>(
+        `DELETE FROM mirror_sync_state WHERE ${where} RETURNING calendar_id`,
+        params,
+      );
+      await announce(
+        client,
+        rows.map((row) => row.calendar_id),
+      );
       await client.query(`DELETE FROM mirror_changes WHERE ${where}`, params);
       await client.query(`DELETE FROM mirror_tombstones WHERE ${where}`, params);
       return rowCount ?? 0;

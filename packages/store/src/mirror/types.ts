@@ -125,6 +125,11 @@ export interface MirrorFreshness {
   pushedAt: number | null;
   /** A push channel is open on the calendar (the upstream tells Calgate about changes). */
   watched: boolean;
+  /**
+   * The calendar's mirror version: another value whenever its events changed (never one used
+   * before), so what was computed from them holds while it stays the same.
+   */
+  version: string;
 }
 
 export interface MirrorSearchHit {

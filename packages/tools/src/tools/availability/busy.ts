@@ -42,7 +42,7 @@ export interface BusyAnswer {
   calendarId: string;
   events: Interval[];
   holds: Interval[];
-  named?: BusyEvent[];
+  named?: readonly BusyEvent[];
   syncedAt?: string;
 }
 
@@ -89,6 +89,15 @@ export async function readBusy(
 ): Promise<CalendarBusyOrFailure[]> {
   const answers = new Map<string, CalendarBusyOrFailure>();
   const ledger = prefetchLedger(context.booking, handles, window);
+  // Holds are read while free/busy is (one round trip fewer on the way to the answer); a failure
+  // surfaces where they are used.
+  const holds = new Map(
+    handles.map((handle) => {
+      const read = holdsOf(context, handle.calendar.id, window);
+      read.catch(() => {});
+      return [handle.calendar.id, read] as const;
+    }),
+  );
   const timeMin = new Date(window.start).toISOString();
   const timeMax = new Date(window.end).toISOString();
   const clip = (spans: readonly Interval[]) =>
@@ -131,12 +140,12 @@ export async function readBusy(
           continue;
         }
         try {
-          const holds = await holdsOf(context, id, window);
+          const held = await (holds.get(id) ?? holdsOf(context, id, window));
           answers.set(id, {
             calendarId: id,
             ok: true,
             events: clip(events),
-            holds: clip(holds),
+            holds: clip(held),
             ...(result?.events === undefined ? {} : { named: result.events }),
             ...(result?.syncedAt === undefined ? {} : { syncedAt: result.syncedAt }),
           });

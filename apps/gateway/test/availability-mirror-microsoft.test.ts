@@ -1,0 +1,337 @@
+/**
+ * Availability of Outlook calendars answered from the mirror, end to end over HTTP with the MCP
+ * SDK client: over randomised calendars (timed events in several Windows zones, all-day events,
+ * every `showAs`, private and cancelled events, daily and weekly series with deleted, cancelled
+ * and moved occurrences) in a mailbox of a random zone, find_free_time, find_free_slots and
+ * get_availability answer from the mirror exactly as from Graph (calendarView, which Calgate's
+ * Outlook free/busy reads), say which sync they reflect and ask Graph nothing; the default
+ * calendar's busy time is also Graph's getSchedule's. A window beyond what the mirror keeps is
+ * asked of Graph. SEED=<n> replays a run.
+ *
+ * Two gateways share one database: `gw` syncs (its worker runs in process) and reads from the
+ * mirror with an hour's staleness bound; `direct` has MIRROR_READS=false and asks Graph.
+ */
+import type { SeedEvent } from '@calgate/microsoft-emulator';
+import { MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  connectOutlookAccount,
+  startTestMicrosoftEmulator,
+  type TestMicrosoftEmulator,
+} from './microsoft-fixture.ts';
+
+const ANN = 'ann@contoso.com';
+const SEED = Number(process.env.SEED ?? Date.now() % 1_000_000);
+const MAILBOX_ZONES = ['W. Europe Standard Time', 'Pacific Standard Time', 'India Standard Time', 'UTC'];
+const EVENT_ZONES = [
+  'W. Europe Standard Time',
+  'Pacific Standard Time',
+  'India Standard Time',
+  'New Zealand Standard Time',
+  'E. South America Standard Time',
+  'UTC',
+];
+const SHOW_AS = ['busy', 'busy', 'tentative', 'oof', 'workingElsewhere', 'free'];
+const DAY = 86_400_000;
+const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
+const DAYS = 28;
+const FAR = DAY0 + 800 * DAY;
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  return {
+    next,
+    int: (from: number, to: number) => from + Math.floor(next() * (to - from + 1)),
+    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
+    chance: (p: number) => next() < p,
+  };
+}
+type Random = ReturnType<typeof random>;
+
+/** A wall time as Graph takes it (the zone beside it); `ms` read as if UTC. */
+const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);
+const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Graph event bodies of one calendar; all-day events in the mailbox's zone, as Outlook makes them. */
+function eventsFor(rng: Random, n: number, mailboxZone: string): SeedEvent[] {
+  const events: SeedEvent[] = [];
+  for (let i = 0; i < n; i++) {
+    const zone = rng.pick(EVENT_ZONES);
+    const day = DAY0 + rng.int(-1, DAYS) * DAY;
+    const extra: { subject: string; showAs: string; sensitivity?: string } = {
+      subject: `E${i}`,
+      showAs: rng.pick(SHOW_AS),
+    };
+    if (rng.chance(0.15)) {
+      extra.sensitivity = 'private';
+    }
+    const kind = rng.next();
+    if (kind < 0.15) {
+      events.push({
+        ...extra,
+        isAllDay: true,
+        start: { dateTime: `${date(day)}T00:00:00`, timeZone: mailboxZone },
+        end: { dateTime: `${date(day + rng.int(1, 3) * DAY)}T00:00:00`, timeZone: mailboxZone },
+      });
+      continue;
+    }
+    const start = day + rng.int(0, 95) * 900_000;
+    const end = start + rng.int(1, 12) * 900_000;
+    const times = {
+      start: { dateTime: wall(start), timeZone: zone },
+      end: { dateTime: wall(end), timeZone: zone },
+    };
+    if (kind < 0.35) {
+      const count = rng.int(4, 10);
+      const weekly = rng.chance(0.5);
+      const occurrences = Array.from({ length: count }, (_, k) => start + k * (weekly ? 7 : 1) * DAY);
+      const series: SeedEvent = {
+        ...extra,
+        ...times,
+        recurrence: {
+          pattern: weekly
+            ? { type: 'weekly', interval: 1, daysOfWeek: [WEEKDAYS[new Date(start).getUTCDay()]] }
+            : { type: 'daily', interval: 1 },
+          range: { type: 'numbered', startDate: date(start), numberOfOccurrences: count },
+        },
+      };
+      const deleted: string[] = [];
+      const cancelled: string[] = [];
+      const exceptions: NonNullable<SeedEvent['exceptions']> = [];
+      for (const at of occurrences.slice(1)) {
+        const choice = rng.next();
+        if (choice < 0.12) {
+          deleted.push(wall(at));
+        } else if (choice < 0.24) {
+          cancelled.push(wall(at));
+        } else if (choice < 0.36) {
+          const moved = at + rng.int(-6, 6) * 1_800_000;
+          exceptions.push({
+            originalStart: wall(at),
+            start: { dateTime: wall(moved), timeZone: zone },
+            end: { dateTime: wall(moved + rng.int(1, 4) * 1_800_000), timeZone: zone },
+            ...(rng.chance(0.3) ? { showAs: 'free' } : {}),
+          });
+        }
+      }
+      events.push({
+        ...series,
+        ...(deleted.length > 0 ? { deletedOccurrences: deleted } : {}),
+        ...(cancelled.length > 0 ? { cancelledOccurrences: cancelled } : {}),
+        ...(exceptions.length > 0 ? { exceptions } : {}),
+      });
+      continue;
+    }
+    events.push({ ...extra, ...times, ...(rng.chance(0.08) ? { isCancelled: true } : {}) });
+  }
+  return events;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () => {
+  let ms: TestMicrosoftEmulator;
+  let gw: TestGateway;
+  let direct: TestGateway;
+  let viaMirror: Client;
+  let viaGraph: Client;
+  let ids: string[] = [];
+  const rng = random(SEED);
+  const mailboxZone = rng.pick(MAILBOX_ZONES);
+
+  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    expect(result.isError, textOf(result)).toBeFalsy();
+    return result.structuredContent as Record<string, unknown>;
+  };
+  const graphReads = () =>
+    ms.admin.requests().filter((r) => r.op === 'calendarView.list' || r.op === 'calendar.getSchedule').length;
+
+  /** The same call through both gateways: equal answers; the mirror's says its sync and asks Graph nothing. */
+  const compare = async (name: string, args: Record<string, unknown>) => {
+    const before = graphReads();
+    const mirrored = await call(viaMirror, name, args);
+    expect(graphReads(), `${name} asked Graph`).toBe(before);
+    const graph = await call(viaGraph, name, args);
+    const { syncedAt, ...rest } = mirrored;
+    expect(typeof syncedAt, `${name} says which sync it reflects`).toBe('string');
+    expect(graph.syncedAt).toBeUndefined();
+    expect(rest, `${name} ${JSON.stringify(args)}`).toEqual(graph);
+    return rest;
+  };
+
+  const randomWindow = (maxHours: number) => {
+    const start = DAY0 + rng.int(-1, DAYS) * DAY + rng.int(0, 47) * 1_800_000;
+    const end = start + rng.int(1, maxHours * 2) * 1_800_000;
+    return {
+      timeMin: new Date(start).toISOString(),
+      timeMax: new Date(end).toISOString(),
+      timeZone: rng.pick(['Europe/Berlin', 'America/Los_Angeles', 'Asia/Kolkata', 'UTC']),
+    };
+  };
+
+  beforeAll(async () => {
+    ms = await startTestMicrosoftEmulator({
+      users: [
+        {
+          email: ANN,
+          timeZone: mailboxZone,
+          calendars: [
+            {
+              name: 'Calendar',
+              isDefaultCalendar: true,
+              events: [
+                ...eventsFor(rng, 40, mailboxZone),
+                // Beyond the window the mirror keeps (760 days ahead at most).
+                {
+                  subject: 'Far away',
+                  start: { dateTime: wall(FAR + DAY + 10 * 3_600_000), timeZone: 'UTC' },
+                  end: { dateTime: wall(FAR + DAY + 11 * 3_600_000), timeZone: 'UTC' },
+                },
+              ],
+            },
+            { name: 'Projects', events: eventsFor(rng, 40, mailboxZone) },
+          ],
+        },
+      ],
+    });
+    const env = { ...ms.env, ...HIGH_RATE_LIMITS };
+    gw = await startTestGateway({
+      ...env,
+      WORKER_IN_PROCESS: 'true',
+      MIRROR_MAX_STALENESS: '3600',
+      MIRROR_POLL_INTERVAL: '3600',
+    });
+    direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
+    const tenant = await gw.seedTenant('Acme');
+    // With MailboxSettings.Read the calendars take the mailbox's zone, the zone of its all-day events.
+    const outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write', [
+      ...MICROSOFT_WRITE_SCOPES,
+      'MailboxSettings.Read',
+    ]);
+    direct.runtime.deps.authenticator.invalidate();
+    ids = [outlook.calendars.Calendar as string, outlook.calendars.Projects as string];
+    viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
+    viaGraph = await connectClient(direct.mcpUrl, tenant.secret);
+    const until = Date.now() + 30_000;
+    for (const calendarId of ids) {
+      const window = {
+        calendarId,
+        timeMin: new Date(DAY0).toISOString(),
+        timeMax: new Date(DAY0 + DAY).toISOString(),
+      };
+      while ((await call(viaMirror, 'list_events', window)).syncedAt === undefined) {
+        if (Date.now() > until) {
+          throw new Error('the first syncs did not complete within 30 s');
+        }
+        await sleep(200);
+      }
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await viaMirror?.close();
+    await viaGraph?.close();
+    await direct?.stop();
+    await gw?.stop();
+    await ms?.close();
+  });
+
+  it('find_free_time answers from the mirror exactly as Graph does, and as getSchedule for the default calendar', async () => {
+    let busy = 0;
+    for (let i = 0; i < 14; i++) {
+      const window = randomWindow(i < 4 ? 24 * 14 : 72);
+      const answer = await compare('find_free_time', { ...window, calendarIds: ids, timeZone: 'UTC' });
+      busy += (answer.busy as unknown[]).length;
+      // Graph's own free/busy of the mailbox's default calendar: its schedule items, merged.
+      const schedule = await ms.editDirectly(ANN, 'POST', '/me/calendar/getSchedule', {
+        schedules: [ANN],
+        startTime: { dateTime: window.timeMin.slice(0, 19), timeZone: 'UTC' },
+        endTime: { dateTime: window.timeMax.slice(0, 19), timeZone: 'UTC' },
+        availabilityViewInterval: 30,
+      });
+      expect(schedule.status).toBe(200);
+      const items = (
+        (await schedule.json()) as {
+          value: { scheduleItems: { start: { dateTime: string }; end: { dateTime: string } }[] }[];
+        }
+      ).value[0]?.scheduleItems;
+      const from = Date.parse(window.timeMin);
+      const to = Date.parse(window.timeMax);
+      const spans = (items ?? [])
+        .map((item) => ({
+          start: Math.max(from, Date.parse(`${item.start.dateTime.slice(0, 19)}Z`)),
+          end: Math.min(to, Date.parse(`${item.end.dateTime.slice(0, 19)}Z`)),
+        }))
+        .filter((s) => s.end > s.start)
+        .sort((a, b) => a.start - b.start);
+      const merged: { start: number; end: number }[] = [];
+      for (const span of spans) {
+        const last = merged.at(-1);
+        if (last !== undefined && span.start <= last.end) {
+          last.end = Math.max(last.end, span.end);
+        } else {
+          merged.push({ ...span });
+        }
+      }
+      const mine = (answer.busy as { calendarId: string; start: string; end: string }[])
+        .filter((b) => b.calendarId === ids[0])
+        .map((b) => ({ start: Date.parse(b.start), end: Date.parse(b.end) }));
+      expect(mine, `getSchedule ${JSON.stringify(window)}`).toEqual(merged);
+    }
+    expect(busy).toBeGreaterThan(10);
+  });
+
+  it('find_free_slots with working hours and get_availability answer as Graph does', async () => {
+    for (let i = 0; i < 8; i++) {
+      const { timeZone: _zone, ...window } = randomWindow(24 * 7);
+      await compare('find_free_slots', {
+        ...window,
+        calendarIds: rng.chance(0.5) ? ids : [rng.pick(ids)],
+        minDurationMinutes: rng.pick([15, 30, 60]),
+        workingHours: {
+          days: ['mon', 'tue', 'wed', 'thu', 'fri'],
+          start: rng.pick(['08:00', '09:00']),
+          end: rng.pick(['17:00', '18:30']),
+          timeZone: rng.pick(['Europe/Berlin', 'America/Los_Angeles', 'Asia/Kolkata']),
+        },
+      });
+      await compare('get_availability', {
+        ...randomWindow(24 * 5),
+        calendarIds: ids,
+        privacy: rng.pick(['opaque', 'full']),
+      });
+    }
+  });
+
+  it('a window beyond what the mirror keeps is asked of Graph', async () => {
+    const args = {
+      calendarIds: [ids[0]],
+      timeMin: new Date(FAR).toISOString(),
+      timeMax: new Date(FAR + 7 * DAY).toISOString(),
+      timeZone: 'UTC',
+    };
+    const before = graphReads();
+    const answer = await call(viaMirror, 'find_free_time', args);
+    expect(answer.syncedAt).toBeUndefined();
+    expect(graphReads()).toBeGreaterThan(before);
+    expect(answer.busy).toEqual([
+      {
+        calendarId: ids[0],
+        start: new Date(FAR + DAY + 10 * 3_600_000).toISOString().replace('.000Z', 'Z'),
+        end: new Date(FAR + DAY + 11 * 3_600_000).toISOString().replace('.000Z', 'Z'),
+      },
+    ]);
+    expect(answer).toEqual(await call(viaGraph, 'find_free_time', args));
+  });
+});

@@ -151,12 +151,19 @@ export interface Scored {
   test: { e: Entry; v: number }[];
 }
 
+/**
+ * FIREWALL_INNER=0: no inner folds (4 times faster); every split is then decided at the threshold
+ * giving the target FPR on the pooled held-out benign scores, for comparing models at an equal
+ * benign rate.
+ */
+export const INNER = process.env.FIREWALL_INNER !== '0';
+
 /** Scores every split once; thresholds and rule bonuses are then tried on the cached logits. */
-export function scoreSplits(m: Method, splits: Split[]): Scored[] {
+export function scoreSplits(m: Method, splits: Split[], innerFolds = INNER): Scored[] {
   return splits.map((sp) => {
     const folds = stratifiedFolds(sp.train, 3, 7);
     const inner: { e: Entry; v: number }[] = [];
-    for (let f = 0; f < 3; f++) {
+    for (let f = 0; f < (innerFolds ? 3 : 0); f++) {
       const score = m.fit(sp.train.filter((_, i) => folds[i] !== f));
       sp.train.forEach((e, i) => {
         if (folds[i] === f && e.label === 0) {
@@ -184,12 +191,19 @@ export interface Decision {
 export function decide(scored: Scored[], targetFpr: number, d: Decision = { bonus: 0 }): Result {
   const s = (e: Entry, v: number): number => v + (d.bonus > 0 && d.rule?.(e) === true ? d.bonus : 0);
   const out: { e: Entry; v: number; hit: boolean }[] = [];
+  const pooled =
+    quantile(
+      scored.flatMap((sp) => sp.test.filter(({ e }) => e.label === 0).map(({ e, v }) => s(e, v))),
+      1 - targetFpr,
+    ) + 1e-9;
   for (const sp of scored) {
     const thr =
-      quantile(
-        sp.inner.map(({ e, v }) => s(e, v)),
-        1 - targetFpr,
-      ) + 1e-9;
+      sp.inner.length === 0
+        ? pooled
+        : quantile(
+            sp.inner.map(({ e, v }) => s(e, v)),
+            1 - targetFpr,
+          ) + 1e-9;
     for (const { e, v } of sp.test) {
       out.push({ e, v: s(e, v), hit: s(e, v) >= thr || d.always?.(e) === true });
     }

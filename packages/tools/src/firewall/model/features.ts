@@ -62,13 +62,23 @@ function isWordCp(cp: number): boolean {
   return WORDCHAR.test(String.fromCodePoint(cp));
 }
 
+// Code points of the text being hashed, reused (grown as needed).
+let cps = new Int32Array(4096);
+
 function addText(t: string, o: FeatureOptions, salt = 0): void {
-  const cps: number[] = [32];
-  for (const ch of t) {
-    cps.push(ch.codePointAt(0) ?? 0);
+  if (cps.length < t.length + 2) {
+    cps = new Int32Array(2 * t.length + 2);
   }
-  cps.push(32);
-  const len = cps.length;
+  let len = 0;
+  cps[len++] = 32;
+  for (let i = 0; i < t.length; i++) {
+    const cp = t.codePointAt(i) ?? 0;
+    cps[len++] = cp;
+    if (cp > 0xffff) {
+      i++;
+    }
+  }
+  cps[len++] = 32;
   for (let i = 0; i < len; i++) {
     let h = 0;
     for (let n = 1; n <= o.nMax && i + n <= len; n++) {
@@ -114,19 +124,38 @@ export function featurise(
   extra: string[] = [],
   quoted = '',
 ): Sparse {
-  addText(normalise(text), o);
+  return featuriseNormalised(
+    normalise(text),
+    o,
+    extra.map(normalise),
+    quoted === '' ? '' : normalise(quoted),
+  );
+}
+
+/** 1 + ln c for the small counts (the same doubles Math.log gives). */
+const SUBLINEAR = Float64Array.from({ length: 256 }, (_, c) => 1 + Math.log(c));
+
+/** `featurise` of texts already normalised. */
+export function featuriseNormalised(
+  text: string,
+  o: FeatureOptions = DEFAULT_FEATURES,
+  extra: string[] = [],
+  quoted = '',
+): Sparse {
+  addText(text, o);
   for (const x of extra) {
-    addText(normalise(x), o);
+    addText(x, o);
   }
   if (quoted !== '') {
-    addText(normalise(quoted), o, QUOTED_SALT);
+    addText(quoted, o, QUOTED_SALT);
   }
   const idx = new Int32Array(touched.length);
   const val = new Float32Array(touched.length);
   let norm = 0;
   for (let i = 0; i < touched.length; i++) {
     const j = touched[i] ?? 0;
-    const v = 1 + Math.log(counts[j] ?? 1);
+    const c = counts[j] ?? 1;
+    const v = c < 256 ? (SUBLINEAR[c] ?? 0) : 1 + Math.log(c);
     counts[j] = 0;
     idx[i] = j;
     val[i] = v;

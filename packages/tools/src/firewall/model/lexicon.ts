@@ -2029,11 +2029,17 @@ export function conceptCounts(norm: string): number[] {
   let state = 0;
   for (let i = 0; i < norm.length; i++) {
     const ch = norm.charCodeAt(i);
-    while (state !== 0 && !edges(state).has(ch)) {
+    let to = next[state]?.get(ch);
+    while (to === undefined && state !== 0) {
       state = fail[state] ?? 0;
+      to = next[state]?.get(ch);
     }
-    state = edges(state).get(ch) ?? 0;
-    for (const o of outs[state] ?? []) {
+    state = to ?? 0;
+    const found = outs[state];
+    if (found === undefined || found.length === 0) {
+      continue;
+    }
+    for (const o of found) {
       if (o.wordStart && !startsWord(norm, i - o.len + 1, o.prefixes)) {
         continue;
       }

@@ -8,7 +8,14 @@
 // MAX_CHUNK characters is first cut into chunks overlapping by CHUNK_OVERLAP.
 import { decodings } from '../decode.ts';
 import { foldedVariants } from '../normalize.ts';
-import { DEFAULT_FEATURES, DIM, type FeatureOptions, featurise, normalise, type Sparse } from './features.ts';
+import {
+  DEFAULT_FEATURES,
+  DIM,
+  type FeatureOptions,
+  featuriseNormalised,
+  normalise,
+  type Sparse,
+} from './features.ts';
 import { CONCEPT_COUNT, conceptCounts } from './lexicon.ts';
 
 export const NCONCEPT = CONCEPT_COUNT;
@@ -75,9 +82,20 @@ export function quotedSparse(text: string): Sparse {
 
 /** Concept counts (maximum over the text and its views) and pair conjunctions, as sparse features. */
 export function conceptSparse(text: string, extra: string[] = []): Sparse {
-  const c = conceptCounts(normalise(text));
+  return conceptSparseNormalised(normalise(text), extra.map(normalise));
+}
+
+/** `conceptSparse` of texts already normalised. */
+function conceptSparseNormalised(text: string, extra: string[]): Sparse {
+  const c = conceptCounts(text);
+  // A view identical to the text or to an earlier view (most plain text folds to itself) adds nothing.
+  const seen = new Set([text]);
   for (const v of extra) {
-    conceptCounts(normalise(v)).forEach((x, i) => {
+    if (seen.has(v)) {
+      continue;
+    }
+    seen.add(v);
+    conceptCounts(v).forEach((x, i) => {
       if (x > (c[i] ?? 0)) {
         c[i] = x;
       }
@@ -114,11 +132,16 @@ export function features(text: string, o: ModelOptions = DEFAULT_MODEL): Sparse 
     decoded = decodings(text, folded[0]?.text ?? '').map((d) => d.text);
     extra.push(...decoded);
   }
+  // Each text is normalised once: the n-grams and the concepts share it.
+  const norm = normalise(text);
+  const decodedNorm = decoded.map(normalise);
   if (o.ngrams) {
-    parts.push(featurise(text, o.features, decoded, o.quotedNgrams ? quotedSpans(text) : ''));
+    const quoted = o.quotedNgrams ? quotedSpans(text) : '';
+    parts.push(featuriseNormalised(norm, o.features, decodedNorm, quoted === '' ? '' : normalise(quoted)));
   }
   if (o.concepts) {
-    parts.push(conceptSparse(text, extra));
+    const foldedNorm = extra.slice(0, extra.length - decoded.length).map(normalise);
+    parts.push(conceptSparseNormalised(norm, [...foldedNorm, ...decodedNorm]));
     if (o.quotes) {
       parts.push(quotedSparse(text));
     }

@@ -20,29 +20,17 @@ import type {
   NewCalendar,
   WriteOptions,
 } from '../types.ts';
+import { createCalendar, getCalendar, listCalendars } from './calendars.ts';
+import { type Call, call } from './calls.ts';
 import type { GoogleAuth } from './credentials.ts';
 import { apiRoot } from './endpoints.ts';
-import { type FailureContext, failureOf, readOnlyMessage, UpstreamFailure } from './failure.ts';
 import { queryFreeBusy } from './freebusy.ts';
-import {
-  accessRoleOf,
-  toCalendarEvent,
-  toCalendarInfo,
-  toColorPalette,
-  toGoogleCalendar,
-  toGoogleEvent,
-} from './mapping.ts';
+import { findByICalUIDs } from './import-lookups.ts';
+import { toCalendarEvent, toColorPalette, toGoogleEvent } from './mapping.ts';
 import { clampPageSize } from './page-size.ts';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep, withRetry } from './retry.ts';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, type RetryRuntime, realSleep } from './retry.ts';
 import { searchPages } from './search.ts';
 import { type AccessTokenSource, OAuthTokenSource, ServiceAccountTokenSource } from './token-sources.ts';
-
-const CALENDAR_LIST_PAGE = 250;
-const MAX_LIST_PAGES = 200;
-/** UIDs an import looks up one by one; more are found in one listing of the calendar. */
-const FEW_UIDS = 10;
-/** Pages of 2,500 events an import's UID listing reads at most. */
-const MAX_UID_PAGES = 40;
 
 export interface GoogleProviderOptions {
   auth: GoogleAuth;
@@ -56,27 +44,13 @@ export interface GoogleProviderOptions {
   random?: () => number;
 }
 
-interface CallOptions {
-  signal?: AbortSignal | undefined;
-  headers?: Record<string, string>;
-  /** Set when an attempt ended without a clear answer, so a write may have been applied. */
-  outcome?: { ambiguous: boolean };
-  /**
-   * The request creates something Google gives no id for in advance (quickAdd, calendars.insert):
-   * after an attempt without a clear answer, trying again could create it twice, so stop.
-   */
-  notRepeatable?: boolean;
-}
-
-type Request<T> = (options: {
-  headers: Record<string, string>;
-  signal: AbortSignal;
-  retry: false;
-}) => Promise<{ data: T }>;
-
 const SERVICE_ACCOUNT_ATTENDEES =
   'Service-account connections cannot invite or change attendees: Google does not allow service accounts to send invitations. Connect the account through OAuth to invite attendees.';
 
+/**
+ * The provider's parts live beside it by concern: each call (`calls.ts`), what imports look up
+ * (`import-lookups.ts`) and the connection's calendars (`calendars.ts`).
+ */
 export class GoogleCalendarProvider implements CalendarProvider {
   readonly kind = 'google' as const;
   readonly authKind: 'oauth' | 'service_account';
@@ -86,6 +60,9 @@ export class GoogleCalendarProvider implements CalendarProvider {
   readonly #tokens: AccessTokenSource;
   readonly #runtime: RetryRuntime;
   readonly #account: string | undefined;
+  /** One request: retries, token refresh and the read-only refusal (calls.ts). */
+  readonly #call: Call = (where, request, options) =>
+    call(this.#runtime, this.#tokens, this.#account, where, request, options);
 
   constructor(options: GoogleProviderOptions) {
     const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
@@ -109,70 +86,6 @@ export class GoogleCalendarProvider implements CalendarProvider {
         : new ServiceAccountTokenSource(auth.key, endpoints, clock);
     // googleapis' own retry is off: retry.ts owns retries, budgets and token refresh.
     this.#api = googleCalendar({ version: 'v3', rootUrl: apiRoot(endpoints), retry: false });
-  }
-
-  async #call<T>(where: FailureContext, request: Request<T>, options: CallOptions = {}): Promise<T> {
-    try {
-      return await this.#attempts(where, request, options);
-    } catch (error) {
-      if (
-        this.#account !== undefined &&
-        error instanceof CalgateError &&
-        error.context.readOnlyConnection === true
-      ) {
-        throw new CalgateError(error.code, readOnlyMessage(this.#account), { context: error.context });
-      }
-      throw error;
-    }
-  }
-
-  async #attempts<T>(where: FailureContext, request: Request<T>, options: CallOptions): Promise<T> {
-    let refreshed = false;
-    const outcome = options.outcome ?? (options.notRepeatable ? { ambiguous: false } : undefined);
-    const response = await withRetry(
-      this.#runtime,
-      where,
-      async (attempt) => {
-        if (options.notRepeatable && outcome?.ambiguous) {
-          throw new CalgateError(
-            'upstream_unavailable',
-            `Google did not confirm ${where.operation}, so it may or may not have been applied; check before trying again.`,
-            { context: { ...where, ambiguous: true } },
-          );
-        }
-        const token = await this.#tokens.token(attempt.signal);
-        try {
-          return await request({
-            headers: { ...options.headers, authorization: `Bearer ${token}` },
-            signal: attempt.signal,
-            retry: false,
-          });
-        } catch (error) {
-          if (attempt.signal.aborted) {
-            if (outcome) {
-              outcome.ambiguous = true;
-            }
-            throw error;
-          }
-          const failure = failureOf(error, this.#runtime.now());
-          if (failure === null) {
-            throw error;
-          }
-          if (failure.kind === 'http' && failure.status === 401 && !refreshed) {
-            refreshed = true;
-            this.#tokens.invalidate(token);
-            throw new UpstreamFailure(failure, true);
-          }
-          // No answer or a 5xx: a write may have been applied before the failure.
-          if (outcome && (failure.kind !== 'http' || failure.status >= 500)) {
-            outcome.ambiguous = true;
-          }
-          throw new UpstreamFailure(failure);
-        }
-      },
-      options.signal,
-    );
-    return response.data;
   }
 
   #refuseAttendeeChanges(attendees: EventInput['attendees'], patch: boolean): void {
@@ -244,48 +157,8 @@ export class GoogleCalendarProvider implements CalendarProvider {
    * few are asked for one by one (events.list with `iCalUID`), many with one listing of the
    * whole calendar, a page per 2,500 events.
    */
-  async findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    const wanted = new Set(uids);
-    const keep = (items: calendar_v3.Schema$Event[] | undefined) => {
-      for (const item of items ?? []) {
-        const uid = item.iCalUID;
-        if (
-          uid &&
-          item.id &&
-          wanted.has(uid) &&
-          !item.recurringEventId &&
-          item.status !== 'cancelled' &&
-          !out.has(uid)
-        ) {
-          out.set(uid, item.id);
-        }
-      }
-    };
-    const list = (params: calendar_v3.Params$Resource$Events$List) =>
-      this.#call({ operation: 'events.list', calendarId: calendar.externalId }, (options) =>
-        this.#api.events.list(
-          { calendarId: calendar.externalId, maxResults: 2500, singleEvents: false, ...params },
-          options,
-        ),
-      );
-    if (wanted.size <= FEW_UIDS) {
-      await Promise.all([...wanted].map(async (uid) => keep((await list({ iCalUID: uid })).items)));
-      return out;
-    }
-    let pageToken: string | undefined;
-    for (let page = 0; page < MAX_UID_PAGES; page += 1) {
-      const data = await list(pageToken === undefined ? {} : { pageToken });
-      keep(data.items);
-      if (!data.nextPageToken) {
-        return out;
-      }
-      pageToken = data.nextPageToken;
-    }
-    throw new CalgateError(
-      'invalid_argument',
-      `This calendar has more than ${MAX_UID_PAGES * 2500} events, too many to look up an import's UIDs in; import into another calendar.`,
-    );
+  findByICalUIDs(calendar: CalendarRef, uids: readonly string[]): Promise<Map<string, string>> {
+    return findByICalUIDs(this.#call, this.#api, calendar, uids);
   }
 
   /**
@@ -437,49 +310,13 @@ export class GoogleCalendarProvider implements CalendarProvider {
    * calendars.insert on the OAuth account. A service account would own the new calendar itself,
    * invisible to the person, so that is refused before any request.
    */
-  async createCalendar(input: NewCalendar): Promise<CalendarInfo> {
-    if (this.authKind === 'service_account') {
-      throw new CalgateError(
-        'permission_denied',
-        `This account is connected through a service account, which cannot create calendars for a person. Create the calendar in Google Calendar, share it with ${this.serviceAccountEmail ?? 'the service account'} ("Make changes to events"), then add it to Calgate.`,
-        { context: { authKind: 'service_account' } },
-      );
-    }
-    const requestBody = toGoogleCalendar(input);
-    const data = await this.#call(
-      { operation: 'calendars.insert' },
-      (options) => this.#api.calendars.insert({ requestBody }, options),
-      { notRepeatable: true },
-    );
-    return toCalendarInfo(data, 'owner', false);
+  createCalendar(input: NewCalendar): Promise<CalendarInfo> {
+    return createCalendar(this.#call, this.#api, this.authKind, this.serviceAccountEmail, input);
   }
 
   /** Every calendar on the account's calendar list, all pages. */
-  async listCalendars(signal?: AbortSignal): Promise<CalendarInfo[]> {
-    const out: CalendarInfo[] = [];
-    let pageToken: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
-      const params: calendar_v3.Params$Resource$Calendarlist$List = { maxResults: CALENDAR_LIST_PAGE };
-      if (pageToken !== undefined) {
-        params.pageToken = pageToken;
-      }
-      const data = await this.#call(
-        { operation: 'calendarList.list' },
-        (options) => this.#api.calendarList.list(params, options),
-        { signal },
-      );
-      for (const entry of data.items ?? []) {
-        const role = accessRoleOf(entry.accessRole);
-        if (role !== undefined && entry.deleted !== true) {
-          out.push(toCalendarInfo(entry, role, entry.primary === true));
-        }
-      }
-      if (!data.nextPageToken) {
-        return out;
-      }
-      pageToken = data.nextPageToken;
-    }
-    return out;
+  listCalendars(signal?: AbortSignal): Promise<CalendarInfo[]> {
+    return listCalendars(this.#call, this.#api, signal);
   }
 
   /**
@@ -487,34 +324,7 @@ export class GoogleCalendarProvider implements CalendarProvider {
    * access role from the calendar list. A service account sees a shared calendar on its list
    * only after calendarList.insert, as Google requires, so it adds it there when missing.
    */
-  async getCalendar(externalId: string, signal?: AbortSignal): Promise<CalendarInfo> {
-    const where = { calendarId: externalId };
-    const calendar = await this.#call(
-      { operation: 'calendars.get', ...where },
-      (options) => this.#api.calendars.get({ calendarId: externalId }, options),
-      { signal },
-    );
-    let entry: calendar_v3.Schema$CalendarListEntry | null = null;
-    try {
-      entry = await this.#call(
-        { operation: 'calendarList.get', ...where },
-        (options) => this.#api.calendarList.get({ calendarId: externalId }, options),
-        { signal },
-      );
-    } catch (error) {
-      if (!(isCalgateError(error) && error.code === 'not_found')) {
-        throw error;
-      }
-    }
-    if (entry === null && this.authKind === 'service_account') {
-      entry = await this.#call(
-        { operation: 'calendarList.insert', ...where },
-        (options) => this.#api.calendarList.insert({ requestBody: { id: externalId } }, options),
-        { signal },
-      );
-    }
-    // Without a list entry, calendars.get proves read access and nothing more.
-    const role = accessRoleOf(entry?.accessRole) ?? 'reader';
-    return toCalendarInfo(entry ?? calendar, role, entry?.primary === true);
+  getCalendar(externalId: string, signal?: AbortSignal): Promise<CalendarInfo> {
+    return getCalendar(this.#call, this.#api, this.authKind, externalId, signal);
   }
 }

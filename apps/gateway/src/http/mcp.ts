@@ -176,13 +176,18 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
   app.addHook('onClose', async () => cpu?.close());
-  const guard = mcpGuard(deps, origins, logLevels);
+  const guard = mcpGuard(deps, origins, logLevels, slots);
 
   // 2026-07-28 requests; their listen streams are the key's change streams, made below.
   const serveModern = modernServing(app, deps, () => streams);
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
+    // The slot the guard asked for goes back when the request ends without a call taking it.
+    const early = request.earlySlot;
+    if (early !== undefined) {
+      reply.raw.once('close', () => early.drop());
+    }
     // A client's answer to a form one of this key's calls is waiting on (see ElicitationRelay).
     if (relay.deliver(key.keyId, request.body)) {
       return reply.status(202).send();
@@ -231,7 +236,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       logLevel,
       setLogLevel: (level) => logLevels.set(key.keyId, level),
       budget: new WorkBudget(limits.budget),
-      admit: () => slots.acquire(key.keyId),
+      admit: () =>
+        early === undefined ? slots.acquire(key.keyId) : early.take(() => slots.acquire(key.keyId)),
       cpuTurns:
         deps.keyCpuTurns === undefined ? cpuTurns : keyThenProcess(deps.keyCpuTurns, key.keyId, cpuTurns),
       exposures: deps.exposures,

@@ -183,7 +183,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
-    // The slot the guard asked for goes back when the request ends without a call taking it.
+    // The slot the guard asked for goes back when no call took it: as soon as the answer is made
+    // (before it is sent, as a call's own slot is, so the client's next call finds it free), or
+    // when the request ends however it ends.
     const early = request.earlySlot;
     if (early !== undefined) {
       reply.raw.once('close', () => early.drop());
@@ -293,6 +295,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           }
         });
         const answer = await call;
+        early?.drop();
         if (aborted.signal.aborted) {
           return reply.hijack();
         }
@@ -315,7 +318,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       }
     }
     if (era === 'modern') {
-      return serveModern(request, reply, key, session);
+      const served = await serveModern(request, reply, key, session);
+      early?.drop();
+      return served;
     }
     const server = createMcpServer(session);
     if (direct !== undefined) {
@@ -330,6 +335,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       await server.connect(oneShot);
       oneShot.deliver(direct);
       const message = await oneShot.answer;
+      early?.drop();
       if (message === undefined) {
         return reply.hijack();
       }
@@ -369,6 +375,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }),
       { parsedBody: request.body },
     );
+    early?.drop();
     reply.status(response.status);
     response.headers.forEach((value, name) => {
       reply.header(name, value);

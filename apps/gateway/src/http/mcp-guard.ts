@@ -1,8 +1,10 @@
 /**
  * The MCP route's guard, run before every method: Origin check, bearer key (with the OAuth
  * challenge when it fails), batch size and the key's rate limit; it leaves the key, its log
- * level and the request's MCP revision on the request.
+ * level, the request's MCP revision and a single tool call's slot (asked for in the rate limit's
+ * round trip to Redis) on the request.
  */
+import type { KeyTurns } from '@calgate/locks';
 import type { KeyAccess } from '@calgate/store';
 import type { LogLevel } from '@calgate/tools';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -10,6 +12,7 @@ import { AUTH_FAILURE_MESSAGES } from '../auth.ts';
 import type { LogLevelStore } from '../log-levels.ts';
 import { resourceMetadataUrl } from '../oauth/metadata.ts';
 import { SCOPES } from '../oauth/tokens.ts';
+import { type EarlySlot, earlySlotFor } from './early-slot.ts';
 import { errorBody } from './errors.ts';
 import type { McpRouteDeps } from './mcp.ts';
 import { callsTool, requestCount } from './mcp-messages.ts';
@@ -24,6 +27,8 @@ declare module 'fastify' {
     logLevel?: Promise<LogLevel | undefined> | undefined;
     /** The MCP revision a POST speaks (see eraOf). */
     mcpEra?: Era | undefined;
+    /** A single tool call's concurrency slot, asked for beside the rate limit (see EarlySlot). */
+    earlySlot?: EarlySlot | undefined;
   }
 }
 
@@ -32,6 +37,7 @@ export function mcpGuard(
   deps: McpRouteDeps,
   origins: ReturnType<typeof originPolicy>,
   logLevels: LogLevelStore,
+  slots?: KeyTurns,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const refusal = origins.refusal(request.headers.origin, request.headers.host);
@@ -68,8 +74,21 @@ export function mcpGuard(
     level?.catch(() => {});
     // The gateway's limiter fails open (an unreachable Redis must not take every agent offline)
     // and logs an outage once, not per request.
-    const decision = await deps.rateLimiter.take(auth.access.keyId, cost);
+    const deciding = deps.rateLimiter.take(auth.access.keyId, cost);
+    // A single tool call's slot is asked for in the same round trip (see EarlySlot).
+    const slot =
+      slots !== undefined && request.method === 'POST'
+        ? earlySlotFor(slots, auth.access.keyId, request.body)
+        : undefined;
+    let decision: Awaited<typeof deciding>;
+    try {
+      decision = await deciding;
+    } catch (error) {
+      slot?.drop();
+      throw error;
+    }
     if (!decision.allowed) {
+      slot?.drop();
       deps.metrics?.rateLimited('key_rate', cost);
       const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
       // SDK clients do not retry HTTP errors; a tool result tells the agent why and how long.
@@ -88,5 +107,6 @@ export function mcpGuard(
     request.keyAccess = auth.access;
     request.logLevel = level;
     request.mcpEra = era;
+    request.earlySlot = slot;
   };
 }

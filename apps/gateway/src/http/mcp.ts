@@ -185,13 +185,20 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   // No worker threads (CPU_WORKERS=0): CPU-bound calls run in-process, in their paced turns.
   const cpu = limits.cpuWorkers > 0 ? new CpuPool(limits.cpuWorkers) : undefined;
   app.addHook('onClose', async () => cpu?.close());
-  const guard = mcpGuard(deps, origins, logLevels);
+  const guard = mcpGuard(deps, origins, logLevels, slots);
 
   // 2026-07-28 requests; their listen streams are the key's change streams, made below.
   const serveModern = modernServing(app, deps, () => streams);
 
   app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
+    // The slot the guard asked for goes back when no call took it: as soon as the answer is made
+    // (before it is sent, as a call's own slot is, so the client's next call finds it free), or
+    // when the request ends however it ends.
+    const early = request.earlySlot;
+    if (early !== undefined) {
+      reply.raw.once('close', () => early.drop());
+    }
     // A client's answer to a form one of this key's calls is waiting on (see ElicitationRelay).
     if (relay.deliver(key.keyId, request.body)) {
       return reply.status(202).send();
@@ -240,7 +247,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       logLevel,
       setLogLevel: (level) => logLevels.set(key.keyId, level),
       budget: new WorkBudget(limits.budget),
-      admit: () => slots.acquire(key.keyId),
+      admit: () =>
+        early === undefined ? slots.acquire(key.keyId) : early.take(() => slots.acquire(key.keyId)),
       cpuTurns:
         deps.keyCpuTurns === undefined ? cpuTurns : keyThenProcess(deps.keyCpuTurns, key.keyId, cpuTurns),
       exposures: deps.exposures,
@@ -297,6 +305,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
           }
         });
         const answer = await call;
+        early?.drop();
         if (aborted.signal.aborted) {
           return reply.hijack();
         }
@@ -319,7 +328,9 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       }
     }
     if (era === 'modern') {
-      return serveModern(request, reply, key, session);
+      const served = await serveModern(request, reply, key, session);
+      early?.drop();
+      return served;
     }
     const server = createMcpServer(session);
     if (direct !== undefined) {
@@ -334,6 +345,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       await server.connect(oneShot);
       oneShot.deliver(direct);
       const message = await oneShot.answer;
+      early?.drop();
       if (message === undefined) {
         return reply.hijack();
       }
@@ -373,6 +385,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }),
       { parsedBody: request.body },
     );
+    early?.drop();
     reply.status(response.status);
     response.headers.forEach((value, name) => {
       reply.header(name, value);

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Download, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium-server.ts';
 
@@ -24,6 +24,18 @@ export async function launchChromium(): Promise<Browser> {
   }
   const { wsEndpoint } = (await answer.json()) as { wsEndpoint: string };
   return chromium.connect(wsEndpoint);
+}
+
+/**
+ * A download's contents as text. Use this, not `download.path()`: the run's Chromium is shared,
+ * and Playwright gives no local path for a download of a browser it connected to.
+ */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) {
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -17,8 +17,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     // Most of a test file's time is spent waiting on servers, workers and Chromium, not on a CPU:
-    // two files per core keep both cores busy (Vitest's default is one file at a time on two cores).
-    maxWorkers: Number(process.env.TEST_WORKERS ?? availableParallelism() * 2),
+    // one file more than there are cores keeps them busy (Vitest's default is one file at a time
+    // on two cores). TEST_WORKERS sets another number.
+    maxWorkers: Number(process.env.TEST_WORKERS ?? availableParallelism() + 1),
     reporters: ['default', new SlowestFilesReporter(), new PlainSummaryReporter()],
   },
 });

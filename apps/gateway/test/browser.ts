@@ -1,26 +1,41 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, chromium, type Download, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { CHROMIUM_ARGS, chromiumPath } from './chromium-server.ts';
 
 /** Screenshots land here (git-ignored) for a reviewer to look at. */
 export const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/dashboard/', import.meta.url));
 
-/** Debian's Chromium, headless, with nothing phoning home. */
+/**
+ * The run's headless Chromium (started once, on first use, by chromium-server.ts), connected to
+ * from this test file; `close()` disconnects and discards this file's contexts. Outside a Vitest
+ * run with that global setup, a Chromium of its own.
+ */
 export async function launchChromium(): Promise<Browser> {
   await mkdir(ARTIFACTS, { recursive: true });
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const broker = inject('chromiumBroker');
+  if (broker === undefined) {
+    return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  }
+  const answer = await fetch(`${broker}/chromium`);
+  if (!answer.ok) {
+    throw new Error(`Chromium did not start: ${await answer.text()}`);
+  }
+  const { wsEndpoint } = (await answer.json()) as { wsEndpoint: string };
+  return chromium.connect(wsEndpoint);
+}
+
+/**
+ * A download's contents as text. Use this, not `download.path()`: the run's Chromium is shared,
+ * and Playwright gives no local path for a download of a browser it connected to.
+ */
+export async function downloadedText(download: Download): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of await download.createReadStream()) {
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DEFAULT_TOOLSETS, hashApiKey, TOOLSETS } from '@calgate/store';
-import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
 
@@ -352,7 +352,8 @@ describe('calgate emulator google', () => {
     try {
       let out = '';
       child.stdout?.on('data', (chunk) => (out += String(chunk)));
-      const deadline = Date.now() + 15_000;
+      // Starting a process on a loaded machine can take seconds.
+      const deadline = Date.now() + 25_000;
       while (!out.includes('Google emulator on') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -391,7 +392,8 @@ describe('calgate emulator microsoft', () => {
     try {
       let out = '';
       child.stdout?.on('data', (chunk) => (out += String(chunk)));
-      const deadline = Date.now() + 15_000;
+      // Starting a process on a loaded machine can take seconds.
+      const deadline = Date.now() + 25_000;
       while (!out.includes('MICROSOFT_LOGIN_URL') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -454,8 +456,8 @@ describe('calgate serve: a taken port, and the first-run banner', () => {
     }
   });
 
-  /** Starts `calgate serve`, returns what it printed once listening, and stops it. */
-  async function serveOutput(): Promise<string> {
+  /** Starts `calgate serve`, returns what it printed once listening (up to `bannerEnd`), and stops it. */
+  async function serveOutput(bannerEnd?: string): Promise<string> {
     const { spawn } = await import('node:child_process');
     const { freePort } = await import('@calgate/testkit');
     const port = await freePort();
@@ -475,8 +477,12 @@ describe('calgate serve: a taken port, and the first-run banner', () => {
         }
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      // The banner is written right after listening.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The banner is written right after listening: wait for its end, or a moment when none is due.
+      if (bannerEnd === undefined) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      } else {
+        await until(() => out.includes(bannerEnd) || child.exitCode !== null, 20_000, 20);
+      }
       return out.replaceAll(String(port), '<port>');
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -486,7 +492,7 @@ describe('calgate serve: a taken port, and the first-run banner', () => {
   }
 
   it('names the dashboard and its future owner until the first account exists', async () => {
-    const first = await serveOutput();
+    const first = await serveOutput('before anyone else can reach it.\n');
     expect(first).toContain('Dashboard: http://127.0.0.1:<port>/\n');
     expect(first).toContain(
       'No account exists yet: the first person to sign up on the dashboard becomes its owner.',

@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { downloadedText, launchChromium, openPage, screenshot, signUp } from './browser.ts';
 import { rpc, startTestGateway, type TestGateway } from './harness.ts';
 
 const OWNER = 'auditor-owner@example.test';
@@ -125,7 +124,7 @@ describe('the audit page in Chromium: dashboard actions, filters, row detail and
     );
     const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
     expect(download.suggestedFilename()).toMatch(/^calgate-audit-.*\.csv$/);
-    const csv = await readFile(await download.path(), 'utf8');
+    const csv = await downloadedText(download);
     const lines = csv.trimEnd().split('\r\n');
     expect(lines[0]).toContain('tool_or_action');
     expect(

@@ -1,10 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { downloadedText, launchChromium, openPage, screenshot, signUp } from './browser.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 const ADMIN = 'timesheets@example.test';
@@ -195,7 +194,7 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
       page.getByRole('link', { name: 'Download CSV' }).click(),
     ]);
     expect(download.suggestedFilename()).toBe(`calgate-timesheet-${week}.csv`);
-    const csv = await readFile(await download.path(), 'utf8');
+    const csv = await downloadedText(download);
     expect(csv).toBe(
       [
         'period,project,client,hours',

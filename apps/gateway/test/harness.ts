@@ -50,6 +50,8 @@ export async function startTestGateway(
     ...(options.withoutRedis ? {} : { REDIS_URL: redisUrl() }),
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
+    // A database made here is a clone of the run's migrated template: nothing to migrate.
+    ...(options.db === undefined ? { MIGRATE_ON_START: 'false' } : {}),
     ...env,
   });
   const logs: string[] = [];

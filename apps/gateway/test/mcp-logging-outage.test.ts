@@ -4,7 +4,7 @@
  */
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore, openDatabase } from '@calgate/store';
-import { createTestDatabase, cuttableRelay, type Relay, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, cuttableRelay, type Relay, type TestDatabase, until } from '@calgate/testkit';
 import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -60,8 +60,8 @@ describe('MCP logging while the database drops its connections', () => {
     expect(messages).toEqual([]);
     await relay.cut();
     const answer = listEvents();
-    // Back well within the read's retry delay.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Back as soon as the read met the outage, well within its retry delay.
+    await until(() => messages.length > 0, 10_000, 5);
     await relay.restore();
     const result = await answer;
     expect(result.isError).toBeFalsy();

@@ -108,10 +108,11 @@ describe('calgate worker processes', () => {
     for (let i = 0; i < 30; i += 1) {
       created.push(await once(new Date(start + i * 200)));
     }
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    // Killed once it is delivering, while most occurrences are still ahead.
+    await until(() => created.some((one) => sentFor(one.id).length > 0), 20_000);
     await kill9(first);
-    // Occurrences keep falling due while no worker runs.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    // Occurrences keep falling due while no worker runs: wait until the last one has.
+    await until(() => Date.now() > start + 30 * 200 + 500, 20_000);
     await startWorker();
     await until(() => created.every((one) => sentFor(one.id).length >= 1), 60_000);
     for (const one of created) {

@@ -126,19 +126,28 @@ describe('import_events of a file larger than a batch', () => {
     return result.structuredContent as Record<string, unknown>;
   }
 
+  // Every page of the window (answers stop at 25,000 tokens, so 600 events take several).
   async function listing(calendarId: string): Promise<Listed['events']> {
-    const result = await client.callTool({
-      name: 'list_events',
-      arguments: {
-        calendarId,
-        timeMin: '2026-01-01T00:00:00Z',
-        timeMax: '2026-03-01T00:00:00Z',
-        timeZone: 'Europe/Berlin',
-        maxResults: 2500,
-      },
-    });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return (result.structuredContent as unknown as Listed).events;
+    const events: Listed['events'] = [];
+    let pageToken: string | undefined;
+    do {
+      const result = await client.callTool({
+        name: 'list_events',
+        arguments: {
+          calendarId,
+          timeMin: '2026-01-01T00:00:00Z',
+          timeMax: '2026-03-01T00:00:00Z',
+          timeZone: 'Europe/Berlin',
+          maxResults: 2500,
+          ...(pageToken === undefined ? {} : { pageToken }),
+        },
+      });
+      expect(result.isError, textOf(result)).toBeFalsy();
+      const page = result.structuredContent as unknown as Listed & { nextPageToken?: string };
+      events.push(...page.events);
+      pageToken = page.nextPageToken;
+    } while (pageToken !== undefined);
+    return events;
   }
 
   function count(events: Listed['events']): Map<string, number> {

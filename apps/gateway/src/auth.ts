@@ -77,7 +77,12 @@ export class KeyAuthenticator {
   readonly #health: KeyAuthenticatorOptions['health'];
   readonly #tokens: AccessTokens | undefined;
   readonly #cache = new Map<string, CacheEntry>();
-  readonly #inFlight = new Map<string, Promise<CacheEntry>>();
+  readonly #inFlight = new Map<string, { fetching: Promise<CacheEntry>; generation: number }>();
+  /**
+   * Moved on by every invalidate(): a lookup begun before it may have read what the change
+   * replaced, so it is neither shared with later callers nor kept in the cache.
+   */
+  #generation = 0;
   readonly #used = new Set<string>();
   readonly #listeners = new Set<(from: 'here' | 'peer', tenantId?: string) => void>();
   readonly #timer: NodeJS.Timeout;
@@ -150,6 +155,7 @@ export class KeyAuthenticator {
    * to a tenant this one holds nothing of is no work at all: its listeners are not told.
    */
   invalidate(from: 'here' | 'peer' = 'here', tenantId?: string): void {
+    this.#generation++;
     if (tenantId === undefined) {
       this.#cache.clear();
     } else {
@@ -198,9 +204,10 @@ export class KeyAuthenticator {
     if (cached !== undefined && this.#now() - cached.fetchedAt < this.#ttl) {
       return cached;
     }
+    const generation = this.#generation;
     const pending = this.#inFlight.get(id);
-    if (pending !== undefined) {
-      return pending;
+    if (pending !== undefined && pending.generation === generation) {
+      return pending.fetching;
     }
     const startedAt = Date.now();
     const fetching = load()
@@ -211,6 +218,9 @@ export class KeyAuthenticator {
       .then((access) => {
         this.#health?.succeeded(startedAt);
         const entry = { access, fetchedAt: this.#now() };
+        if (generation !== this.#generation) {
+          return entry;
+        }
         this.#cache.delete(id);
         this.#cache.set(id, entry);
         if (this.#cache.size > this.#max) {
@@ -221,8 +231,12 @@ export class KeyAuthenticator {
         }
         return entry;
       })
-      .finally(() => this.#inFlight.delete(id));
-    this.#inFlight.set(id, fetching);
+      .finally(() => {
+        if (this.#inFlight.get(id)?.fetching === fetching) {
+          this.#inFlight.delete(id);
+        }
+      });
+    this.#inFlight.set(id, { fetching, generation });
     return fetching;
   }
 }

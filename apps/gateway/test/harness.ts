@@ -78,7 +78,9 @@ export async function startTestGateway(
     },
     async grant(tenantId, keyId, calendarId, grant) {
       await tenancy.setGrant(tenantId, keyId, calendarId, grant);
-      gateway.runtime.deps.authenticator.invalidate();
+      // Scoped to the tenant, as the dashboard's own grant changes are: gateways of other test
+      // files share Redis (and so this broadcast) and keep their caches.
+      gateway.runtime.deps.authenticator.invalidate('here', tenantId);
     },
     async stop() {
       await gateway.close();

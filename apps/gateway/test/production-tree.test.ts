@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, freePort, redisUrl, type TestDatabase, until } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildProductionTree,
@@ -327,7 +327,9 @@ describe('the production tree (what the image holds)', () => {
     const base = `http://127.0.0.1:${port}`;
     const ready = await waitFor(`${base}/readyz`, gatewayOut, gateway);
     expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', redis: 'ok' } });
-    // No dashboard account yet: the first-run banner says who becomes the owner.
+    // No dashboard account yet: the first-run banner says who becomes the owner (printed once the
+    // server listens, so it may come just after the first ready answer).
+    await until(async () => gatewayOut().includes('becomes its owner'), 10_000);
     expect(gatewayOut()).toContain(`Dashboard: ${base}/`);
     expect(gatewayOut()).toContain('the first person to sign up on the dashboard becomes its owner');
 

@@ -40,6 +40,11 @@ export type TimeForm =
 
 export function setTime(component: ICAL.Component, name: string, naive: number, form: TimeForm): void {
   component.removeAllProperties(name);
+  component.addProperty(timeProperty(name, naive, form));
+}
+
+/** A date or time property (`dtstart`, `exdate`, …) of `naive` written in `form`. */
+export function timeProperty(name: string, naive: number, form: TimeForm): ICAL.Property {
   const property = new ICAL.Property(name);
   if (form.kind === 'date') {
     property.resetType('date');
@@ -52,7 +57,7 @@ export function setTime(component: ICAL.Component, name: string, naive: number, 
       property.setParameter('tzid', form.tzid);
     }
   }
-  component.addProperty(property);
+  return property;
 }
 
 /** The form DTSTART is written in, so RECURRENCE-ID and EXDATE can match it. */

@@ -10,7 +10,15 @@ import type { EventInput, EventPatch } from '../../types.ts';
 import { instanceKey, isOccurrence, parseInstanceKey, readSeries } from './expand.ts';
 import { type IcsResource, instantOf, parseCalendarText, readTime } from './read.ts';
 import { applyFields, setRecurrence, stamp } from './write-fields.ts';
-import { formOf, icalTime, invalid, patchTimes, resolveInput, setTime, writeTimes } from './write-times.ts';
+import {
+  formOf,
+  invalid,
+  patchTimes,
+  resolveInput,
+  setTime,
+  timeProperty,
+  writeTimes,
+} from './write-times.ts';
 
 export { vtimezoneFor } from './write-times.ts';
 
@@ -176,19 +184,7 @@ export function deleteInstanceIcs(text: string, instance: string, context: Write
   }
   const form = formOf(master, series.start);
   const naive = series.allDay || form.kind === 'utc' ? parsedKey.key : series.zone.toNaive(parsedKey.key);
-  const property = new ICAL.Property('exdate');
-  if (form.kind === 'date') {
-    property.resetType('date');
-    property.setValue(icalTime(naive, true));
-  } else if (form.kind === 'utc') {
-    property.setValue(icalTime(naive, false, ICAL.Timezone.utcTimezone));
-  } else {
-    property.setValue(icalTime(naive, false));
-    if (form.kind === 'zoned') {
-      property.setParameter('tzid', form.tzid);
-    }
-  }
-  master.addProperty(property);
+  master.addProperty(timeProperty('exdate', naive, form));
   const sequence = master.getFirstPropertyValue('sequence');
   master.updatePropertyWithValue('sequence', (typeof sequence === 'number' ? sequence : 0) + 1);
   stamp(master, context.now ?? Date.now());

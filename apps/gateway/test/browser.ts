@@ -44,9 +44,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** Follows a dashboard link the way a keyboard user would, and waits for the page to be drawn. */
 export async function openPage(page: Page, title: string): Promise<void> {
+  // Every navigation renders a new <main>, even to the page already shown: mark the one on screen
+  // so the wait below cannot be satisfied by it while the new render is still loading.
+  await page.evaluate(() => document.querySelector('main')?.setAttribute('data-left', 'true'));
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).press('Enter');
+  await page.locator('main[data-ready="true"]:not([data-left])').waitFor();
   await page.getByRole('heading', { level: 1, name: title }).waitFor();
-  await page.locator('main[data-ready="true"]').waitFor();
 }
 
 /**

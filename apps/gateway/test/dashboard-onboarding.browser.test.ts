@@ -131,6 +131,16 @@ describe('the dashboard in Chromium: the Get started checklist, the key form, th
   });
 
   it('creates a key with the toolsets and expiry chosen in the form', async () => {
+    // Opening the page already shown renders it again; a slow session check must not let the form
+    // be filled in the old render (that lost the input and left the test waiting for the secret).
+    await page.route(
+      '**/auth/me',
+      async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await route.continue();
+      },
+      { times: 1 },
+    );
     await openPage(page, 'API keys');
     const form = page.locator('form.key-create');
     await form.getByLabel('Name').fill('scoped');

@@ -1,6 +1,19 @@
-/** What the repositories share about Postgres: error codes, columns as milliseconds, checked text. */
+/** What the repositories share about Postgres: error codes, statement parameters, columns as milliseconds, checked text. */
 import { CalgateError } from '@calgate/core';
 import pg from 'pg';
+
+/**
+ * The parameters of a statement written per call, starting with `initial`: `param` adds a value
+ * and returns its placeholder (`$n`).
+ */
+export function sqlParams(...initial: unknown[]): { params: unknown[]; param: (value: unknown) => string } {
+  const params: unknown[] = [...initial];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  return { params, param };
+}
 
 export const UNIQUE_VIOLATION = '23505';
 export const FOREIGN_KEY_VIOLATION = '23503';

@@ -21,6 +21,7 @@ export {
 } from './access.ts';
 export { ANSWER_TOKEN_LIMIT, fitAnswer, tokenCount } from './answer-limit.ts';
 export { type BudgetLimits, DEFAULT_BUDGET, WorkBudget } from './budget.ts';
+export { callTool, directToolCall } from './call-tool.ts';
 export {
   type BookingLedger,
   type BookingServices,
@@ -78,15 +79,7 @@ export type {
   ScheduleStatus,
   TargetTestResult,
 } from './scheduler-services.ts';
-export {
-  callTool,
-  createMcpServer,
-  directToolCall,
-  isVisible,
-  type SessionOptions,
-  serverIcons,
-  type ToolCallRecord,
-} from './server.ts';
+export { createMcpServer, type SessionOptions, serverIcons, type ToolCallRecord } from './server.ts';
 export { expansionAnswer } from './tools/availability/expansion.ts';
 export {
   type ApplyRequest,
@@ -103,6 +96,7 @@ export {
 export { RULES_SYNTAX_URI } from './tools/rules/resources.ts';
 export { asUnavailable, isTransient, retryOnce } from './transient.ts';
 export { unsafeTextIn } from './validation.ts';
+export { isVisible } from './visibility.ts';
 
 export const TOOL_DEFINITIONS = [
   listCalendars,

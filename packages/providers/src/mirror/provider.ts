@@ -17,9 +17,9 @@
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
 import { CalgateError } from '@calgate/core';
-import type { MirrorEventInput, MirrorFreshness, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
+import type { MirrorEventInput, MirrorRangeQuery, MirrorRepository } from '@calgate/store';
 import { freeBusyWindow, type Window } from '../busy.ts';
-import { instanceEtag, parseBound, parseInstanceId, startKey } from '../local/rows.ts';
+import { parseBound, startKey } from '../local/rows.ts';
 import type {
   CalendarEvent,
   CalendarProvider,
@@ -37,9 +37,11 @@ import type {
 import { MirrorBatches } from './batch.ts';
 import { mirrorBusy } from './busy.ts';
 import { BusyCache, type CachedBusy } from './busy-cache.ts';
+import { FreshnessRule } from './freshness.ts';
 import { type ListingOptions, listingEvents, sortEvents } from './listing.ts';
 import type { MirrorFormat } from './source.ts';
-import { type MirrorVersionWatch, TrustedStates } from './trusted.ts';
+import type { MirrorVersionWatch } from './trusted.ts';
+import { upstreamWriteOptions } from './write-options.ts';
 
 /** Rows one mirror read takes at most; a window with more is read from the upstream instead. */
 const READ_ROWS = 2_500;
@@ -76,11 +78,6 @@ export interface MirrorReadDeps {
   now?: () => number;
 }
 
-/**
- * Whether the mirror may answer; `version`: the calendar's mirror version as read for the
- * decision, when no sync ran since (what was computed at that version still holds).
- */
-type Fresh = { ok: true; syncedAt: number; version?: string } | { ok: false; reason: string };
 /** A listing's events as read from the mirror; see #firstEvents for completeBefore. */
 type FirstEvents = { events: CalendarEvent[]; completeBefore?: number };
 
@@ -91,16 +88,11 @@ export class MirroredCalendarProvider implements CalendarProvider {
   readonly #connection: MirrorConnection;
   readonly #deps: MirrorReadDeps;
   readonly #now: () => number;
-  /** Calendars whose last write-through failed: the next read syncs first. */
-  readonly #dirty = new Set<string>();
-  /** One sync per calendar at a time in this process; readers wait for the one running. */
-  static readonly #syncing = new Map<string, Promise<number>>();
   /** Lookups of all providers sharing a mirror, coalesced per turn of the event loop. */
   static readonly #batches = new WeakMap<MirrorReadDeps['mirror'], MirrorBatches>();
   readonly #batch: MirrorBatches;
-  /** States remembered per announcement source, shared by the providers hearing it. */
-  static readonly #trusted = new WeakMap<MirrorVersionWatch, TrustedStates>();
-  readonly #trustedStates: TrustedStates | undefined;
+  /** Whether a calendar's mirror may answer (mirror/freshness.ts). */
+  readonly #freshness: FreshnessRule;
 
   constructor(
     upstream: CalendarProvider,
@@ -119,14 +111,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       MirroredCalendarProvider.#batches.set(deps.mirror, batch);
     }
     this.#batch = batch;
-    if (deps.versions !== undefined) {
-      let trusted = MirroredCalendarProvider.#trusted.get(deps.versions);
-      if (trusted === undefined) {
-        trusted = new TrustedStates(deps.versions);
-        MirroredCalendarProvider.#trusted.set(deps.versions, trusted);
-      }
-      this.#trustedStates = trusted;
-    }
+    this.#freshness = new FreshnessRule(connection, deps, batch);
   }
 
   /** Imports find events by UID at the upstream (absent where the upstream cannot). */
@@ -163,7 +148,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       throw new CalgateError('invalid_argument', "orderBy 'startTime' is only available with singleEvents.");
     }
     this.#deps.touch(calendar.id);
-    const fresh = await this.#fresh(calendar);
+    const fresh = await this.#freshness.check(calendar);
     if (!fresh.ok) {
       return this.#fallback(calendar, query, fresh.reason, signal);
     }
@@ -289,76 +274,6 @@ export class MirroredCalendarProvider implements CalendarProvider {
     return this.#upstream.listEvents(calendar, upstreamQuery, signal);
   }
 
-  /**
-   * Whether the mirror may answer now, syncing first when it is stale; see the module comment.
-   * `withVersion`: always read the sync state, so the answer carries the mirror's version.
-   */
-  async #fresh(calendar: CalendarRef, withVersion = false): Promise<Fresh> {
-    const now = this.#now();
-    const dirty = this.#dirty.has(calendar.id);
-    // A sync this process saw recently is enough: other processes' syncs only make it fresher.
-    const known = knownSyncs.get(calendar.id);
-    if (!withVersion && !dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
-      return { ok: true, syncedAt: known };
-    }
-    const trusted = withVersion ? this.#trustedStates?.get(calendar.id) : undefined;
-    if (!dirty && trusted !== undefined && trusted.syncedAt >= now - this.#deps.maxStalenessMs) {
-      return { ok: true, ...trusted };
-    }
-    const mark = this.#trustedStates?.mark();
-    let state: MirrorFreshness | undefined;
-    try {
-      state = await this.#batch.freshness(calendar.id);
-    } catch (error) {
-      this.#deps.onFallback?.(calendar.id, 'mirror unreadable', error);
-      return { ok: false, reason: 'mirror unreadable' };
-    }
-    if (state === undefined || !state.ready) {
-      await this.#deps.requestSync(this.#connection.tenantId, calendar.id).catch((error: unknown) => {
-        this.#deps.onFallback?.(calendar.id, 'first sync could not be queued', error);
-      });
-      return { ok: false, reason: 'first sync not done' };
-    }
-    const synced = state.syncedAt ?? 0;
-    const recent = synced >= now - this.#deps.maxStalenessMs;
-    const pushedSince = state.pushedAt !== null && state.pushedAt > synced;
-    const watchedQuiet = state.watched && !pushedSince;
-    if (!dirty && recent) {
-      rememberSync(calendar.id, synced);
-      if (mark !== undefined) {
-        this.#trustedStates?.remember(calendar.id, { syncedAt: synced, version: state.version }, mark);
-      }
-    }
-    if (!dirty && (recent || watchedQuiet)) {
-      return { ok: true, syncedAt: synced, version: state.version };
-    }
-    try {
-      const syncedAt = await this.#syncNow(calendar);
-      this.#trustedStates?.forget(calendar.id);
-      this.#dirty.delete(calendar.id);
-      rememberSync(calendar.id, syncedAt);
-      return { ok: true, syncedAt };
-    } catch (error) {
-      this.#deps.onFallback?.(calendar.id, 'sync failed', error);
-      return { ok: false, reason: 'sync failed' };
-    }
-  }
-
-  /** Runs (or joins) an incremental sync; resolves to an instant no later than what it reflects. */
-  #syncNow(calendar: CalendarRef): Promise<number> {
-    const running = MirroredCalendarProvider.#syncing.get(calendar.id);
-    if (running !== undefined) {
-      return running;
-    }
-    const startedAt = this.#now();
-    const sync = this.#deps
-      .sync(this.#connection, calendar)
-      .then(() => startedAt)
-      .finally(() => MirroredCalendarProvider.#syncing.delete(calendar.id));
-    MirroredCalendarProvider.#syncing.set(calendar.id, sync);
-    return sync;
-  }
-
   getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent> {
     return this.#upstream.getEvent(calendar, eventId, signal);
   }
@@ -397,38 +312,15 @@ export class MirroredCalendarProvider implements CalendarProvider {
     await this.#writeThrough(calendar, [this.#format.deletion(calendar, eventId, this.#now())]);
   }
 
-  /**
-   * An unmodified instance listed from the mirror carries an ETag Calgate made (Google's own
-   * instance ETags are not in the mirror). When a write names that ETag and the mirror's copy of
-   * the series still yields it, the instance's ETag at Google is sent instead, which Google checks
-   * again. Any other ETag goes to Google as it is (a stale one fails there).
-   */
-  async #upstreamOptions(
-    calendar: CalendarRef,
-    eventId: string,
-    options: WriteOptions,
-  ): Promise<WriteOptions> {
-    const parsed = options.ifMatch === undefined ? null : parseInstanceId(eventId);
-    if (parsed === null) {
-      return options;
-    }
-    const rows = await this.#deps.mirror.resources(calendar.id, [parsed.masterId, eventId]);
-    const master = rows.find((row) => row.eventId === parsed.masterId);
-    if (
-      master === undefined ||
-      rows.some((row) => row.eventId === eventId) ||
-      instanceEtag(master.etag ?? '', parsed.key) !== options.ifMatch
-    ) {
-      return options;
-    }
-    const current = await this.#upstream.getEvent(calendar, eventId);
-    return current.etag === undefined ? options : { ...options, ifMatch: current.etag };
+  /** The write's options as the upstream checks them (see upstreamWriteOptions). */
+  #upstreamOptions(calendar: CalendarRef, eventId: string, options: WriteOptions): Promise<WriteOptions> {
+    return upstreamWriteOptions(this.#deps.mirror, this.#upstream, calendar, eventId, options);
   }
 
   /** Writes an event the upstream answered into the mirror, or syncs before the next read. */
   async #keep(calendar: CalendarRef, event: CalendarEvent): Promise<void> {
     if (this.#format.keeps !== undefined && !this.#format.keeps(event)) {
-      this.#dirty.add(calendar.id);
+      this.#freshness.markDirty(calendar.id);
       return;
     }
     await this.#writeThrough(calendar, [this.#format.toMirrorEvent(event)]);
@@ -438,10 +330,10 @@ export class MirroredCalendarProvider implements CalendarProvider {
     try {
       await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
       // The next read here sees the write at once, before its announcement comes back.
-      this.#trustedStates?.forget(calendar.id);
+      this.#freshness.written(calendar.id);
     } catch (error) {
       // The write is done upstream; the mirror catches up by syncing before the next read.
-      this.#dirty.add(calendar.id);
+      this.#freshness.markDirty(calendar.id);
       this.#deps.onFallback?.(calendar.id, 'write-through failed', error);
     }
   }
@@ -493,7 +385,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       this.#deps.onFallback?.(calendar.id, 'window outside what the mirror keeps');
       return null;
     }
-    const fresh = await this.#fresh(calendar, true);
+    const fresh = await this.#freshness.check(calendar, true);
     if (!fresh.ok) {
       this.#deps.onFallback?.(calendar.id, fresh.reason);
       return null;
@@ -554,17 +446,6 @@ export class MirroredCalendarProvider implements CalendarProvider {
 
 /** Free/busy answers by calendar version, shared by every mirrored provider of this process. */
 const busyCache = new BusyCache();
-
-/** The latest sync each calendar is known (in this process) to reflect. */
-const knownSyncs = new Map<string, number>();
-const KNOWN_SYNCS_MAX = 50_000;
-
-function rememberSync(calendarId: string, at: number): void {
-  if (knownSyncs.size >= KNOWN_SYNCS_MAX) {
-    knownSyncs.clear();
-  }
-  knownSyncs.set(calendarId, Math.max(at, knownSyncs.get(calendarId) ?? 0));
-}
 
 function decodeToken(token: string): number {
   const offset = Number(token.slice(PAGE_TOKEN_PREFIX.length));

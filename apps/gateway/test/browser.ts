@@ -46,7 +46,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 export async function openPage(page: Page, title: string): Promise<void> {
   // Every navigation renders a new <main>, even to the page already shown: mark the one on screen
   // so the wait below cannot be satisfied by it while the new render is still loading.
-  await page.evaluate(() => document.querySelector('main')?.setAttribute('data-left', 'true'));
+  await page.locator('main').evaluate((main) => main.setAttribute('data-left', 'true'));
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: title }).press('Enter');
   await page.locator('main[data-ready="true"]:not([data-left])').waitFor();
   await page.getByRole('heading', { level: 1, name: title }).waitFor();

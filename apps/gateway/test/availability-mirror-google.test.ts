@@ -215,7 +215,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
     const tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     secret = tenant.secret;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGoogle = await connectClient(direct.mcpUrl, tenant.secret);

@@ -175,7 +175,7 @@ describe.each([
     const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
     calendarId = connected.calendars.find((c) => c.summary === 'Imports')?.id as string;
     expect(calendarId).toBeTruthy();
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
   }, 60_000);
 

@@ -103,7 +103,7 @@ describe('import_events into a mirrored Google calendar', () => {
     const tenant = await gw.seedTenant('Importer');
     calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { toolsets: ['calendar', 'ics'] });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
   });
 

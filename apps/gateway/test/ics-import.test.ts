@@ -89,7 +89,7 @@ describe('import_events', () => {
     copy = await gw.localCalendar(owner.tenantId, 'Copy', 'Europe/Berlin');
     await gw.grant(owner.tenantId, owner.keyId, copy, { read: true, write: true });
     await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'ics'] });
-    lan.runtime.deps.authenticator.invalidate();
+    lan.forgetKeys(owner.tenantId);
     client = await connectClient(gw.mcpUrl, owner.secret);
     onLan = await connectClient(lan.mcpUrl, owner.secret);
     feed = createServer((request, response) => {

@@ -83,3 +83,45 @@ export async function seedInvitedCalendar(
     },
   };
 }
+
+/** The person's answer to the confirmation form, allowing the call. */
+export const ALLOWED = { confirm: { action: 'accept', content: { allow: true } } };
+
+/** A tools/call as a 2026-07-28 client that declares forms sends it, `extra` params beside the arguments. */
+export function modernCall(name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return {
+    jsonrpc: '2.0',
+    method: 'tools/call',
+    params: {
+      name,
+      arguments: args,
+      ...extra,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+      },
+    },
+  };
+}
+
+/** Sends a 2026-07-28 tools/call request (`body`, as `id`) over plain HTTP; its result. */
+export async function postModern(mcpUrl: string, secret: string, body: Record<string, unknown>, id: number) {
+  const name = String((body.params as { name?: unknown } | undefined)?.name);
+  const response = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${secret}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+    body: JSON.stringify({ ...body, id }),
+  });
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  // A JSON answer, or one SSE event carrying it.
+  const json = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '');
+  return (JSON.parse(json) as { result: Record<string, unknown> & { content: { text: string }[] } }).result;
+}

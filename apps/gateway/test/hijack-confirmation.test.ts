@@ -6,7 +6,14 @@ import {
 } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, call, sessionFor } from './api-client.ts';
-import { at, type InvitedCalendar, seedInvitedCalendar } from './exposure-fixture.ts';
+import {
+  ALLOWED,
+  at,
+  type InvitedCalendar,
+  modernCall,
+  postModern,
+  seedInvitedCalendar,
+} from './exposure-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 type Answer = (request: ElicitRequest['params']) => ElicitResult;
@@ -413,32 +420,9 @@ describe('risky actions after suspicious content need the person (official SDK c
     const client = await modernClient(secret, () => ({ action: 'decline' }));
     await home.readInvitation(client);
     const eventId = await home.addEvent('Kept', 14);
-    const envelope = {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
-    };
-    const send = async (id: number, args: Record<string, unknown>, extra: Record<string, unknown>) => {
-      const response = await fetch(gw.mcpUrl, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${secret}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/call',
-          'mcp-name': 'delete_event',
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: { name: 'delete_event', arguments: args, ...extra, _meta: envelope },
-        }),
-      });
-      expect(response.status).toBe(200);
-      return ((await response.json()) as { result: Record<string, unknown> }).result;
-    };
-    const allow = { inputResponses: { confirm: { action: 'accept', content: { allow: true } } } };
+    const send = (id: number, args: Record<string, unknown>, extra: Record<string, unknown>) =>
+      postModern(gw.mcpUrl, secret, modernCall('delete_event', args, extra), id);
+    const allow = { inputResponses: ALLOWED };
     const args = { calendarId, eventId };
     // Answered without being asked: asked.
     const forged = await send(1, args, allow);

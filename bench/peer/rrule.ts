@@ -245,77 +245,67 @@ try {
     const client = await keep(target);
     return () => client;
   };
+  // The same rule in each server's words: Calgate's `timeZone`, Temporal Cortex's `timezone`.
   const ours = { rrule: RULE.rrule, dtstart: RULE.dtstart, timeZone: RULE.zone };
   const theirs = { rrule: RULE.rrule, dtstart: RULE.dtstart, timezone: RULE.zone };
-  const cases: Case[] = [
+  /** The servers: where each listens, how its answers are read (paged or whole), what it is asked. */
+  const servers = {
+    calgate2025: {
+      label: 'Calgate (2025-11-25)',
+      pid: stack.pid,
+      target: calgate2025,
+      side: calgateSide,
+      args: ours,
+    },
+    calgate2026: {
+      label: 'Calgate (2026-07-28)',
+      pid: stack.pid,
+      target: calgate2026,
+      side: calgateSide,
+      args: ours,
+    },
+    cortex: {
+      label: 'Temporal Cortex',
+      pid: peer.pid,
+      target: cortex,
+      side: peerSide,
+      args: theirs,
+    },
+  };
+  type Server = keyof typeof servers;
+  /** The cases, each asked of the servers it names in that order. */
+  const table: { name: string; count: number; format: 'json' | 'toon'; fresh: boolean; on: Server[] }[] = [
     {
       name: '10,000 instances, JSON',
+      count: 10_000,
+      format: 'json',
       fresh: false,
-      sides: [
-        calgateSide(
-          'Calgate (2025-11-25)',
-          stack.pid,
-          await held(calgate2025),
-          { ...ours, count: 10_000, format: 'json' },
-          10_000,
-        ),
-        calgateSide(
-          'Calgate (2026-07-28)',
-          stack.pid,
-          await held(calgate2026),
-          { ...ours, count: 10_000, format: 'json' },
-          10_000,
-        ),
-        peerSide(
-          'Temporal Cortex',
-          peer.pid,
-          await held(cortex),
-          { ...theirs, count: 10_000, format: 'json' },
-          10_000,
-        ),
-      ],
+      on: ['calgate2025', 'calgate2026', 'cortex'],
     },
     {
       name: '10,000 instances, TOON',
+      count: 10_000,
+      format: 'toon',
       fresh: false,
-      sides: [
-        calgateSide(
-          'Calgate (2025-11-25)',
-          stack.pid,
-          await held(calgate2025),
-          { ...ours, count: 10_000, format: 'toon' },
-          10_000,
-        ),
-        peerSide(
-          'Temporal Cortex',
-          peer.pid,
-          await held(cortex),
-          { ...theirs, count: 10_000, format: 'toon' },
-          10_000,
-        ),
-      ],
+      on: ['calgate2025', 'cortex'],
     },
     {
       name: '20 instances, JSON, new connection per call',
+      count: 20,
+      format: 'json',
       fresh: true,
-      sides: [
-        calgateSide(
-          'Calgate (2025-11-25)',
-          stack.pid,
-          await fresh(calgate2025),
-          { ...ours, count: 20, format: 'json' },
-          20,
-        ),
-        peerSide(
-          'Temporal Cortex',
-          peer.pid,
-          await fresh(cortex),
-          { ...theirs, count: 20, format: 'json' },
-          20,
-        ),
-      ],
+      on: ['calgate2025', 'cortex'],
     },
-  ].map((c) => ({ ...c, figures: new Map() }));
+  ];
+  const cases: Case[] = [];
+  for (const { name, count, format, fresh: perCall, on } of table) {
+    const sides: Side[] = [];
+    for (const server of on.map((key) => servers[key])) {
+      const client = await (perCall ? fresh : held)(server.target);
+      sides.push(server.side(server.label, server.pid, client, { ...server.args, count, format }, count));
+    }
+    cases.push({ name, fresh: perCall, sides, figures: new Map() });
+  }
   for (const c of cases) {
     for (const side of c.sides) {
       c.figures.set(side, { cpu: 0, first: [], all: [], pages: 0, bytes: 0, firstBytes: 0 });

@@ -101,11 +101,13 @@ describe('tool answers stay within 25,000 tokens', () => {
   let client: Client;
   let calendarId: string;
   let keyId: string;
+  let tenantId: string;
 
   beforeAll(async () => {
     gw = await startTestGateway(HIGH_RATE_LIMITS);
     const owner = await gw.seedTenant('Owner');
     keyId = owner.keyId;
+    tenantId = owner.tenantId;
     calendarId = await gw.localCalendar(owner.tenantId, 'Work', 'UTC');
     await gw.grant(owner.tenantId, owner.keyId, calendarId, { read: true, write: true });
     await insertRows(gw, calendarId, [...LONG, ...SHORT, HUGE]);
@@ -259,7 +261,7 @@ describe('tool answers stay within 25,000 tokens', () => {
       "UPDATE api_keys SET toolsets = ARRAY['calendar', 'booking', 'search', 'rules'] WHERE id = $1",
       [keyId],
     );
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenantId);
     const args = {
       query: 'title:standup',
       timeMin: '2028-01-01T00:00:00Z',

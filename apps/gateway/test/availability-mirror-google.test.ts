@@ -15,11 +15,20 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  DAY,
+  date,
+  type Random,
+  random,
+  randomEvents,
+  randomWindow,
+  SEED,
+  wall,
+} from './random-calendars.ts';
 
 const CLIENT = { clientId: 'avail-mirror.apps.googleusercontent.com', clientSecret: 'avail-mirror-secret' };
 const ANN = 'ann@example.com';
 const BOB = 'bob@example.com';
-const SEED = Number(process.env.SEED ?? Date.now() % 1_000_000);
 
 /** Calendars and their zones: Ann's own (primary and two more) and Bob's, shared read-only. */
 const CALENDARS = [
@@ -37,38 +46,20 @@ const ZONES = [
   'UTC',
 ];
 /** Five weeks across the DST changes of 2027 (US 14 March, EU 28 March, NZ 4 April). */
-const DAY = 86_400_000;
-const BASE = Date.parse('2027-03-08T00:00:00Z');
-const DAYS = 35;
-
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    next,
-    int: (from: number, to: number) => from + Math.floor(next() * (to - from + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-    chance: (p: number) => next() < p,
-  };
-}
-type Random = ReturnType<typeof random>;
-
-/** A local wall time in `zone` as Google accepts it: `YYYY-MM-DDTHH:MM:00` with the zone beside it. */
-const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);
-const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const WEEKS = { day0: Date.parse('2027-03-08T00:00:00Z'), days: 35 };
+const SHAPE = {
+  ...WEEKS,
+  zones: ZONES,
+  firstDay: -2,
+  lastDay: 1,
+  allDay: 0.15,
+  series: 0.15,
+  maxQuarters: 16,
+};
 
 /** Events of one calendar: single, all-day and recurring, with the flags free/busy reads. */
 function eventsFor(rng: Random, calendar: (typeof CALENDARS)[number], n: number) {
-  const events: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    const zone = rng.pick(ZONES);
-    const startDay = BASE + rng.int(-2, DAYS + 1) * DAY;
+  const flags = (i: number) => {
     const extra: Record<string, unknown> = { summary: `E${i} ${calendar.zone}` };
     if (rng.chance(0.15)) {
       extra.transparency = 'transparent';
@@ -82,41 +73,35 @@ function eventsFor(rng: Random, calendar: (typeof CALENDARS)[number], n: number)
     if (rng.chance(0.15)) {
       extra.visibility = 'private';
     }
-    const kind = rng.next();
-    if (kind < 0.15) {
-      const start = startDay;
-      events.push({ ...extra, start: { date: day(start) }, end: { date: day(start + rng.int(1, 3) * DAY) } });
-      continue;
+    return extra;
+  };
+  return randomEvents(rng, n, SHAPE, flags, ({ index, kind, zone, start, end, flags: extra }) => {
+    if (kind === 'allDay') {
+      return { ...extra, start: { date: date(start) }, end: { date: date(end) } };
     }
-    const start = startDay + rng.int(0, 95) * 900_000;
-    const end = start + rng.int(1, 16) * 900_000;
-    if (kind < 0.3) {
+    if (kind === 'series') {
       const rule = rng.pick([
         `RRULE:FREQ=DAILY;COUNT=${rng.int(3, 12)}`,
         `RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=${rng.int(4, 14)}`,
-        `RRULE:FREQ=WEEKLY;UNTIL=${day(start + 30 * DAY).replace(/-/g, '')}T000000Z`,
+        `RRULE:FREQ=WEEKLY;UNTIL=${date(start + 30 * DAY).replace(/-/g, '')}T000000Z`,
       ]);
-      events.push({
+      return {
         ...extra,
-        id: `series${calendar.zone.replace(/[^a-z]/gi, '').toLowerCase()}${i}`,
+        id: `series${calendar.zone.replace(/[^a-z]/gi, '').toLowerCase()}${index}`,
         recurrence: [rule],
         start: { dateTime: wall(start), timeZone: zone },
         end: { dateTime: wall(end), timeZone: zone },
-      });
-      continue;
+      };
     }
     // Timed in their own zone, or as an instant with an offset.
-    events.push(
-      rng.chance(0.7)
-        ? {
-            ...extra,
-            start: { dateTime: wall(start), timeZone: zone },
-            end: { dateTime: wall(end), timeZone: zone },
-          }
-        : { ...extra, start: { dateTime: `${wall(start)}Z` }, end: { dateTime: `${wall(end)}Z` } },
-    );
-  }
-  return events;
+    return rng.chance(0.7)
+      ? {
+          ...extra,
+          start: { dateTime: wall(start), timeZone: zone },
+          end: { dateTime: wall(end), timeZone: zone },
+        }
+      : { ...extra, start: { dateTime: `${wall(start)}Z` }, end: { dateTime: `${wall(end)}Z` } };
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -215,7 +200,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
     const tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     secret = tenant.secret;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGoogle = await connectClient(direct.mcpUrl, tenant.secret);
@@ -243,15 +228,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
   });
 
   /** A random window inside the five weeks (or overlapping their ends), read in a random zone. */
-  const randomWindow = (maxHours: number) => {
-    const start = BASE + rng.int(-1, DAYS) * DAY + rng.int(0, 47) * 1_800_000;
-    const end = start + rng.int(1, maxHours * 2) * 1_800_000;
-    return {
-      timeMin: new Date(start).toISOString(),
-      timeMax: new Date(end).toISOString(),
-      timeZone: rng.pick(ZONES),
-    };
-  };
+  const anyWindow = (maxHours: number) => randomWindow(rng, WEEKS, ZONES, maxHours);
 
   /**
    * The same call through both gateways: equal answers. The mirror's says which sync it reflects
@@ -283,7 +260,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     let busy = 0;
     for (let i = 0; i < 16; i++) {
       const answer = await compare('find_free_time', {
-        ...randomWindow(i < 4 ? 24 * 20 : 72),
+        ...anyWindow(i < 4 ? 24 * 20 : 72),
         calendarIds: ids,
         ...(rng.chance(0.5) ? { minDurationMinutes: rng.int(15, 120) } : {}),
       });
@@ -295,9 +272,9 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
 
   it('find_free_slots with working hours and buffers answers as Google does', async () => {
     for (let i = 0; i < 10; i++) {
-      const { timeZone: _zone, ...window } = randomWindow(24 * 7);
+      const { timeZone: _zone, ...slots } = anyWindow(24 * 7);
       await compare('find_free_slots', {
-        ...window,
+        ...slots,
         calendarIds: rng.chance(0.5) ? ids : [rng.pick(ids)],
         minDurationMinutes: rng.pick([15, 30, 60]),
         workingHours: {
@@ -315,14 +292,14 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     let named = 0;
     let hidden = 0;
     for (let i = 0; i < 12; i++) {
-      const window = randomWindow(i < 6 ? 6 : 24 * 5);
-      const checked = await compare('check_availability', { ...window, calendarIds: ids });
+      const asked = anyWindow(i < 6 ? 6 : 24 * 5);
+      const checked = await compare('check_availability', { ...asked, calendarIds: ids });
       for (const conflict of (checked.conflicts ?? []) as { kind: string; summary?: string }[]) {
         named += conflict.kind === 'event' ? 1 : 0;
         hidden += conflict.kind === 'busy' ? 1 : 0;
       }
       await compare('get_availability', {
-        ...window,
+        ...asked,
         calendarIds: ids,
         privacy: rng.pick(['opaque', 'full']),
         minDurationMinutes: rng.pick([15, 30, 60]),
@@ -332,8 +309,8 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
     // Bob's private events show to Ann as busy time without a name.
     const bob = ids[CALENDARS.findIndex((calendar) => calendar.id === BOB)];
     const week = {
-      timeMin: new Date(BASE).toISOString(),
-      timeMax: new Date(BASE + DAYS * DAY).toISOString(),
+      timeMin: new Date(WEEKS.day0).toISOString(),
+      timeMax: new Date(WEEKS.day0 + WEEKS.days * DAY).toISOString(),
     };
     const full = await compare('get_availability', { ...week, calendarIds: [bob], privacy: 'full' });
     const kinds = (full.busy as { events: { kind: string; summary?: string }[] }[]).flatMap(

@@ -147,7 +147,7 @@ describe.each([
     const work = result.calendars.find((c) => c.summary === 'Work');
     expect(work).toBeDefined();
     calendarId = work?.id as string;
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
     clients.push(client);
   }, 60_000);
@@ -420,7 +420,7 @@ describe.each([
       connection.connectionId,
       JSON.stringify({ username: server.username, password: 'changed-elsewhere', url: workUrl }),
     );
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(second.tenantId);
     const mallory = await connectClient(gw.mcpUrl, second.secret);
     clients.push(mallory);
     const read = await mallory.callTool({
@@ -447,7 +447,7 @@ describe.each([
     );
     expect(again.code, again.err).toBe(0);
     expect(JSON.parse(again.out)).toMatchObject({ connectionId: connection.connectionId, reconnected: true });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(second.tenantId);
     const back = await mallory.callTool({
       name: 'list_events',
       arguments: {
@@ -513,7 +513,7 @@ describe('a calendar the CalDAV server lets the account only read', () => {
     const calendarId = (JSON.parse(out) as { calendars: { id: string }[] }).calendars[0]?.id as string;
     // Write ticked for the key directly in the store: the server's privileges still decide.
     await gw.db.pool.query('UPDATE grants SET can_write = true WHERE calendar_id = $1', [calendarId]);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
     const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
     expect(JSON.stringify(listed.structuredContent)).toContain('"canWrite":false');
@@ -544,7 +544,7 @@ describe('a calendar the CalDAV server lets the account only read', () => {
     });
     expect(removed.status).toBe(200);
     expect(await gw.runtime.connections.get(tenant.tenantId, connectionId)).toBeNull();
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const gone = await client.callTool({ name: 'list_calendars', arguments: {} });
     expect(JSON.stringify(gone.structuredContent)).not.toContain(calendarId);
     expect(await server.bob.raw('GET', '/bob/shared/').then((r) => r.status)).toBeLessThan(500);
@@ -587,7 +587,7 @@ describe('a calendar the CalDAV server lets the account only read', () => {
     const result = (await ok.json()) as { connectionId: string; calendars: { summary: string }[] };
     expect(result.connectionId).toMatch(/^con_/);
     expect(result.calendars.map((c) => c.summary)).toEqual(['Dash']);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const dash = await connectClient(gw.mcpUrl, tenant.secret);
     try {
       const listed = await dash.callTool({ name: 'list_calendars', arguments: {} });

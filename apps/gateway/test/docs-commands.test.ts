@@ -237,7 +237,7 @@ describe('CalDAV accounts: the connect command as written, against Radicale', ()
     expect(answer.calendars).toEqual([
       expect.objectContaining({ summary: 'Work', created: true, id: expect.stringMatching(/^cal_/) }),
     ]);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {
       const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
@@ -309,7 +309,7 @@ describe('Subscriptions: the connect ics command as written, against a local fee
     expect(answer.calendars).toEqual([
       expect.objectContaining({ summary: 'Public holidays', created: true }),
     ]);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {
       const listed = await client.callTool({ name: 'list_calendars', arguments: {} });

@@ -123,7 +123,7 @@ export async function connectGoogleAccount(
     { email, refreshToken: emulator.refreshToken(email) },
     { access, keyIds: [tenant.keyId] },
   );
-  gw.runtime.deps.authenticator.invalidate();
+  gw.forgetKeys(tenant.tenantId);
   const { rows } = await gw.db.pool.query(
     'SELECT id FROM calendars WHERE external_id = $1 AND tenant_id = $2',
     [email, tenant.tenantId],
@@ -150,7 +150,14 @@ export async function connectGoogleAccountByCli(
   );
   expect(err).toBe('');
   expect(code).toBe(0);
-  gw.runtime.deps.authenticator.invalidate();
+  const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
+    "SELECT tenant_id FROM connections WHERE provider = 'google' AND account_email = lower($1)",
+    [email],
+  );
+  expect(rows, `${email}'s connection`).not.toHaveLength(0);
+  for (const row of rows) {
+    gw.forgetKeys(row.tenant_id);
+  }
 }
 
 /** Opens Google's consent page like a browser and submits it; returns the redirect back to Calgate. */

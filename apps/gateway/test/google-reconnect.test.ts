@@ -80,7 +80,7 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
     // The refresh token dies; a tool call marks the account needs_reauth.
     emulator.admin.revokeTokens({ email: ANN });
     emulator.admin.expireAccessTokens({ email: ANN });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {
       const failed = await client.callTool({ name: 'list_events', arguments: { calendarId: primary } });
@@ -95,7 +95,7 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
       expect(await grants()).toEqual(after);
       const status = await gw.db.pool.query(`SELECT status FROM connections WHERE account_email = $1`, [ANN]);
       expect(status.rows[0].status).toBe('active');
-      gw.runtime.deps.authenticator.invalidate();
+      gw.forgetKeys(tenant.tenantId);
       const listed = await client.callTool({ name: 'list_events', arguments: { calendarId: primary } });
       expect(listed.isError, textOf(listed)).toBeFalsy();
       const calendars = await client.callTool({ name: 'list_calendars', arguments: {} });

@@ -114,7 +114,7 @@ describe('least-privilege Google scopes: read-only connections and "Allow writin
     // A Write tick from before the account was reconnected read-only (kept: grants are never
     // dropped by a reconnect); Google itself refuses the write for lack of scope.
     await gw.runtime.tenancy.setGrant(tenant.tenantId, tenant.keyId, calendarId, { read: true, write: true });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const result = await client.callTool({
       name: 'create_event',
       arguments: { calendarId, summary: 'Blocked', start: EVENT.start, end: EVENT.end },
@@ -150,7 +150,7 @@ describe('least-privilege Google scopes: read-only connections and "Allow writin
     expect(calendarsAfter.rows.map((row) => row.id)).toEqual(calendarsBefore.rows.map((row) => row.id));
     expect(calendarsAfter.rows[0].access_role).toBe('owner');
 
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const created = await client.callTool({
       name: 'create_event',
       arguments: {

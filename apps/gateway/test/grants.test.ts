@@ -102,7 +102,7 @@ describe('grants and tenant isolation', () => {
       'visible A',
     ]);
     await gw.runtime.tenancy.revokeGrant(acme.tenantId, acme.keyId, calB);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(acme.tenantId);
     const after = await reader.callTool({ name: 'list_events', arguments: { calendarId: calB } });
     expect(after.isError).toBe(true);
   });

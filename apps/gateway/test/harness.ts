@@ -25,6 +25,12 @@ export interface TestGateway extends RunningGateway {
     calendarId: string,
     grant: { read: boolean; write: boolean },
   ): Promise<void>;
+  /**
+   * Drops this gateway's cached key lookups of one tenant and tells the other gateways (through
+   * Redis) to drop theirs, as the dashboard does after a change. Never all tenants': gateways of
+   * other test files hear it too, and an emptied cache fails their calls while Postgres is away.
+   */
+  forgetKeys(tenantId: string): void;
   stop(): Promise<void>;
 }
 
@@ -63,6 +69,7 @@ export async function startTestGateway(
   });
   const gateway = await serve(config, createLogger(config.logLevel, sink));
   const { tenancy, keys } = gateway.runtime;
+  const forgetKeys = (tenantId: string) => gateway.runtime.deps.authenticator.invalidate('here', tenantId);
   return {
     ...gateway,
     db,
@@ -78,10 +85,9 @@ export async function startTestGateway(
     },
     async grant(tenantId, keyId, calendarId, grant) {
       await tenancy.setGrant(tenantId, keyId, calendarId, grant);
-      // Scoped to the tenant, as the dashboard's own grant changes are: gateways of other test
-      // files share Redis (and so this broadcast) and keep their caches.
-      gateway.runtime.deps.authenticator.invalidate('here', tenantId);
+      forgetKeys(tenantId);
     },
+    forgetKeys,
     async stop() {
       await gateway.close();
       if (options.db === undefined) {

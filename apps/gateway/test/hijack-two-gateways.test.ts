@@ -59,7 +59,7 @@ describe('an elicitation answered through another gateway process (shared Postgr
     const tenant = await first.seedTenant('Acme');
     calendarId = await first.localCalendar(tenant.tenantId, 'Home', 'UTC');
     await first.grant(tenant.tenantId, tenant.keyId, calendarId, { read: true, write: true });
-    second.runtime.deps.authenticator.invalidate();
+    second.forgetKeys(tenant.tenantId);
     const local = new LocalCalendarProvider(new LocalEventStore(first.db));
     const handle = { id: calendarId, externalId: calendarId, timeZone: 'UTC' };
     await local.insertEvent(handle, {

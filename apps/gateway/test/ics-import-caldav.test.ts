@@ -14,49 +14,8 @@ import {
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { designReview, OFFSITE_2027, standupSeries, vcalendar, vevent } from './ics-import-fixture.ts';
 
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-function vevent(lines: string[]): string[] {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
-}
-
-const single = (summary: string) =>
-  vevent([
-    'UID:review-7@example.com',
-    'DTSTART:20270302T150000Z',
-    'DTEND:20270302T160000Z',
-    `SUMMARY:${summary}`,
-  ]);
-const OFFSITE = vevent([
-  'UID:offsite-2027@example.com',
-  'DTSTART;VALUE=DATE:20270303',
-  'DTEND;VALUE=DATE:20270305',
-  'SUMMARY:Offsite',
-]);
-const standup = (overrideHour: string) => [
-  ...vevent([
-    'UID:standup-series@example.com',
-    'DTSTART;TZID=Europe/Berlin:20270301T090000',
-    'DTEND;TZID=Europe/Berlin:20270301T091500',
-    'RRULE:FREQ=DAILY;COUNT=5',
-    'EXDATE;TZID=Europe/Berlin:20270304T090000',
-    'SUMMARY:Standup',
-  ]),
-  ...vevent([
-    'UID:standup-series@example.com',
-    'RECURRENCE-ID;TZID=Europe/Berlin:20270302T090000',
-    `DTSTART;TZID=Europe/Berlin:20270302T${overrideHour}0000`,
-    `DTEND;TZID=Europe/Berlin:20270302T${overrideHour}1500`,
-    'SUMMARY:Standup (late)',
-  ]),
-];
 /** Written to the server by another client under a name of its own, before any import. */
 const SEEDED = vcalendar(
   vevent([
@@ -175,7 +134,7 @@ describe.each([
     const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
     calendarId = connected.calendars.find((c) => c.summary === 'Imports')?.id as string;
     expect(calendarId).toBeTruthy();
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
   }, 60_000);
 
@@ -188,7 +147,7 @@ describe.each([
   it('imports singles and a series with an override and an EXDATE, keeping every UID, then updates the same objects', async () => {
     const first = await call('import_events', {
       calendarId,
-      ics: vcalendar(single('Design review'), OFFSITE, standup('11'), seededAgain),
+      ics: vcalendar(designReview('Design review'), OFFSITE_2027, standupSeries('11'), seededAgain),
     });
     expect(first).toMatchObject({ imported: 3, updated: 1, skipped: 0, errors: [] });
 
@@ -222,7 +181,7 @@ describe.each([
     // Again, changed: the same objects are updated, nothing is added.
     const second = await call('import_events', {
       calendarId,
-      ics: vcalendar(single('Design review (room 4)'), OFFSITE, standup('12'), seededAgain),
+      ics: vcalendar(designReview('Design review (room 4)'), OFFSITE_2027, standupSeries('12'), seededAgain),
     });
     expect(second).toMatchObject({ imported: 0, errors: [] });
     expect((second.updated as number) + (second.skipped as number)).toBe(4);
@@ -247,7 +206,7 @@ describe.each([
     // The same data a third time changes nothing and adds nothing.
     const third = await call('import_events', {
       calendarId,
-      ics: vcalendar(single('Design review (room 4)'), OFFSITE, standup('12'), seededAgain),
+      ics: vcalendar(designReview('Design review (room 4)'), OFFSITE_2027, standupSeries('12'), seededAgain),
     });
     expect(third).toMatchObject({ imported: 0, errors: [] });
     expect([...(await objects()).keys()].sort()).toEqual([...stored.keys()].sort());

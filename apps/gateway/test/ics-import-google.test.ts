@@ -8,51 +8,10 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { designReview, OFFSITE_2027, standupSeries, vcalendar, vevent } from './ics-import-fixture.ts';
 
 const CLIENT = { clientId: 'calgate-import.apps.googleusercontent.com', clientSecret: 'import-secret' };
 const ANN = 'ann@example.com';
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-function vevent(lines: string[]): string[] {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
-}
-
-const single = (summary: string) =>
-  vevent([
-    'UID:review-7@example.com',
-    'DTSTART:20270302T150000Z',
-    'DTEND:20270302T160000Z',
-    `SUMMARY:${summary}`,
-  ]);
-const OFFSITE = vevent([
-  'UID:offsite-2027@example.com',
-  'DTSTART;VALUE=DATE:20270303',
-  'DTEND;VALUE=DATE:20270305',
-  'SUMMARY:Offsite',
-]);
-const standup = (overrideHour: string) => [
-  ...vevent([
-    'UID:standup-series@example.com',
-    'DTSTART;TZID=Europe/Berlin:20270301T090000',
-    'DTEND;TZID=Europe/Berlin:20270301T091500',
-    'RRULE:FREQ=DAILY;COUNT=5',
-    'EXDATE;TZID=Europe/Berlin:20270304T090000',
-    'SUMMARY:Standup',
-  ]),
-  ...vevent([
-    'UID:standup-series@example.com',
-    'RECURRENCE-ID;TZID=Europe/Berlin:20270302T090000',
-    `DTSTART;TZID=Europe/Berlin:20270302T${overrideHour}0000`,
-    `DTEND;TZID=Europe/Berlin:20270302T${overrideHour}1500`,
-    'SUMMARY:Standup (late)',
-  ]),
-];
 const UIDS = ['offsite-2027@example.com', 'review-7@example.com', 'standup-series@example.com'];
 /** Enough events that the UIDs are found with one listing of the calendar, not one by one. */
 const many = (tag: string) =>
@@ -103,7 +62,7 @@ describe('import_events into a mirrored Google calendar', () => {
     const tenant = await gw.seedTenant('Importer');
     calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { toolsets: ['calendar', 'ics'] });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
   });
 
@@ -116,7 +75,7 @@ describe('import_events into a mirrored Google calendar', () => {
   it('imports singles and a series with an override and an EXDATE under their UIDs, then updates the same events', async () => {
     const first = await call('import_events', {
       calendarId,
-      ics: vcalendar(single('Design review'), OFFSITE, standup('11')),
+      ics: vcalendar(designReview('Design review'), OFFSITE_2027, standupSeries('11')),
     });
     expect(first).toMatchObject({ imported: 3, updated: 0, skipped: 0, errors: [] });
     const before = stored();
@@ -149,7 +108,7 @@ describe('import_events into a mirrored Google calendar', () => {
 
     const second = await call('import_events', {
       calendarId,
-      ics: vcalendar(single('Design review (room 4)'), OFFSITE, standup('12')),
+      ics: vcalendar(designReview('Design review (room 4)'), OFFSITE_2027, standupSeries('12')),
     });
     expect(second).toMatchObject({ imported: 0, errors: [] });
     expect((second.updated as number) + (second.skipped as number)).toBe(3);

@@ -8,6 +8,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { type ImportAnswer, listJanuary, OFFSITE, REVIEW, vcalendar, vevent } from './ics-import-fixture.ts';
 import {
   type ConnectedOutlook,
   connectOutlookAccount,
@@ -17,15 +18,6 @@ import {
 
 const ANN = 'ann@contoso.com';
 const PROPERTY = 'String {00020329-0000-0000-c000-000000000046} Name Calgate.iCalUID';
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-const vevent = (lines: string[]) => ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
 
 const STANDUP = vevent([
   'UID:standup@example.com',
@@ -34,19 +26,6 @@ const STANDUP = vevent([
   'RRULE:FREQ=DAILY;COUNT=5',
   'EXDATE;TZID=Europe/Berlin:20260108T090000',
   'SUMMARY:Standup',
-]);
-const OFFSITE = vevent([
-  'UID:offsite@example.com',
-  'DTSTART;VALUE=DATE:20260106',
-  'DTEND;VALUE=DATE:20260108',
-  'SUMMARY:Offsite',
-  'LOCATION:Lisbon',
-]);
-const REVIEW = vevent([
-  'UID:review@example.com',
-  'DTSTART:20260106T150000Z',
-  'DURATION:PT1H',
-  'SUMMARY:Review',
 ]);
 const HOURLY = vevent([
   'UID:hourly@example.com',
@@ -71,10 +50,6 @@ const STANDUP_MOVED = vevent([
   'DTEND;TZID=Europe/Berlin:20260107T141500',
   'SUMMARY:Standup (afternoon)',
 ]);
-
-interface Listed {
-  events: { id: string; summary?: string; start: { dateTime?: string; date?: string }; location?: string }[];
-}
 
 describe('import_events into an Outlook calendar (Graph emulator)', () => {
   let ms: TestMicrosoftEmulator;
@@ -111,28 +86,10 @@ describe('import_events into an Outlook calendar (Graph emulator)', () => {
   const importIcs = async (ics: string) => {
     const result = await client.callTool({ name: 'import_events', arguments: { calendarId: calendar, ics } });
     expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as {
-      imported: number;
-      updated: number;
-      skipped: number;
-      errors: { uid?: string; line?: number; message: string }[];
-    };
+    return result.structuredContent as unknown as ImportAnswer;
   };
 
-  const listing = async (): Promise<Listed['events']> => {
-    const result = await client.callTool({
-      name: 'list_events',
-      arguments: {
-        calendarId: calendar,
-        timeMin: '2026-01-01T00:00:00Z',
-        timeMax: '2026-02-01T00:00:00Z',
-        timeZone: 'Europe/Berlin',
-        maxResults: 200,
-      },
-    });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return (result.structuredContent as unknown as Listed).events;
-  };
+  const listing = () => listJanuary(client, calendar);
 
   /** A Graph read as the account itself (someone looking in Outlook). */
   const graphGet = async (path: string) => {

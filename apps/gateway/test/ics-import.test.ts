@@ -8,18 +8,15 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
-
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-function vevent(lines: string[]): string[] {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
-}
+import {
+  type ListedEvent,
+  listJanuary,
+  OFFSITE,
+  REVIEW,
+  type Time,
+  vcalendar,
+  vevent,
+} from './ics-import-fixture.ts';
 
 const STANDUP = vevent([
   'UID:standup-1@example.com',
@@ -43,29 +40,6 @@ const STANDUP_CANCELLED = vevent([
   'STATUS:CANCELLED',
   'SUMMARY:Standup',
 ]);
-const OFFSITE = vevent([
-  'UID:offsite@example.com',
-  'DTSTART;VALUE=DATE:20260106',
-  'DTEND;VALUE=DATE:20260108',
-  'SUMMARY:Offsite',
-  'LOCATION:Lisbon',
-]);
-const REVIEW = vevent([
-  'UID:review@example.com',
-  'DTSTART:20260106T150000Z',
-  'DURATION:PT1H',
-  'SUMMARY:Review',
-]);
-
-interface Time {
-  dateTime?: string;
-  date?: string;
-}
-
-interface Listed {
-  events: { id: string; summary?: string; start: Time; end: Time; location?: string }[];
-}
-
 const at = (time: Time) => time.dateTime ?? time.date;
 
 describe('import_events', () => {
@@ -89,7 +63,7 @@ describe('import_events', () => {
     copy = await gw.localCalendar(owner.tenantId, 'Copy', 'Europe/Berlin');
     await gw.grant(owner.tenantId, owner.keyId, copy, { read: true, write: true });
     await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'ics'] });
-    lan.runtime.deps.authenticator.invalidate();
+    lan.forgetKeys(owner.tenantId);
     client = await connectClient(gw.mcpUrl, owner.secret);
     onLan = await connectClient(lan.mcpUrl, owner.secret);
     feed = createServer((request, response) => {
@@ -113,20 +87,7 @@ describe('import_events', () => {
     return on.callTool({ name: 'import_events', arguments: { calendarId: calendar, ...args } });
   }
 
-  async function listing(of = calendar): Promise<Listed['events']> {
-    const result = await client.callTool({
-      name: 'list_events',
-      arguments: {
-        calendarId: of,
-        timeMin: '2026-01-01T00:00:00Z',
-        timeMax: '2026-02-01T00:00:00Z',
-        timeZone: 'Europe/Berlin',
-        maxResults: 100,
-      },
-    });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return (result.structuredContent as unknown as Listed).events;
-  }
+  const listing = (of = calendar) => listJanuary(client, of);
 
   it('imports every VEVENT of text, series with their overrides, keeping UIDs', async () => {
     const result = await call(client, {
@@ -248,7 +209,7 @@ describe('import_events', () => {
     const imported = await call(client, { calendarId: copy, ics: text });
     expect(imported.isError, textOf(imported)).toBeFalsy();
     expect(imported.structuredContent).toMatchObject({ updated: 0, skipped: 0, errors: [] });
-    const shape = (events: Listed['events']) =>
+    const shape = (events: ListedEvent[]) =>
       events.map((event) => [event.summary, at(event.start), at(event.end), event.location]);
     expect(shape(await listing(copy))).toEqual(shape(await listing(calendar)));
     const ranged = await client.readResource({

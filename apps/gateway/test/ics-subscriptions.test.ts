@@ -259,7 +259,7 @@ describe('subscribed calendar feeds', () => {
     expect(calendarId).toMatch(/^cal_/);
     // Nothing sealed leaks into the answer.
     expect(result.out).not.toContain(feeds.origin);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
     // The first sync, as the worker's planner queues it for a calendar never synced.
     await plan();
@@ -542,7 +542,7 @@ describe('subscribed calendar feeds', () => {
     });
     expect(failed.error).toMatch(/answered 404: no calendar there/);
     // Reads say the same, rather than answering from an outdated copy.
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const read = await client.callTool({
       name: 'list_events',
       arguments: {
@@ -575,7 +575,7 @@ describe('subscribed calendar feeds', () => {
     const { rows } = await gw.db.pool.query('SELECT 1 FROM calendars WHERE id = $1', [calendarId]);
     expect(rows).toEqual([]);
     expect(await mirrored(calendarId)).toEqual([]);
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const result = await client.callTool({ name: 'list_events', arguments: { calendarId } });
     expect(result.isError).toBe(true);
   });

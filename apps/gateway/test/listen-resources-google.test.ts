@@ -137,7 +137,7 @@ describe('subscriptions/listen resource updates from the mirror', () => {
       read: false,
       write: false,
     });
-    stack.gw.runtime.deps.authenticator.invalidate();
+    stack.gw.forgetKeys(stack.tenantId);
     expect((await stack.asAccount(ANN, 'POST', eventsPath, meeting('After the grant', 5))).status).toBe(200);
     await until(async () => kept.heard.length >= 1, 10_000);
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
@@ -145,7 +145,7 @@ describe('subscriptions/listen resource updates from the mirror', () => {
 
     // The other key is revoked on A: its stream on B ends without waiting for a change.
     expect(await stack.gw.runtime.keys.revoke(stack.tenantId, other.keyId)).toBe(true);
-    stack.gw.runtime.deps.authenticator.invalidate();
+    stack.gw.forgetKeys(stack.tenantId);
     const ended = await Promise.race([
       kept.subscription.closed,
       new Promise((resolve) => setTimeout(() => resolve('still open'), 1_500)),

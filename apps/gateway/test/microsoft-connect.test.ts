@@ -156,7 +156,7 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     emulator.admin.setPaging({ shortPages: false });
 
     // The key sees them in list_calendars.
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     const listed = textOf(await client.callTool({ name: 'list_calendars', arguments: {} }));
     await client.close();

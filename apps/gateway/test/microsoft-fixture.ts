@@ -174,6 +174,6 @@ export async function connectOutlookAccount(
       });
     }
   }
-  gw.runtime.deps.authenticator.invalidate();
+  gw.forgetKeys(tenantId);
   return out;
 }

@@ -148,7 +148,7 @@ describe('Outlook calendars in the event mirror (calendarView/delta)', () => {
     direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
     const tenant = await gw.seedTenant('Acme');
     outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write');
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     calendarId = outlook.calendars.Calendar as string;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGraph = await connectClient(direct.mcpUrl, tenant.secret);

@@ -146,7 +146,7 @@ describe('reads of Google calendars from the mirror', () => {
     tenant = await gw.seedTenant('Acme');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'write');
     for (const g of [slow, direct]) {
-      g.runtime.deps.authenticator.invalidate();
+      g.forgetKeys(tenant.tenantId);
     }
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaSlow = await connectClient(slow.mcpUrl, tenant.secret);

@@ -154,8 +154,8 @@ describe('read-side screening of CalDAV calendars over MCP (Radicale, mirrored a
     const calendars = (JSON.parse(out) as { calendars: { id: string; summary: string }[] }).calendars;
     calendarId = calendars.find((c) => c.summary === 'Work')?.id as string;
     expect(calendarId).toBeTruthy();
-    gw.runtime.deps.authenticator.invalidate();
-    direct.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
+    direct.forgetKeys(tenant.tenantId);
     // Until the first sync has run, reads go to the server; wait for the mirror to answer.
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {

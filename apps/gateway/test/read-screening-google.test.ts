@@ -96,7 +96,7 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
       "INSERT INTO users (id, tenant_id, email) VALUES ('usr_pat', $1, 'pat@partner.test')",
       [tenant.tenantId],
     );
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
     local = await gw.localCalendar(tenant.tenantId, 'Home', 'UTC');
     await gw.grant(tenant.tenantId, tenant.keyId, local, { read: true, write: true });
     // Written into the store directly, as an import or an old row would be: the write firewall never saw it.

@@ -126,7 +126,7 @@ describe('read-side screening of Outlook calendars over MCP (Graph emulator, mir
     direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
     tenant = await gw.seedTenant('Contoso');
     outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write');
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     calendarId = outlook.calendars.Calendar as string;
     // Until the first delta sync has run, reads go to Graph; wait for the mirror to answer.
     const client = await connectClient(gw.mcpUrl, tenant.secret);

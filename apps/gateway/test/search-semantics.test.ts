@@ -149,7 +149,7 @@ describe('search means one thing on every kind of calendar', () => {
     // One key reads the Google calendar, another the local one: `search` reads all a key may.
     const tenant = await gw.seedTenant('Search');
     await connectGoogleAccountByCli(gw, emulator, ANN, 'read');
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     const { key, secret } = await gw.runtime.keys.create(tenant.tenantId, { name: 'local' });
     const local = await gw.localCalendar(tenant.tenantId, 'Work', 'UTC');
     await gw.grant(tenant.tenantId, key.id, local, { read: true, write: false });

@@ -202,7 +202,7 @@ describe('the person’s time zone, everywhere (over MCP)', () => {
       summary: 'Read in New York',
     });
     await gw.runtime.tenancy.updateTenant(person.tenantId, { timeZone: 'Europe/Berlin' });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(person.tenantId);
     expect(await ok(person, 'list_bookings', {})).toMatchObject({
       timeZone: 'Europe/Berlin',
       bookings: [{ start: '2026-12-08T16:00:00+01:00' }],

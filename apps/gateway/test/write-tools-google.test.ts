@@ -100,7 +100,8 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
       access: 'write',
       keyIds: [other.keyId],
     });
-    gw.runtime.deps.authenticator.invalidate();
+    gw.forgetKeys(tenant.tenantId);
+    gw.forgetKeys(other.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
     reader = await connectClient(gw.mcpUrl, readOnly.secret);
     robotOnly = await connectClient(gw.mcpUrl, other.secret);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ApiKeyRepository, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase } from '@calgate/testkit';
@@ -13,6 +14,20 @@ describe('every model round-trips through the migrated database', () => {
   afterAll(async () => {
     await db.close();
   });
+
+  /** Tenant `tnt_<id>` and its API key `key_<id>`, every other field left to its default. */
+  const tenantWithKey = async (id: string, name: string) => {
+    await db.prisma.tenant.create({ data: { id: `tnt_${id}`, name } });
+    return db.prisma.apiKey.create({
+      data: {
+        id: `key_${id}`,
+        tenantId: `tnt_${id}`,
+        name: 'agent',
+        prefix: `cg_live_${id.repeat(4).slice(0, 4)}`,
+        hash: createHash('sha256').update(id).digest(),
+      },
+    });
+  };
 
   it('tenant, user, api key (with its defaults), connection, calendar, grant, audit entry, local event', async () => {
     const p = db.prisma;
@@ -185,16 +200,7 @@ describe('every model round-trips through the migrated database', () => {
 
   it('enforces the constraints the model relies on', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_other', name: 'Other' } });
-    await p.apiKey.create({
-      data: {
-        id: 'key_other',
-        tenantId: 'tnt_other',
-        name: 'x',
-        prefix: 'cg_live_zzzz',
-        hash: new Uint8Array(32),
-      },
-    });
+    await tenantWithKey('other', 'Other');
     // A grant joining another tenant's key to this tenant's calendar cannot exist.
     await expect(
       p.grant.create({
@@ -311,16 +317,7 @@ describe('every model round-trips through the migrated database', () => {
 
   it('api key toolsets: the default set, only known names, at least one; the repository checks first', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_ts', name: 'Toolsets' } });
-    const key = await p.apiKey.create({
-      data: {
-        id: 'key_ts',
-        tenantId: 'tnt_ts',
-        name: 'x',
-        prefix: 'cg_live_tsts',
-        hash: new Uint8Array(32).fill(3),
-      },
-    });
+    const key = await tenantWithKey('ts', 'Toolsets');
     expect(key.toolsets).toEqual(['calendar', 'booking', 'search']);
     const changed = await p.apiKey.update({
       where: { id: key.id },
@@ -375,7 +372,7 @@ describe('every model round-trips through the migrated database', () => {
 
   it('project, rule and classification: composite keys inside one tenant, gone with it', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_cls', name: 'Classify' } });
+    await tenantWithKey('cls', 'Classify');
     await p.connection.create({
       data: { id: 'con_cls', tenantId: 'tnt_cls', provider: 'local', accountEmail: 'local', auth: 'none' },
     });
@@ -387,15 +384,6 @@ describe('every model round-trips through the migrated database', () => {
         externalId: 'cal_cls',
         summary: 'Work',
         timeZone: 'UTC',
-      },
-    });
-    await p.apiKey.create({
-      data: {
-        id: 'key_cls',
-        tenantId: 'tnt_cls',
-        name: 'agent',
-        prefix: 'cg_live_clss',
-        hash: new Uint8Array(32).fill(3),
       },
     });
     await p.user.create({ data: { id: 'usr_cls', tenantId: 'tnt_cls', email: 'cls@example.com' } });
@@ -512,16 +500,7 @@ describe('every model round-trips through the migrated database', () => {
 
   it('delivery target, schedule and delivery: composite keys inside one tenant, gone with it', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_sch', name: 'Schedules' } });
-    await p.apiKey.create({
-      data: {
-        id: 'key_sch',
-        tenantId: 'tnt_sch',
-        name: 'agent',
-        prefix: 'cg_live_schd',
-        hash: new Uint8Array(32).fill(9),
-      },
-    });
+    await tenantWithKey('sch', 'Schedules');
     const target = await p.deliveryTarget.create({
       data: {
         id: 'tgt_rt',
@@ -615,16 +594,7 @@ describe('every model round-trips through the migrated database', () => {
 
   it('action confirmation and the hijack policy of a key (CHECKs hold the names)', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_cf', name: 'Confirmations' } });
-    const key = await p.apiKey.create({
-      data: {
-        id: 'key_cf',
-        tenantId: 'tnt_cf',
-        name: 'x',
-        prefix: 'cg_live_cfcf',
-        hash: new Uint8Array(32).fill(9),
-      },
-    });
+    const key = await tenantWithKey('cf', 'Confirmations');
     expect(key.hijackPolicy).toBe('ask');
     expect(
       (await p.apiKey.update({ where: { id: key.id }, data: { hijackPolicy: 'strict' } })).hijackPolicy,
@@ -725,18 +695,9 @@ describe('every model round-trips through the migrated database', () => {
 
   it('oauth client, code and refresh token; invitation, password reset and second factor', async () => {
     const p = db.prisma;
-    await p.tenant.create({ data: { id: 'tnt_oa', name: 'OAuth' } });
+    await tenantWithKey('oa', 'OAuth');
     const user = await p.user.create({
       data: { id: 'usr_oa', tenantId: 'tnt_oa', email: 'oa@example.com', passwordHash: '$argon2id$x' },
-    });
-    await p.apiKey.create({
-      data: {
-        id: 'key_oa',
-        tenantId: 'tnt_oa',
-        name: 'app',
-        prefix: 'cg_live_oaoa',
-        hash: new Uint8Array(32).fill(11),
-      },
     });
     const client = await p.oAuthClient.create({
       data: {

@@ -391,6 +391,13 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
           .filter((b) => b.end > b.start),
       );
     }
+    // A listing of those hours has the holiday too, from the mirror as from Graph's calendarView.
+    const listed = await compare('list_events', {
+      calendarId: travel,
+      timeMin: iso(FIXED - 6 * HOUR),
+      timeMax: iso(FIXED),
+    });
+    expect((listed.events as { summary: string }[]).map((e) => e.summary)).toEqual(['Holiday in Bangalore']);
   });
 
   it('find_free_slots with working hours and get_availability answer as Graph does', async () => {

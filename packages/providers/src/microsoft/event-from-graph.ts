@@ -1,7 +1,8 @@
 /**
  * A Graph event as Calgate carries it: times in the event's own zone, attendees with the
- * account's own entry marked `self` and carrying its answer, a series master's pattern as RRULE lines, an occurrence's
- * series and original start, and what a provider needs beside (type, hidden, join URL, zone).
+ * account's own entry marked `self` and carrying its answer, a series master's pattern as RRULE
+ * lines, an occurrence's series and original start, and what a provider needs beside (type,
+ * hidden, join URL, zone; an all-day event's own zone through `allDayZoneOf`).
  */
 import {
   type CalgateError,

@@ -1,12 +1,17 @@
 /**
  * Availability of Outlook calendars answered from the mirror, end to end over HTTP with the MCP
- * SDK client: over randomised calendars (timed events in several Windows zones, all-day events,
- * every `showAs`, private and cancelled events, daily and weekly series with deleted, cancelled
+ * SDK client: over randomised calendars (timed events in several Windows zones, all-day events in
+ * zones other than the calendar's, every `showAs`, private and cancelled events, invitations the
+ * mailbox accepted, declined or left unanswered, daily and weekly series with deleted, cancelled
  * and moved occurrences) in a mailbox of a random zone, find_free_time, find_free_slots and
  * get_availability answer from the mirror exactly as from Graph (calendarView, which Calgate's
  * Outlook free/busy reads), say which sync they reflect and ask Graph nothing; the default
  * calendar's busy time is also Graph's getSchedule's. A window beyond what the mirror keeps is
  * asked of Graph. SEED=<n> replays a run.
+ *
+ * Graph's rules checked here: an all-day event is busy from midnight to midnight in its own zone
+ * (not the mailbox's or the calendar's), and an event the mailbox declined is free whatever its
+ * `showAs`. The connection has no MailboxSettings.Read, so the calendars take the tenant's zone.
  *
  * Two gateways share one database: `gw` syncs (its worker runs in process) and reads from the
  * mirror with an hour's staleness bound; `direct` has MIRROR_READS=false and asks Graph.
@@ -34,10 +39,16 @@ const EVENT_ZONES = [
   'UTC',
 ];
 const SHOW_AS = ['busy', 'busy', 'tentative', 'oof', 'workingElsewhere', 'free'];
+const ORGANIZER = 'olga@fabrikam.com';
+/** The mailbox's own answer to an invitation (Graph's responseStatus.response). */
+const RESPONSES = ['declined', 'declined', 'accepted', 'tentativelyAccepted', 'notResponded'];
 const DAY = 86_400_000;
 const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
 const DAYS = 28;
 const FAR = DAY0 + 800 * DAY;
+/** A UTC midnight for the fixed cases of the third calendar. */
+const FIXED = DAY0 + 35 * DAY;
+const HOUR = 3_600_000;
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
 function random(seed: number) {
@@ -62,26 +73,43 @@ type Random = ReturnType<typeof random>;
 const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);
 const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** Graph event bodies of one calendar; all-day events in the mailbox's zone, as Outlook makes them. */
+/**
+ * Graph event bodies of one calendar. All-day events are in any zone (one made in Outlook while
+ * travelling, or sent by an organizer elsewhere, keeps its own); a quarter of the events are
+ * invitations from another organizer that the mailbox answered (or not), with any `showAs`.
+ */
 function eventsFor(rng: Random, n: number, mailboxZone: string): SeedEvent[] {
   const events: SeedEvent[] = [];
   for (let i = 0; i < n; i++) {
     const zone = rng.pick(EVENT_ZONES);
     const day = DAY0 + rng.int(-1, DAYS) * DAY;
-    const extra: { subject: string; showAs: string; sensitivity?: string } = {
+    const extra: Pick<
+      SeedEvent,
+      'subject' | 'showAs' | 'sensitivity' | 'organizerAddress' | 'responseStatus'
+    > &
+      Record<string, unknown> = {
       subject: `E${i}`,
       showAs: rng.pick(SHOW_AS),
     };
     if (rng.chance(0.15)) {
       extra.sensitivity = 'private';
     }
+    if (rng.chance(0.25)) {
+      extra.organizerAddress = ORGANIZER;
+      extra.responseStatus = { response: rng.pick(RESPONSES) };
+      // The invitation names the mailbox (or reached it through a list and does not).
+      extra.attendees = rng.chance(0.6)
+        ? [{ emailAddress: { address: ANN }, type: 'required' }]
+        : [{ emailAddress: { address: 'team@fabrikam.com' }, type: 'required' }];
+    }
     const kind = rng.next();
     if (kind < 0.15) {
+      const allDayZone = rng.chance(0.25) ? mailboxZone : zone;
       events.push({
         ...extra,
         isAllDay: true,
-        start: { dateTime: `${date(day)}T00:00:00`, timeZone: mailboxZone },
-        end: { dateTime: `${date(day + rng.int(1, 3) * DAY)}T00:00:00`, timeZone: mailboxZone },
+        start: { dateTime: `${date(day)}T00:00:00`, timeZone: allDayZone },
+        end: { dateTime: `${date(day + rng.int(1, 3) * DAY)}T00:00:00`, timeZone: allDayZone },
       });
       continue;
     }
@@ -146,6 +174,7 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
   let viaMirror: Client;
   let viaGraph: Client;
   let ids: string[] = [];
+  let travel = '';
   const rng = random(SEED);
   const mailboxZone = rng.pick(MAILBOX_ZONES);
 
@@ -201,6 +230,45 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
               ],
             },
             { name: 'Projects', events: eventsFor(rng, 40, mailboxZone) },
+            {
+              name: 'Travel',
+              events: [
+                // India Standard Time is UTC+05:30 all year: midnight there is 18:30 UTC the day before.
+                {
+                  subject: 'Holiday in Bangalore',
+                  isAllDay: true,
+                  start: { dateTime: `${date(FIXED)}T00:00:00`, timeZone: 'India Standard Time' },
+                  end: { dateTime: `${date(FIXED + DAY)}T00:00:00`, timeZone: 'India Standard Time' },
+                },
+                {
+                  subject: 'Declined review',
+                  organizerAddress: ORGANIZER,
+                  responseStatus: { response: 'declined' },
+                  showAs: 'busy',
+                  attendees: [{ emailAddress: { address: ANN }, type: 'required' }],
+                  start: { dateTime: wall(FIXED + 2 * DAY + 10 * HOUR), timeZone: 'UTC' },
+                  end: { dateTime: wall(FIXED + 2 * DAY + 11 * HOUR), timeZone: 'UTC' },
+                },
+                {
+                  subject: 'Declined through a list',
+                  organizerAddress: ORGANIZER,
+                  responseStatus: { response: 'declined' },
+                  showAs: 'tentative',
+                  attendees: [{ emailAddress: { address: 'team@fabrikam.com' }, type: 'required' }],
+                  start: { dateTime: wall(FIXED + 2 * DAY + 14 * HOUR), timeZone: 'UTC' },
+                  end: { dateTime: wall(FIXED + 2 * DAY + 15 * HOUR), timeZone: 'UTC' },
+                },
+                {
+                  subject: 'Accepted review',
+                  organizerAddress: ORGANIZER,
+                  responseStatus: { response: 'accepted' },
+                  showAs: 'busy',
+                  attendees: [{ emailAddress: { address: ANN }, type: 'required' }],
+                  start: { dateTime: wall(FIXED + 2 * DAY + 12 * HOUR), timeZone: 'UTC' },
+                  end: { dateTime: wall(FIXED + 2 * DAY + 13 * HOUR), timeZone: 'UTC' },
+                },
+              ],
+            },
           ],
         },
       ],
@@ -214,17 +282,24 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
     });
     direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
     const tenant = await gw.seedTenant('Acme');
-    // With MailboxSettings.Read the calendars take the mailbox's zone, the zone of its all-day events.
-    const outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write', [
-      ...MICROSOFT_WRITE_SCOPES,
-      'MailboxSettings.Read',
-    ]);
+    // Without MailboxSettings.Read the calendars take the tenant's zone: all-day events of
+    // other zones must still be placed in their own.
+    const outlook = await connectOutlookAccount(
+      gw,
+      ms,
+      tenant.tenantId,
+      [tenant.keyId],
+      ANN,
+      'write',
+      MICROSOFT_WRITE_SCOPES,
+    );
     direct.runtime.deps.authenticator.invalidate();
     ids = [outlook.calendars.Calendar as string, outlook.calendars.Projects as string];
+    travel = outlook.calendars.Travel as string;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);
     viaGraph = await connectClient(direct.mcpUrl, tenant.secret);
     const until = Date.now() + 30_000;
-    for (const calendarId of ids) {
+    for (const calendarId of [...ids, travel]) {
       const window = {
         calendarId,
         timeMin: new Date(DAY0).toISOString(),
@@ -290,6 +365,39 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
       expect(mine, `getSchedule ${JSON.stringify(window)}`).toEqual(merged);
     }
     expect(busy).toBeGreaterThan(10);
+  });
+
+  it('an all-day event is busy midnight to midnight in its own zone; a declined invitation is free', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+    const expected = [
+      { calendarId: travel, start: iso(FIXED - 5.5 * HOUR), end: iso(FIXED + DAY - 5.5 * HOUR) },
+      { calendarId: travel, start: iso(FIXED + 2 * DAY + 12 * HOUR), end: iso(FIXED + 2 * DAY + 13 * HOUR) },
+    ];
+    for (const window of [
+      { timeMin: FIXED - DAY, timeMax: FIXED + 3 * DAY },
+      // Only the hours of the day before that the all-day event covers in its own zone.
+      { timeMin: FIXED - 6 * HOUR, timeMax: FIXED },
+    ]) {
+      const answer = await compare('find_free_time', {
+        calendarIds: [travel],
+        timeMin: iso(window.timeMin),
+        timeMax: iso(window.timeMax),
+        timeZone: 'UTC',
+      });
+      const clip = (ms: number) => Math.min(window.timeMax, Math.max(window.timeMin, ms));
+      expect(answer.busy).toEqual(
+        expected
+          .map((b) => ({ ...b, start: iso(clip(Date.parse(b.start))), end: iso(clip(Date.parse(b.end))) }))
+          .filter((b) => b.end > b.start),
+      );
+    }
+    // A listing of those hours has the holiday too, from the mirror as from Graph's calendarView.
+    const listed = await compare('list_events', {
+      calendarId: travel,
+      timeMin: iso(FIXED - 6 * HOUR),
+      timeMax: iso(FIXED),
+    });
+    expect((listed.events as { summary: string }[]).map((e) => e.summary)).toEqual(['Holiday in Bangalore']);
   });
 
   it('find_free_slots with working hours and get_availability answer as Graph does', async () => {

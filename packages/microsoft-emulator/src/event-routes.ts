@@ -213,11 +213,16 @@ export function eventRoutes(state: MicrosoftState, paging: Paging, notifier: Not
       target.response = response;
       target.responseTime = new Date(state.now()).toISOString();
       touch(target, state.now());
-      if (response === 'declined') {
-        // Outlook removes a declined meeting from the attendee's calendar.
+      // Outlook removes a declined meeting from the attendee's calendar, unless the mailbox saves
+      // declined events: then it stays, shown as free.
+      const removed =
+        response === 'declined' && state.user(calendar.mailbox)?.preserveDeclinedMeetings !== true;
+      if (removed) {
         deleteInstance(calendar, ownInstance(target));
+      } else if (response === 'declined') {
+        target.showAs = 'free';
       }
-      notifier.changed(calendar, target.id, response === 'declined' ? 'deleted' : 'updated');
+      notifier.changed(calendar, target.id, removed ? 'deleted' : 'updated');
       return { status: 202 };
     };
 

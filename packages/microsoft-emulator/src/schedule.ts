@@ -1,6 +1,10 @@
 /**
  * `POST /me/calendar/getSchedule`: free/busy of mailboxes' default calendars only (other
- * calendars are not consulted), refused for personal Microsoft accounts.
+ * calendars are not consulted), refused for personal Microsoft accounts. Items are the events
+ * that are not cancelled, not shown as free and not declined by the mailbox (a declined
+ * invitation Outlook keeps is free time); all-day events span midnight to midnight in their own
+ * zone. In `availabilityView`, working elsewhere counts as free (0), as Graph documents for
+ * backward compatibility.
  */
 import { graphRoute } from './api.ts';
 import { graphErrors } from './errors.ts';
@@ -16,7 +20,7 @@ const VIEW_DIGIT: Record<string, string> = {
   tentative: '1',
   busy: '2',
   oof: '3',
-  workingElsewhere: '4',
+  workingElsewhere: '0',
   unknown: '2',
 };
 
@@ -82,7 +86,7 @@ export function scheduleRoutes(state: MicrosoftState): Route[] {
             };
           }
           const busy = calendarView(calendar, from, to).filter(
-            (i) => !i.record.isCancelled && i.record.showAs !== 'free',
+            (i) => !i.record.isCancelled && i.record.showAs !== 'free' && i.record.response !== 'declined',
           );
           let view = '';
           for (let t = from; t < to; t += interval * 60_000) {

@@ -3,7 +3,9 @@
  * are given as Graph event bodies; a series may list `exceptions` (changes to one occurrence,
  * named by its original start as a local date-time in the series' zone), `deletedOccurrences`
  * and `cancelledOccurrences` (kept with isCancelled: true, as an attendee sees an occurrence the
- * organizer cancelled).
+ * organizer cancelled). An invitation from another organizer (`organizerAddress`) may carry the
+ * mailbox's own answer (`responseStatus`), as the mailbox keeps it after responding; an exception
+ * may answer one occurrence on its own.
  */
 import { randomUUID } from 'node:crypto';
 import { mailboxKey } from './identity.ts';
@@ -24,8 +26,15 @@ export interface SeedEvent extends Record<string, unknown> {
   subject?: string;
   start: { dateTime: string; timeZone: string };
   end: { dateTime: string; timeZone: string };
+  showAs?: string;
+  sensitivity?: string;
   /** Organizer address (default: the calendar's owner). */
   organizerAddress?: string;
+  /**
+   * The mailbox's own answer to an invitation (default `notResponded`); only with another
+   * `organizerAddress` (the organizer's own copy always answers `organizer`).
+   */
+  responseStatus?: { response: string; time?: string };
   isCancelled?: boolean;
   exceptions?: ({ originalStart: string } & Record<string, unknown>)[];
   deletedOccurrences?: string[];
@@ -54,6 +63,11 @@ export interface SeedUser {
   accountType?: 'work' | 'personal';
   /** Windows or IANA zone; answered as a Windows name by mailboxSettings (default UTC). */
   timeZone?: string;
+  /**
+   * Outlook's "Save declined events" (PreserveDeclinedMeetings): a declined invitation stays on
+   * the calendar as free instead of being deleted (default false, as in Outlook).
+   */
+  preserveDeclinedMeetings?: boolean;
   /** Default: one default calendar named "Calendar". */
   calendars?: SeedCalendar[];
 }
@@ -91,6 +105,7 @@ export function addUser(state: MicrosoftState, seed: SeedUser): UserRecord {
     displayName: seed.displayName ?? seed.email.split('@')[0] ?? seed.email,
     accountType: seed.accountType ?? 'work',
     timeZone: windowsOf(seed.timeZone),
+    preserveDeclinedMeetings: seed.preserveDeclinedMeetings === true,
   };
   state.users.set(mailboxKey(user), user);
   const calendars = seed.calendars ?? [{ name: 'Calendar', isDefaultCalendar: true }];
@@ -144,9 +159,42 @@ function originalStartOf(master: EventRecord, local: string): number {
   return instantOf(parts, master.isAllDay ? master.start.zone.iana : seriesZone(master).iana);
 }
 
+/** Responses a mailbox can hold for an invitation it did not organize. */
+const ANSWERS = ['none', 'notResponded', 'accepted', 'tentativelyAccepted', 'declined'];
+
+/** Sets the mailbox's own answer on an invitation (or one occurrence of it). */
+function answer(state: MicrosoftState, event: EventRecord, given: unknown): void {
+  const status = given as { response?: unknown; time?: unknown } | undefined;
+  if (status === undefined) {
+    return;
+  }
+  const response = String(status?.response);
+  if (!ANSWERS.includes(response)) {
+    throw new Error(`'${response}' is not a response an invitee holds (${ANSWERS.join(', ')}).`);
+  }
+  if (event.response === 'organizer') {
+    throw new Error(`'${event.subject}' is the mailbox's own event: only an invitation has a response.`);
+  }
+  event.response = response;
+  event.responseTime =
+    typeof status.time === 'string'
+      ? status.time
+      : response === 'none' || response === 'notResponded'
+        ? '0001-01-01T00:00:00Z'
+        : new Date(state.now()).toISOString();
+}
+
 export function addEvent(state: MicrosoftState, calendar: CalendarRecord, seed: SeedEvent): EventRecord {
-  const { organizerAddress, isCancelled, exceptions, deletedOccurrences, cancelledOccurrences, id, ...body } =
-    seed;
+  const {
+    organizerAddress,
+    responseStatus,
+    isCancelled,
+    exceptions,
+    deletedOccurrences,
+    cancelledOccurrences,
+    id,
+    ...body
+  } = seed;
   const event = newEvent(calendar, state.now());
   if (typeof id === 'string') {
     event.id = id;
@@ -159,6 +207,7 @@ export function addEvent(state: MicrosoftState, calendar: CalendarRecord, seed: 
   } else {
     event.response = 'organizer';
   }
+  answer(state, event, responseStatus);
   event.isCancelled = isCancelled === true;
   if (event.kind === 'seriesMaster') {
     event.deleted = new Set();
@@ -172,9 +221,10 @@ export function addEvent(state: MicrosoftState, calendar: CalendarRecord, seed: 
     }
     return found;
   };
-  for (const { originalStart, ...patch } of exceptions ?? []) {
+  for (const { originalStart, responseStatus: own, ...patch } of exceptions ?? []) {
     const exception = exceptionFrom(calendar, occurrence(originalStart), state.now());
     applyInput(exception, patch, false);
+    answer(state, exception, own);
     calendar.events.set(exception.id, exception);
   }
   for (const local of cancelledOccurrences ?? []) {

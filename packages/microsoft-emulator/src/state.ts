@@ -21,6 +21,8 @@ export interface UserRecord {
   accountType: 'work' | 'personal';
   /** mailboxSettings.timeZone (Windows name). */
   timeZone: string;
+  /** Outlook's "Save declined events": a declined invitation stays, shown as free. */
+  preserveDeclinedMeetings: boolean;
 }
 
 export interface EmailAddress {

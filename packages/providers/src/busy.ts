@@ -7,7 +7,7 @@ import {
   mergeIntervals,
   parseInstant,
 } from '@calgate/core';
-import type { BusyInterval, CalendarRef, FreeBusyResult } from './types.ts';
+import type { BusyEvent, BusyInterval, CalendarRef, FreeBusyResult } from './types.ts';
 
 export interface Window {
   from: number;
@@ -57,15 +57,19 @@ export function mergeBusy(intervals: Iterable<readonly [number, number]>, window
 }
 
 /**
- * Free/busy of each calendar, read one by one in parallel by `busyOf`. A calendar whose read fails
- * with what `failure` turns into a CalgateError answers that error, the others their busy time;
- * anything `failure` leaves undefined is thrown.
+ * Free/busy of each calendar, read one by one in parallel by `busyOf` (its busy time, or that and
+ * the events making it, when it read them). A calendar whose read fails with what `failure` turns
+ * into a CalgateError answers that error, the others their busy time; anything `failure` leaves
+ * undefined is thrown.
  */
 export function busyPerCalendar(
   calendars: readonly CalendarRef[],
   timeMin: string,
   timeMax: string,
-  busyOf: (calendar: CalendarRef, window: Window) => Promise<BusyInterval[]>,
+  busyOf: (
+    calendar: CalendarRef,
+    window: Window,
+  ) => Promise<BusyInterval[] | { busy: BusyInterval[]; events: BusyEvent[] }>,
   failure: (error: unknown) => CalgateError | undefined = (error) =>
     isCalgateError(error) ? error : undefined,
 ): Promise<FreeBusyResult[]> {
@@ -73,7 +77,10 @@ export function busyPerCalendar(
   return Promise.all(
     calendars.map(async (calendar): Promise<FreeBusyResult> => {
       try {
-        return { calendarId: calendar.id, busy: await busyOf(calendar, window) };
+        const answer = await busyOf(calendar, window);
+        return Array.isArray(answer)
+          ? { calendarId: calendar.id, busy: answer }
+          : { calendarId: calendar.id, ...answer };
       } catch (error) {
         const known = failure(error);
         if (known === undefined) {

@@ -1,7 +1,8 @@
 /**
  * A Graph event as Calgate carries it: times in the event's own zone, attendees with the
- * account's own entry marked `self`, a series master's pattern as RRULE lines, an occurrence's
- * series and original start, and what a provider needs beside (type, hidden, join URL, zone).
+ * account's own entry marked `self` and carrying its answer, a series master's pattern as RRULE
+ * lines, an occurrence's series and original start, and what a provider needs beside (type,
+ * hidden, join URL, zone; an all-day event's own zone through `allDayZoneOf`).
  */
 import {
   type CalgateError,
@@ -62,6 +63,53 @@ function attendeeOf(attendee: GraphAttendee, accountEmail: string | undefined): 
   }
   out.responseStatus = present(response) ? (RESPONSES[response] ?? 'needsAction') : 'needsAction';
   return out;
+}
+
+/** The mailbox's own answer (Graph's `responseStatus.response`) as its attendee entry says it. */
+const OWN_RESPONSES: Partial<Record<GraphResponse, NonNullable<EventAttendee['responseStatus']>>> = {
+  organizer: 'accepted',
+  accepted: 'accepted',
+  tentativelyAccepted: 'tentative',
+  declined: 'declined',
+  notResponded: 'needsAction',
+};
+
+/**
+ * The account's own answer on its attendee entry. Graph keeps it in `responseStatus`, not in the
+ * attendee list (an invitee's copy lists everyone as the organizer sent them, or not the account
+ * at all when it was invited through a list): an answer the account gave (accepted, tentative,
+ * declined) adds its entry when missing, so that a declined invitation reads as Google's does
+ * (the `self` attendee declined: free time).
+ */
+function withOwnResponse(
+  attendees: EventAttendee[],
+  response: GraphResponse | null | undefined,
+  accountEmail: string | undefined,
+): EventAttendee[] {
+  const status = present(response) ? OWN_RESPONSES[response] : undefined;
+  if (accountEmail === undefined || status === undefined) {
+    return attendees;
+  }
+  const self = attendees.find((attendee) => attendee.self === true);
+  if (self !== undefined) {
+    self.responseStatus = status;
+    return attendees;
+  }
+  return response === 'accepted' || response === 'tentativelyAccepted' || response === 'declined'
+    ? [...attendees, { email: accountEmail, self: true, responseStatus: status }]
+    : attendees;
+}
+
+/**
+ * The zone whose midnights an all-day Outlook event's dates are (its own zone: Graph keeps an
+ * all-day event midnight to midnight there, whatever the calendar's or the mailbox's zone), for
+ * events this module made. Calgate's (Google's) shape has no place for it: `{date}` alone.
+ */
+const allDayZones = new WeakMap<CalendarEvent, string>();
+
+/** The own zone of an all-day event mapped from Graph (undefined: a timed event, or not from Graph). */
+export function allDayZoneOf(event: CalendarEvent): string | undefined {
+  return allDayZones.get(event);
 }
 
 /** What the mapped event leaves out of Calgate's shape but a provider needs. */
@@ -168,8 +216,15 @@ export function toCalendarEvent(
       out.originalStartTime = original;
     }
   }
-  if (event.attendees) {
-    out.attendees = event.attendees.map((attendee) => attendeeOf(attendee, accountEmail));
+  if (event.attendees || event.responseStatus?.response) {
+    const attendees = withOwnResponse(
+      (event.attendees ?? []).map((attendee) => attendeeOf(attendee, accountEmail)),
+      event.responseStatus?.response,
+      accountEmail,
+    );
+    if (event.attendees || attendees.length > 0) {
+      out.attendees = attendees;
+    }
   }
   const organizer = event.organizer?.emailAddress;
   if (organizer) {
@@ -218,6 +273,14 @@ export function toCalendarEvent(
   const updated = toTimestamp(event.lastModifiedDateTime);
   if (updated !== undefined) {
     out.updated = updated;
+  }
+  if (allDay) {
+    const own = zone ?? readGraphTime(event.start);
+    if (typeof own === 'string') {
+      allDayZones.set(out, own);
+    } else if (own.ok) {
+      allDayZones.set(out, own.value.zone);
+    }
   }
   const facts: GraphEventFacts = { event: out, type, hidden: event.isCancelled === true };
   const joinUrl = text(event.onlineMeeting?.joinUrl) ?? text(event.onlineMeetingUrl);

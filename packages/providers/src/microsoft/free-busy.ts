@@ -4,16 +4,20 @@
  */
 import { CalgateError, isCalgateError } from '@calgate/core';
 import { busyPerCalendar, mergeBusy } from '../busy.ts';
-import type { CalendarRef, FreeBusyResult } from '../types.ts';
+import type { BusyEvent, CalendarRef, FreeBusyResult } from '../types.ts';
 import { type GraphClient, graphPath } from './client.ts';
 import type { GraphEvent } from './graph-types.ts';
+import { text } from './graph-values.ts';
 import { MAX_TOP, PREFER_UTC } from './reads.ts';
 import { graphRangeBound, readGraphTime } from './times.ts';
 
 /**
  * Busy intervals from each calendar's calendarView: getSchedule answers only for the mailbox's
  * default calendar (and not for personal accounts). Free (`showAs: free`), cancelled and
- * declined events do not count. Failures are per calendar.
+ * declined events do not count; an all-day event is busy midnight to midnight in its own zone
+ * (Graph writes its start and end there, whatever the preferred zone). With `withEvents` the
+ * answer names the events it was made from, so callers need not list the window again (and
+ * place all-day events in the calendar's zone). Failures are per calendar.
  */
 export async function freeBusy(
   client: GraphClient,
@@ -21,6 +25,7 @@ export async function freeBusy(
   timeMin: string,
   timeMax: string,
   signal?: AbortSignal,
+  options: { withEvents?: boolean } = {},
 ): Promise<FreeBusyResult[]> {
   const failure = (error: unknown) =>
     signal?.aborted
@@ -39,7 +44,7 @@ export async function freeBusy(
           startDateTime: graphRangeBound(window.from),
           endDateTime: graphRangeBound(window.to),
           $top: MAX_TOP,
-          $select: 'start,end,isAllDay,showAs,isCancelled,responseStatus,originalStartTimeZone',
+          $select: `start,end,isAllDay,showAs,isCancelled,responseStatus,originalStartTimeZone${options.withEvents === true ? ',subject' : ''}`,
         },
         prefer: [PREFER_UTC],
         operation: 'freebusy.query',
@@ -47,6 +52,7 @@ export async function freeBusy(
         ...(signal === undefined ? {} : { signal }),
       });
       const intervals: [number, number][] = [];
+      const events: BusyEvent[] = [];
       for (const item of items) {
         if (item.isCancelled === true || item.showAs === 'free') {
           continue;
@@ -58,9 +64,21 @@ export async function freeBusy(
         const end = readGraphTime(item.end);
         if (start.ok && end.ok && end.value.instant > start.value.instant) {
           intervals.push([start.value.instant, end.value.instant]);
+          const summary = text(item.subject);
+          events.push({
+            eventId: item.id ?? '',
+            ...(summary === undefined ? {} : { summary }),
+            start: start.value.instant,
+            end: end.value.instant,
+          });
         }
       }
-      return mergeBusy(intervals, window);
+      const busy = mergeBusy(intervals, window);
+      if (options.withEvents !== true) {
+        return busy;
+      }
+      events.sort((a, b) => a.start - b.start || a.end - b.end);
+      return { busy, events: events.filter((event) => event.start < window.to && event.end > window.from) };
     },
     failure,
   );

@@ -21,6 +21,7 @@ import type {
   EventInput,
   EventPage,
   EventPatch,
+  FreeBusyOptions,
   FreeBusyResult,
   ListEventsQuery,
   NewCalendar,
@@ -86,23 +87,6 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
     const mapped = toCalendarEvent(event, this.#account);
     if (!mapped.ok) {
       throw mapped.error;
-    }
-    const own = event.responseStatus?.response;
-    const attendees = mapped.value.event.attendees;
-    if (own && own !== 'none' && attendees !== undefined && this.#account !== undefined) {
-      const self = attendees.find((attendee) => attendee.self === true);
-      const status = (
-        {
-          organizer: 'accepted',
-          accepted: 'accepted',
-          tentativelyAccepted: 'tentative',
-          declined: 'declined',
-          notResponded: 'needsAction',
-        } as const
-      )[own];
-      if (self !== undefined && status !== undefined) {
-        self.responseStatus = status;
-      }
     }
     return mapped.value;
   }
@@ -274,15 +258,19 @@ export class MicrosoftCalendarProvider implements CalendarProvider {
   /**
    * Busy intervals from each calendar's calendarView: getSchedule answers only for the mailbox's
    * default calendar (and not for personal accounts). Free (`showAs: free`), cancelled and
-   * declined events do not count. Failures are per calendar.
+   * declined events do not count; all-day events are busy in their own zone; `withEvents` names
+   * the events. Failures are per calendar.
    */
   freeBusy(
     calendars: readonly CalendarRef[],
     timeMin: string,
     timeMax: string,
     signal?: AbortSignal,
+    options: FreeBusyOptions = {},
   ): Promise<FreeBusyResult[]> {
-    return freeBusy(this.#client, calendars, timeMin, timeMax, signal);
+    return freeBusy(this.#client, calendars, timeMin, timeMax, signal, {
+      withEvents: options.withEvents === true,
+    });
   }
 
   /** Graph has no quick add: the sentence is read by Calgate's parser in the calendar's zone. */

@@ -13,7 +13,9 @@ import { CalgateError, isCalgateError } from '@calgate/core';
 import type { MirrorEventInput } from '@calgate/store';
 import { CALENDAR_EVENT_FORMAT } from '../mirror/format.ts';
 import type { MirrorFormat, PushHooks, SyncSource, SyncStep, SyncWindow } from '../mirror/source.ts';
+import type { CalendarEvent } from '../types.ts';
 import { type GraphClient, graphPath } from './client.ts';
+import { allDayZoneOf } from './event-from-graph.ts';
 import type { GraphEvent } from './graph-types.ts';
 import { PREFER_TEXT_BODY, toCalendarEvent } from './mapping.ts';
 import { graphRangeBound } from './times.ts';
@@ -53,13 +55,31 @@ export function microsoftMirrorCovers(timeMin: number | undefined, timeMax: numb
   );
 }
 
+/** Where a row of an all-day event keeps the event's own zone, beside the event in `raw`. */
+const ALL_DAY_ZONE = 'allDayTimeZone';
+
 /**
  * Outlook events in the mirror: rows keep Calgate's CalendarEvent; reads stay within the window.
  * The mirror holds a series as its occurrences (as calendarView/delta lists them), so a series
- * master written through Calgate is not kept as a row: the next read syncs instead.
+ * master written through Calgate is not kept as a row: the next read syncs instead. An all-day
+ * event's row keeps the event's own zone, where Graph puts its midnights (free/busy and windows
+ * read its dates there, not in the calendar's zone); a row without one reads in the calendar's.
  */
 export const MICROSOFT_MIRROR_FORMAT: MirrorFormat = {
   ...CALENDAR_EVENT_FORMAT,
+  toMirrorEvent(event) {
+    const row = CALENDAR_EVENT_FORMAT.toMirrorEvent(event);
+    const zone = allDayZoneOf(event);
+    return row.allDay && zone !== undefined ? { ...row, raw: { ...row.raw, [ALL_DAY_ZONE]: zone } } : row;
+  },
+  toEvent(row) {
+    const { [ALL_DAY_ZONE]: _zone, ...event } = row.raw;
+    return event as unknown as CalendarEvent;
+  },
+  allDayZone(row) {
+    const zone = row.raw[ALL_DAY_ZONE];
+    return typeof zone === 'string' ? zone : undefined;
+  },
   covers: microsoftMirrorCovers,
   keeps: (event) => (event.recurrence?.length ?? 0) === 0 || event.recurringEventId !== undefined,
 };

@@ -2,7 +2,8 @@
  * Free/busy answered from mirror rows: the window's events as a listing expands them (series
  * into instances, exceptions in place, cancelled ones absent), then Google's free/busy rule
  * (busyEventsOf: transparent and declined events are free, all-day events cover their days in
- * the calendar's zone), clipped to the window and merged.
+ * the calendar's zone, or in the event's own where the format keeps one: Outlook's), clipped to
+ * the window and merged.
  *
  * Privacy: an event whose details the account may not see (a private event on a calendar it only
  * reads) is mirrored with its times alone, so whether it is transparent or declined is unknown
@@ -39,7 +40,16 @@ export function mirrorBusy(
   if (listed.some(detailsHidden)) {
     return null;
   }
-  const events = busyEventsOf(listed, calendar.timeZone)
+  const ownZones = new Map<string, string>();
+  if (format.allDayZone !== undefined) {
+    for (const row of rows) {
+      const zone = format.allDayZone(row);
+      if (zone !== undefined) {
+        ownZones.set(row.eventId, zone);
+      }
+    }
+  }
+  const events = busyEventsOf(listed, calendar.timeZone, (event) => ownZones.get(event.id))
     .filter((event) => event.start < window.to && event.end > window.from)
     .sort((a, b) => a.start - b.start || a.end - b.end);
   const intervals = mergeIntervals(

@@ -100,7 +100,7 @@ export function listingEvents(
         event.start.dateTime === undefined && event.start.date === undefined && event.originalStartTime
           ? { ...event, start: event.originalStartTime, end: event.originalStartTime }
           : event;
-      if (inWindow(placed, zone, options)) {
+      if (inWindow(placed, format.allDayZone?.(row) ?? zone, options)) {
         out.push(event);
       }
       continue;

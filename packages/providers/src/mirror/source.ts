@@ -73,6 +73,11 @@ export interface MirrorFormat {
   /** A stored row read back as an event (rows keep the resource as the provider sent it). */
   toEvent(row: MirrorResourceRow): CalendarEvent;
   /**
+   * The zone whose midnights an all-day row's dates are (Outlook: the event's own); absent or
+   * undefined: the calendar's, Google's rule. Read for a row's own event, not a series' instances.
+   */
+  allDayZone?(row: MirrorResourceRow): string | undefined;
+  /**
    * The link of one occurrence of a series expanded from the mirror, from the series' link;
    * absent: occurrences carry the series' link.
    */

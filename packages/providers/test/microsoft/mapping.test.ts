@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { allDayZoneOf } from '../../src/microsoft/event-from-graph.ts';
 import type { GraphCalendar, GraphEvent } from '../../src/microsoft/graph-types.ts';
 import {
   accountEmailOf,
@@ -193,6 +194,62 @@ describe('Graph event → Calgate event', () => {
     ).event;
     expect(event.start).toEqual({ date: '2026-05-02' });
     expect(event.end).toEqual({ date: '2026-05-04' });
+  });
+
+  it("keeps an all-day event's own zone beside it: the one Graph names, else the one it wrote the dates in", () => {
+    const named = value(
+      toCalendarEvent({
+        ...SINGLE,
+        isAllDay: true,
+        originalStartTimeZone: 'India Standard Time',
+        start: { dateTime: '2026-05-02T00:00:00.0000000', timeZone: 'India Standard Time' },
+        end: { dateTime: '2026-05-03T00:00:00.0000000', timeZone: 'India Standard Time' },
+      }),
+    ).event;
+    expect(named.start).toEqual({ date: '2026-05-02' });
+    expect(allDayZoneOf(named)).toBe('Asia/Calcutta');
+    const unnamed = value(
+      toCalendarEvent({
+        ...SINGLE,
+        isAllDay: true,
+        originalStartTimeZone: null,
+        start: { dateTime: '2026-05-02T00:00:00.0000000', timeZone: 'Pacific Standard Time' },
+        end: { dateTime: '2026-05-03T00:00:00.0000000', timeZone: 'Pacific Standard Time' },
+      }),
+    ).event;
+    expect(allDayZoneOf(unnamed)).toBe('America/Los_Angeles');
+    expect(allDayZoneOf(value(toCalendarEvent(SINGLE)).event)).toBeUndefined();
+  });
+
+  it("carries the account's own answer on its entry, adding the entry for an answer the list does not name", () => {
+    const invitation: GraphEvent = {
+      ...SINGLE,
+      isOrganizer: false,
+      organizer: { emailAddress: { address: 'olga@fabrikam.com' } },
+      responseStatus: { response: 'declined', time: '2026-03-01T08:00:00Z' },
+    };
+    const listed = value(toCalendarEvent(invitation, 'me@contoso.com')).event;
+    expect(listed.attendees?.find((a) => a.self === true)).toEqual({
+      email: 'Me@Contoso.com',
+      self: true,
+      responseStatus: 'declined',
+    });
+    const throughList = value(
+      toCalendarEvent({ ...invitation, attendees: [SINGLE.attendees?.[0] ?? {}] }, 'me@contoso.com'),
+    ).event;
+    expect(throughList.attendees).toEqual([
+      { email: 'ann@example.com', displayName: 'Ann', responseStatus: 'accepted' },
+      { email: 'me@contoso.com', self: true, responseStatus: 'declined' },
+    ]);
+    // No answer given (or the organizer's own copy): nothing is added.
+    for (const response of ['notResponded', 'none', 'organizer'] as const) {
+      const event = value(
+        toCalendarEvent({ ...invitation, attendees: [], responseStatus: { response } }, 'me@contoso.com'),
+      ).event;
+      expect(event.attendees).toEqual([]);
+    }
+    const own = value(toCalendarEvent({ ...SINGLE, attendees: undefined }, 'me@contoso.com')).event;
+    expect(own.attendees).toBeUndefined();
   });
 
   it('maps a series master with its pattern, and an occurrence with its master and original start', () => {

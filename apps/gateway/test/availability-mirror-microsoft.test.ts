@@ -293,7 +293,7 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
       'write',
       MICROSOFT_WRITE_SCOPES,
     );
-    direct.runtime.deps.authenticator.invalidate();
+    direct.forgetKeys(tenant.tenantId);
     ids = [outlook.calendars.Calendar as string, outlook.calendars.Projects as string];
     travel = outlook.calendars.Travel as string;
     viaMirror = await connectClient(gw.mcpUrl, tenant.secret);

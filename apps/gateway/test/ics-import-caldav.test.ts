@@ -4,7 +4,6 @@
  * arrive, and importing again (changed) updates the same objects, never duplicating them. Hrefs
  * stay the server's: an object another client wrote under its own name is found by UID.
  */
-import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,8 +11,8 @@ import {
   startXandikos,
   type TestCaldavServer,
 } from '../../../packages/providers/test/caldav/servers.ts';
-import { main } from '../src/cli.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
+import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const CRLF = '\r\n';
 
@@ -138,11 +137,7 @@ describe.each([
     path = new URL(`${server.home}imports/`).pathname;
     await server.makeCalendar(path, { displayName: 'Imports', timeZone: 'Europe/Berlin' });
     await server.seed(`${path}lunch-from-phone.ics`, SEEDED);
-    const env = {
-      ...HIGH_RATE_LIMITS,
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
+    const env = caldavEnv();
     gw = await startTestGateway(env);
     const tenant = await gw.seedTenant('Importer');
     await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'Europe/Berlin' });
@@ -150,30 +145,7 @@ describe.each([
       toolsets: ['calendar', 'ics'],
       hijackPolicy: 'off',
     });
-    let out = '';
-    let err = '';
-    const code = await main(
-      [
-        'connect',
-        'caldav',
-        '--tenant',
-        tenant.tenantId,
-        '--url',
-        server.root,
-        '--username',
-        server.username,
-        '--access',
-        'write',
-        '--keys',
-        tenant.keyId,
-        '--json',
-      ],
-      { ...env, DATABASE_URL: gw.db.url, CALDAV_PASSWORD: server.password },
-      { out: (t) => (out += t), err: (t) => (err += t) },
-    );
-    expect(code, err).toBe(0);
-    const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
-    calendarId = connected.calendars.find((c) => c.summary === 'Imports')?.id as string;
+    calendarId = calendarNamed(await connectCaldavAccount(gw, env, server, tenant), 'Imports') as string;
     expect(calendarId).toBeTruthy();
     gw.runtime.deps.authenticator.invalidate();
     client = await connectClient(gw.mcpUrl, tenant.secret);

@@ -6,8 +6,8 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-import.apps.googleusercontent.com', clientSecret: 'import-secret' };
 const ANN = 'ann@example.com';
@@ -93,15 +93,16 @@ describe('import_events into a mirrored Google calendar', () => {
     }[];
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
-    gw = await startTestGateway({
-      ...emulator.env,
-      ...HIGH_RATE_LIMITS,
-      WORKER_IN_PROCESS: 'true',
-      MIRROR_MAX_STALENESS: '2',
+    const started = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
+      env: () => ({ ...HIGH_RATE_LIMITS, WORKER_IN_PROCESS: 'true', MIRROR_MAX_STALENESS: '2' }),
+      tenant: 'Importer',
+      connect: [{ email: ANN, access: 'write' }],
     });
-    const tenant = await gw.seedTenant('Importer');
-    calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
+    ({ emulator, gw } = started);
+    const tenant = started.tenant;
+    calendarId = started.calendars[ANN] as string;
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { toolsets: ['calendar', 'ics'] });
     gw.runtime.deps.authenticator.invalidate();
     client = await connectClient(gw.mcpUrl, tenant.secret);

@@ -2,8 +2,13 @@ import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  calendarOfAccount,
+  inviteDirectly,
+  startGoogleCalendarGateway,
+  type TestEmulator,
+} from './google-fixture.ts';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'read-screen.apps.googleusercontent.com', clientSecret: 'read-screen-secret' };
 const ANN = 'ann@acme.test';
@@ -42,55 +47,49 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
   let local: string;
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, {
-      accounts: [
-        {
-          email: ANN,
-          timeZone: 'UTC',
-          events: [
-            {
-              summary: 'Planning',
-              description: 'Roadmap review; bring the Q3 numbers',
-              start: { dateTime: at(0, 9) },
-              end: { dateTime: at(0, 10) },
-            },
+    ({ emulator, gw, tenant } = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: {
+        accounts: [
+          {
+            email: ANN,
+            timeZone: 'UTC',
+            events: [
+              {
+                summary: 'Planning',
+                description: 'Roadmap review; bring the Q3 numbers',
+                start: { dateTime: at(0, 9) },
+                end: { dateTime: at(0, 10) },
+              },
+            ],
+          },
+        ],
+      },
+      // Invitations land in Ann's calendar as Google delivers them: organised by someone else.
+      prepare: async (google) => {
+        await inviteDirectly(google, ANN, 'vendor-review@evil.test', 'mallory@evil.test', {
+          summary: 'Vendor review',
+          description: INJECTION,
+          start: { dateTime: at(0, 13) },
+          end: { dateTime: at(0, 14) },
+          attendees: [
+            { email: ANN, responseStatus: 'needsAction' },
+            { email: 'helper@evil.test', displayName: NAME_INJECTION },
           ],
-        },
-      ],
-    });
-    // Invitations land in Ann's calendar as Google delivers them: organised by someone else.
-    const invite = (uid: string, organizer: string, fields: Record<string, unknown>) =>
-      emulator.editDirectly(ANN, 'POST', '/import', {
-        iCalUID: uid,
-        organizer: { email: organizer },
-        ...fields,
-      });
-    const outside = await invite('vendor-review@evil.test', 'mallory@evil.test', {
-      summary: 'Vendor review',
-      description: INJECTION,
-      start: { dateTime: at(0, 13) },
-      end: { dateTime: at(0, 14) },
-      attendees: [
-        { email: ANN, responseStatus: 'needsAction' },
-        { email: 'helper@evil.test', displayName: NAME_INJECTION },
-      ],
-    });
-    expect(outside.status).toBe(200);
-    const colleague = await invite('retro@acme.test', 'bob@acme.test', {
-      summary: 'Retro',
-      start: { dateTime: at(0, 15) },
-      end: { dateTime: at(0, 16) },
-    });
-    expect(colleague.status).toBe(200);
-    const member = await invite('partner-sync@partner.test', 'pat@partner.test', {
-      summary: 'Partner sync',
-      start: { dateTime: at(0, 17) },
-      end: { dateTime: at(0, 18) },
-    });
-    expect(member.status).toBe(200);
-    gw = await startTestGateway(emulator.env);
-    tenant = await gw.seedTenant('Acme');
-    await connectGoogleAccountByCli(gw, emulator, ANN, 'read');
+        });
+        await inviteDirectly(google, ANN, 'retro@acme.test', 'bob@acme.test', {
+          summary: 'Retro',
+          start: { dateTime: at(0, 15) },
+          end: { dateTime: at(0, 16) },
+        });
+        await inviteDirectly(google, ANN, 'partner-sync@partner.test', 'pat@partner.test', {
+          summary: 'Partner sync',
+          start: { dateTime: at(0, 17) },
+          end: { dateTime: at(0, 18) },
+        });
+      },
+      connect: [{ email: ANN, access: 'read', by: 'cli' }],
+    }));
     // A dashboard user of the workspace on a domain of its own.
     await gw.db.pool.query(
       "INSERT INTO users (id, tenant_id, email) VALUES ('usr_pat', $1, 'pat@partner.test')",
@@ -111,11 +110,7 @@ describe('read-side screening over MCP (Google emulator and a local calendar)', 
       },
     );
     client = await connectClient(gw.mcpUrl, tenant.secret);
-    const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
-    const calendars = (listed.structuredContent as { calendars: { id: string; accountEmail: string }[] })
-      .calendars;
-    google = calendars.find((calendar) => calendar.accountEmail === ANN)?.id as string;
-    expect(google).toBeDefined();
+    google = await calendarOfAccount(client, ANN);
   });
 
   afterAll(async () => {

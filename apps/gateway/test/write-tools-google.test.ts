@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-write.apps.googleusercontent.com', clientSecret: 'write-secret' };
 const ANN = 'ann@example.com';
@@ -61,33 +61,35 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
       .filter((e) => e.status !== 'cancelled' && e.recurringEventId === undefined);
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, {
-      serviceAccounts: [{ email: ROBOT }],
-      accounts: [
-        {
-          email: ANN,
-          timeZone: 'Europe/Berlin',
-          calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
-        },
-        { email: BOB, timeZone: 'Europe/Berlin' },
-        {
-          email: 'dora@example.com',
-          calendars: [
-            { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
-          ],
-        },
-      ],
-    });
-    const dir = await mkdtemp(join(tmpdir(), 'calgate-write-'));
-    const keyFile = join(dir, 'key.json');
-    await writeFile(keyFile, JSON.stringify(emulator.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
-    gw = await startTestGateway({
-      ...emulator.env,
-      GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
-      ...HIGH_RATE_LIMITS,
-    });
-    tenant = await gw.seedTenant('Acme');
-    const annCalendar = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
+    let calendars: Record<string, string>;
+    ({ emulator, gw, tenant, calendars } = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: {
+        serviceAccounts: [{ email: ROBOT }],
+        accounts: [
+          {
+            email: ANN,
+            timeZone: 'Europe/Berlin',
+            calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
+          },
+          { email: BOB, timeZone: 'Europe/Berlin' },
+          {
+            email: 'dora@example.com',
+            calendars: [
+              { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
+            ],
+          },
+        ],
+      },
+      env: async (google) => {
+        const dir = await mkdtemp(join(tmpdir(), 'calgate-write-'));
+        const keyFile = join(dir, 'key.json');
+        await writeFile(keyFile, JSON.stringify(google.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
+        return { GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile, ...HIGH_RATE_LIMITS };
+      },
+      connect: [{ email: ANN, access: 'write' }],
+    }));
+    const annCalendar = calendars[ANN] as string;
     await gw.runtime.google.connectServiceAccountCalendar(tenant.tenantId, SHARED, {
       access: 'write',
       keyIds: [tenant.keyId],

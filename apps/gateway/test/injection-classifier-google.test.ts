@@ -8,6 +8,7 @@ import {
   type TestEmulator,
 } from './google-fixture.ts';
 import { connectClient, type TestGateway, textOf } from './harness.ts';
+import { testDays } from './test-days.ts';
 
 // The firewall's classifier over MCP: a stranger's invitation carrying an injection written in
 // Polish (no English, none of the rules' phrases) is withheld when read and refused when an agent
@@ -23,10 +24,7 @@ const TRAINING =
   'Bring your laptop; the quiz is at the end.';
 const WITHHELD = 'withheld: this description addresses an AI assistant';
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 3 * DAY;
-const at = (days: number, hours: number) =>
-  new Date(DAY0 + days * DAY + hours * 3_600_000).toISOString().replace('.000Z', 'Z');
+const { at } = testDays(3);
 
 interface Event {
   id: string;

@@ -18,6 +18,7 @@ import {
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
 import { readsVia, startMirroredAndDirect, waitForMirror } from './mirror-gateways.ts';
+import { testDays } from './test-days.ts';
 
 const ANN = 'ann@contoso.com';
 const INJECTION =
@@ -35,11 +36,7 @@ const FLAGS = [
   { field: 'attendees[1].displayName', reason: 'addresses an AI assistant' },
 ];
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 3 * DAY;
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-const at = (days: number, hours: number) => iso(DAY0 + days * DAY + hours * 3_600_000);
-const wall = (days: number, hours: number) => ({ dateTime: at(days, hours).slice(0, 19), timeZone: 'UTC' });
+const { at, wall } = testDays(3);
 
 interface Event {
   id: string;

@@ -5,28 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
 import { connectClient, type TestGateway, textOf } from './harness.ts';
 import { inUtc } from './instants.ts';
+import { testDays } from './test-days.ts';
 
 const CLIENT = { clientId: 'read-tools.apps.googleusercontent.com', clientSecret: 'read-tools-secret' };
 const ANN = 'ann@example.com';
 const BOB = 'bob@example.com';
 const TEAM = 'team@group.calendar.google.com';
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
-const at = (days: number, hours: number) =>
-  new Date(DAY0 + days * DAY + hours * 3_600_000).toISOString().replace('.000Z', 'Z');
-const timed = (
-  summary: string,
-  days: number,
-  from: number,
-  to: number,
-  extra: Record<string, unknown> = {},
-) => ({
-  summary,
-  start: { dateTime: at(days, from) },
-  end: { dateTime: at(days, to) },
-  ...extra,
-});
+const { at, timed } = testDays(7);
 
 interface Calendar {
   id: string;

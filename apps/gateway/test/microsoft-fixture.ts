@@ -14,7 +14,7 @@ import {
 } from '@calgate/microsoft-emulator';
 import { MICROSOFT_READ_SCOPES, MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
 import { expect } from 'vitest';
-import type { TestGateway } from './harness.ts';
+import { startTestGateway, type TestGateway } from './harness.ts';
 
 export const MS_CLIENT = { clientId: 'c0ffee00-0000-4000-8000-000000000028', clientSecret: 'ms-app-secret' };
 
@@ -176,4 +176,34 @@ export async function connectOutlookAccount(
   }
   gw.runtime.deps.authenticator.invalidate();
   return out;
+}
+
+/** An Outlook calendar behind a gateway: the Graph emulator, the gateway pointed at it, a tenant and its connected mailbox. */
+export interface OutlookCalendarGateway {
+  ms: TestMicrosoftEmulator;
+  gw: TestGateway;
+  tenant: { tenantId: string; keyId: string; secret: string };
+  outlook: ConnectedOutlook;
+}
+
+/**
+ * Starts the Graph emulator seeded with `seed` and a gateway pointed at it (with `env`), seeds the
+ * tenant `tenant` and connects the mailbox `connect.email` to it with `connect.access`, granted to
+ * the tenant's key (connectOutlookAccount). `beforeConnect` runs once the tenant exists: settings
+ * that decide what the account's calendars get when they are first synced (the workspace's zone).
+ */
+export async function startOutlookCalendarGateway(options: {
+  seed: Omit<MicrosoftSeed, 'clients'>;
+  env?: Record<string, string>;
+  tenant?: string;
+  beforeConnect?: (gw: TestGateway, tenant: OutlookCalendarGateway['tenant']) => Promise<unknown>;
+  connect: { email: string; access: 'read' | 'write' };
+}): Promise<OutlookCalendarGateway> {
+  const ms = await startTestMicrosoftEmulator(options.seed);
+  const gw = await startTestGateway({ ...ms.env, ...options.env });
+  const tenant = await gw.seedTenant(options.tenant ?? 'Acme');
+  await options.beforeConnect?.(gw, tenant);
+  const { email, access } = options.connect;
+  const outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], email, access);
+  return { ms, gw, tenant, outlook };
 }

@@ -7,9 +7,10 @@
 import { type Receiver, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, type TestGateway, textOf } from './harness.ts';
+import { connectClient, type TestGateway } from './harness.ts';
 import { startOutlookCalendarGateway, type TestMicrosoftEmulator } from './microsoft-fixture.ts';
 import { SCHEDULER_ENV, SCHEDULER_TOOLSETS, startWebhookReceiver } from './scheduler-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 const MINUTE = 60_000;
 const ANN = 'ann@contoso.com';
@@ -44,11 +45,7 @@ describe('prompts relative to events on an Outlook calendar', () => {
     await ms?.close();
   });
 
-  async function call(name: string, args: Record<string, unknown>) {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   async function event(summary: string, start: number) {
     const out = await call('create_event', {

@@ -6,8 +6,9 @@
 import { type Receiver, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
 import { SCHEDULER_ENV, SCHEDULER_TOOLSETS, startWebhookReceiver } from './scheduler-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 const MINUTE = 60_000;
 
@@ -33,11 +34,7 @@ describe('prompts relative to calendar events', () => {
     await receiver?.close();
   });
 
-  async function call(name: string, args: Record<string, unknown>) {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   async function event(summary: string, start: number) {
     const out = await call('create_event', {

@@ -12,50 +12,10 @@ import {
   type TestCaldavServer,
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { type Listed, OFFSITE, single, standup, vcalendar, vevent } from './ics-import-samples.ts';
+import { callOk } from './tool-calls.ts';
 
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-function vevent(lines: string[]): string[] {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
-}
-
-const single = (summary: string) =>
-  vevent([
-    'UID:review-7@example.com',
-    'DTSTART:20270302T150000Z',
-    'DTEND:20270302T160000Z',
-    `SUMMARY:${summary}`,
-  ]);
-const OFFSITE = vevent([
-  'UID:offsite-2027@example.com',
-  'DTSTART;VALUE=DATE:20270303',
-  'DTEND;VALUE=DATE:20270305',
-  'SUMMARY:Offsite',
-]);
-const standup = (overrideHour: string) => [
-  ...vevent([
-    'UID:standup-series@example.com',
-    'DTSTART;TZID=Europe/Berlin:20270301T090000',
-    'DTEND;TZID=Europe/Berlin:20270301T091500',
-    'RRULE:FREQ=DAILY;COUNT=5',
-    'EXDATE;TZID=Europe/Berlin:20270304T090000',
-    'SUMMARY:Standup',
-  ]),
-  ...vevent([
-    'UID:standup-series@example.com',
-    'RECURRENCE-ID;TZID=Europe/Berlin:20270302T090000',
-    `DTSTART;TZID=Europe/Berlin:20270302T${overrideHour}0000`,
-    `DTEND;TZID=Europe/Berlin:20270302T${overrideHour}1500`,
-    'SUMMARY:Standup (late)',
-  ]),
-];
 /** Written to the server by another client under a name of its own, before any import. */
 const SEEDED = vcalendar(
   vevent([
@@ -79,12 +39,6 @@ const UIDS = [
   'standup-series@example.com',
 ];
 
-interface Listed {
-  id: string;
-  summary?: string;
-  start: { dateTime?: string; date?: string };
-}
-
 describe.each([
   ['Radicale', startRadicale],
   ['Xandikos', startXandikos],
@@ -95,11 +49,7 @@ describe.each([
   let calendarId = '';
   let path = '';
 
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   /** The calendar's objects as the server holds them: href → UIDs of its VEVENTs, and text. */
   async function objects(): Promise<Map<string, { uids: string[]; text: string }>> {

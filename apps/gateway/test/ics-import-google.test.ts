@@ -7,52 +7,12 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway } from './harness.ts';
+import { type Listed, OFFSITE, single, standup, vcalendar, vevent } from './ics-import-samples.ts';
+import { callOk } from './tool-calls.ts';
 
 const CLIENT = { clientId: 'calgate-import.apps.googleusercontent.com', clientSecret: 'import-secret' };
 const ANN = 'ann@example.com';
-const CRLF = '\r\n';
-
-function vcalendar(...events: string[][]): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//Test//EN', ...events.flat(), 'END:VCALENDAR', ''].join(
-    CRLF,
-  );
-}
-
-function vevent(lines: string[]): string[] {
-  return ['BEGIN:VEVENT', 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT'];
-}
-
-const single = (summary: string) =>
-  vevent([
-    'UID:review-7@example.com',
-    'DTSTART:20270302T150000Z',
-    'DTEND:20270302T160000Z',
-    `SUMMARY:${summary}`,
-  ]);
-const OFFSITE = vevent([
-  'UID:offsite-2027@example.com',
-  'DTSTART;VALUE=DATE:20270303',
-  'DTEND;VALUE=DATE:20270305',
-  'SUMMARY:Offsite',
-]);
-const standup = (overrideHour: string) => [
-  ...vevent([
-    'UID:standup-series@example.com',
-    'DTSTART;TZID=Europe/Berlin:20270301T090000',
-    'DTEND;TZID=Europe/Berlin:20270301T091500',
-    'RRULE:FREQ=DAILY;COUNT=5',
-    'EXDATE;TZID=Europe/Berlin:20270304T090000',
-    'SUMMARY:Standup',
-  ]),
-  ...vevent([
-    'UID:standup-series@example.com',
-    'RECURRENCE-ID;TZID=Europe/Berlin:20270302T090000',
-    `DTSTART;TZID=Europe/Berlin:20270302T${overrideHour}0000`,
-    `DTEND;TZID=Europe/Berlin:20270302T${overrideHour}1500`,
-    'SUMMARY:Standup (late)',
-  ]),
-];
 const UIDS = ['offsite-2027@example.com', 'review-7@example.com', 'standup-series@example.com'];
 /** Enough events that the UIDs are found with one listing of the calendar, not one by one. */
 const many = (tag: string) =>
@@ -65,23 +25,13 @@ const many = (tag: string) =>
     ]),
   );
 
-interface Listed {
-  id: string;
-  summary?: string;
-  start: { dateTime?: string; date?: string };
-}
-
 describe('import_events into a mirrored Google calendar', () => {
   let emulator: TestEmulator;
   let gw: TestGateway;
   let client: Client;
   let calendarId = '';
 
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
   /** Events (singles and masters, not cancelled) as Google holds them. */
   const stored = () =>
     emulator.admin

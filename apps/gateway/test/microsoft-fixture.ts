@@ -12,8 +12,16 @@ import {
   type MicrosoftSeed,
   startMicrosoftEmulator,
 } from '@calgate/microsoft-emulator';
-import { MICROSOFT_READ_SCOPES, MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
+import {
+  GraphClient,
+  MailboxLimiter,
+  MICROSOFT_READ_SCOPES,
+  MICROSOFT_WRITE_SCOPES,
+  MicrosoftTokenSource,
+} from '@calgate/providers';
+import { ConnectionRepository, SecretBox } from '@calgate/store';
 import { expect } from 'vitest';
+import { microsoftCredentials } from '../src/microsoft/connect.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 export const MS_CLIENT = { clientId: 'c0ffee00-0000-4000-8000-000000000028', clientSecret: 'ms-app-secret' };
@@ -206,4 +214,45 @@ export async function startOutlookCalendarGateway(options: {
   const { email, access } = options.connect;
   const outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], email, access);
   return { ms, gw, tenant, outlook };
+}
+
+/** The store's connections, unsealed with the ENCRYPTION_KEY of the emulator's settings (the gateway's). */
+export function connectionsSealedFor(gw: TestGateway, emulator: TestMicrosoftEmulator): ConnectionRepository {
+  return new ConnectionRepository(
+    gw.db.prisma,
+    new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]),
+  );
+}
+
+/**
+ * Consent withdrawn at Microsoft for the connected `email`: its refresh tokens are revoked, the
+ * connection keeps only its refresh token (no access token to use meanwhile), and the next Graph
+ * call (as Calgate's app, MS_CLIENT) is answered invalid_grant, which marks it needs_reauth.
+ */
+export async function withdrawMicrosoftConsent(
+  emulator: TestMicrosoftEmulator,
+  connections: ConnectionRepository,
+  tenantId: string,
+  connectionId: string,
+  email: string,
+): Promise<void> {
+  emulator.admin.revokeRefreshTokens({ email });
+  const held = JSON.parse((await connections.readCredentials(tenantId, connectionId)) ?? '{}');
+  await connections.storeCredentials(
+    tenantId,
+    connectionId,
+    JSON.stringify({ refreshToken: held.refreshToken }),
+  );
+  const graph = new GraphClient({
+    graphUrl: emulator.graphUrl,
+    tokens: new MicrosoftTokenSource(
+      { ...MS_CLIENT, tenant: 'common', loginUrl: emulator.loginUrl },
+      microsoftCredentials(connections, tenantId, connectionId),
+      { now: Date.now, requestTimeoutMs: 5000 },
+    ),
+    limiter: new MailboxLimiter(),
+  });
+  await expect(graph.request({ path: '/me', operation: 'me.get' })).rejects.toMatchObject({
+    code: 'needs_reauth',
+  });
 }

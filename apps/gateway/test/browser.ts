@@ -83,7 +83,7 @@ export async function consent(page: Page, account: string): Promise<void> {
 }
 
 /** The first owner the dashboard tests sign up. */
-export const OWNER = { email: 'owner@example.test', password: 'correct horse battery staple' };
+export const FIRST_OWNER = { email: 'owner@example.test', password: 'correct horse battery staple' };
 
 /**
  * A free loopback port and the settings that make a gateway on it its own PUBLIC_URL, so a
@@ -102,16 +102,17 @@ export async function startDashboardGateway(env: Record<string, string> = {}): P
 }
 
 /**
- * The run's Chromium with one page of `viewport`, on which the first owner has signed up to the
- * dashboard of `gw` (signUp) and sees the overview.
+ * The run's Chromium with one page of `viewport`, on which the first owner (`owner`) has signed up
+ * to the dashboard of `gw` (signUp) and sees the overview.
  */
 export async function openDashboard(
   gw: TestGateway,
   viewport = { width: 1280, height: 900 },
+  owner = FIRST_OWNER,
 ): Promise<{ browser: Browser; page: Page }> {
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport });
-  await signUp(page, gw.url, OWNER.email, OWNER.password);
+  await signUp(page, gw.url, owner.email, owner.password);
   return { browser, page };
 }
 

@@ -13,8 +13,8 @@ import {
   listBookings,
   updateEventMovesBooking,
 } from './booking-lifecycle.ts';
-import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
+import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-lifecycle.apps.googleusercontent.com', clientSecret: 'lifecycle-secret' };
 const ANN = 'ann@example.com';
@@ -37,11 +37,15 @@ describe('a booking never outlives its event (Google emulator, over MCP)', () =>
     emulator.admin.events(ANN).find((e) => e.id === eventId)?.status;
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
-    gw = await startTestGateway({ ...emulator.env, ...HIGH_RATE_LIMITS });
-    const tenant = await gw.seedTenant('Acme');
-    calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
-    client = await connectClient(gw.mcpUrl, tenant.secret);
+    const started = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
+      env: () => HIGH_RATE_LIMITS,
+      connect: [{ email: ANN, access: 'write' }],
+    });
+    ({ emulator, gw } = started);
+    calendarId = started.calendars[ANN] as string;
+    client = await connectClient(gw.mcpUrl, started.tenant.secret);
   }, 60_000);
 
   afterEach(() => {

@@ -1,8 +1,10 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@calgate/testkit';
 import { type Browser, chromium, type Download, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium-server.ts';
+import { startTestGateway, type TestGateway } from './harness.ts';
 
 /** Screenshots land here (git-ignored) for a reviewer to look at. */
 export const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/dashboard/', import.meta.url));
@@ -78,4 +80,46 @@ export async function signUp(
 export async function consent(page: Page, account: string): Promise<void> {
   await page.getByLabel(account).check();
   await page.getByRole('button', { name: 'Allow' }).click();
+}
+
+/** The first owner the dashboard tests sign up. */
+export const FIRST_OWNER = { email: 'owner@example.test', password: 'correct horse battery staple' };
+
+/**
+ * A free loopback port and the settings that make a gateway on it its own PUBLIC_URL, so a
+ * browser's OAuth round trips come back to it. `url` is known before anything starts (an
+ * emulator's redirect URI needs it).
+ */
+export async function ownAddress(): Promise<{ url: string; env: { PORT: string; PUBLIC_URL: string } }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  return { url, env: { PORT: String(port), PUBLIC_URL: url } };
+}
+
+/** A gateway on its own address (ownAddress) with `env` besides. */
+export async function startDashboardGateway(env: Record<string, string> = {}): Promise<TestGateway> {
+  return startTestGateway({ ...(await ownAddress()).env, ...env });
+}
+
+/**
+ * The run's Chromium with one page of `viewport`, on which the first owner (`owner`) has signed up
+ * to the dashboard of `gw` (signUp) and sees the overview.
+ */
+export async function openDashboard(
+  gw: TestGateway,
+  viewport = { width: 1280, height: 900 },
+  owner = FIRST_OWNER,
+): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport });
+  await signUp(page, gw.url, owner.email, owner.password);
+  return { browser, page };
+}
+
+/** Creates an API key named `name` on the API keys page; returns its secret, shown once. */
+export async function createKey(page: Page, name: string): Promise<string> {
+  await openPage(page, 'API keys');
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  return (await page.locator('#secret').textContent()) ?? '';
 }

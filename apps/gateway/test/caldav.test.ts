@@ -15,6 +15,7 @@ import {
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
 import { csrfFor } from './api-client.ts';
+import { caldavEnv, connectCaldavAccount } from './caldav-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
 
 const STALENESS_S = 2;
@@ -105,11 +106,7 @@ describe.each([
         'END:VALARM',
       ]),
     );
-    env = {
-      ...HIGH_RATE_LIMITS,
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
+    env = caldavEnv();
     gw = await startTestGateway({
       ...env,
       WORKER_IN_PROCESS: 'true',
@@ -119,29 +116,7 @@ describe.each([
     await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'America/New_York' });
     // Hand-written events name outside organisers; this test is about CalDAV, not the injection guard.
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { hijackPolicy: 'off' });
-    const connected = await cli(
-      [
-        'connect',
-        'caldav',
-        '--tenant',
-        tenant.tenantId,
-        '--url',
-        server.root,
-        '--username',
-        server.username,
-        '--access',
-        'write',
-        '--keys',
-        tenant.keyId,
-      ],
-      server.password,
-    );
-    expect(connected.code, connected.err).toBe(0);
-    const result = JSON.parse(connected.out) as {
-      connectionId: string;
-      accountEmail: string;
-      calendars: { id: string; summary: string }[];
-    };
+    const result = await connectCaldavAccount(gw, env, server, tenant);
     expect(result.connectionId).toMatch(/^con_/);
     expect(result.accountEmail).toBeTruthy();
     const work = result.calendars.find((c) => c.summary === 'Work');

@@ -1,12 +1,10 @@
 import { OAuthRepository } from '@calgate/store';
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { FIRST_OWNER, openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
+const { email: OWNER, password: PASSWORD } = FIRST_OWNER;
 
 describe('the dashboard in Chromium: connected apps listed, in the matrix, and revoked', () => {
   let gw: TestGateway;
@@ -16,11 +14,8 @@ describe('the dashboard in Chromium: connected apps listed, in the matrix, and r
   let work: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    gw = await startDashboardGateway();
+    ({ browser, page } = await openDashboard(gw, { width: 1280, height: 860 }));
   });
 
   afterAll(async () => {

@@ -1,11 +1,10 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import { freePort } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { createKey, openDashboard, screenshot, startDashboardGateway } from './browser.ts';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
 
 const OWNER = 'confirm-owner@example.test';
 const PASSWORD = 'correct horse battery staple';
@@ -22,15 +21,9 @@ describe('the API keys page in Chromium: waiting confirmations and the hijack po
   let eventId: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
-    await openPage(page, 'API keys');
-    await page.getByLabel('Name').fill('agent');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const secret = (await page.locator('#secret').textContent()) ?? '';
+    gw = await startDashboardGateway();
+    ({ browser, page } = await openDashboard(gw, undefined, { email: OWNER, password: PASSWORD }));
+    const secret = await createKey(page, 'agent');
     const { rows } = await gw.db.pool.query("SELECT id, tenant_id FROM api_keys WHERE name = 'agent'");
     keyId = rows[0].id;
     const tenantId = rows[0].tenant_id as string;

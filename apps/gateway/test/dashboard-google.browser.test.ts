@@ -1,16 +1,13 @@
 import type { GoogleEmulator } from '@calgate/google-emulator';
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { consent, createKey, openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
 import { startGatewayWithGoogle } from './google-fixture.ts';
-import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { connectClient, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-least.apps.googleusercontent.com', clientSecret: 'least-secret' };
 const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 const AT = { start: { dateTime: '2027-03-01T09:00:00Z' }, end: { dateTime: '2027-03-01T10:00:00Z' } };
 
 /** Calls create_event on TEAM as the key and returns whether it was refused, with the text. */
@@ -39,13 +36,8 @@ describe('the dashboard in Chromium: Google read only first, writing allowed lat
       accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
     ({ emulator, gw } = started);
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
-    await openPage(page, 'API keys');
-    await page.getByLabel('Name').fill('bot');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    secret = (await page.locator('#secret').textContent()) ?? '';
+    ({ browser, page } = await openDashboard(gw));
+    secret = await createKey(page, 'bot');
   });
 
   afterAll(async () => {
@@ -143,11 +135,8 @@ describe('the dashboard in Chromium: Google not configured', () => {
   let page: Page;
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    gw = await startDashboardGateway();
+    ({ browser, page } = await openDashboard(gw));
   });
 
   afterAll(async () => {

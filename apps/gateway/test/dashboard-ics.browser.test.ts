@@ -5,39 +5,17 @@
  * answering 404) is shown with its calendar, and it is disconnected like any account.
  */
 
-import { startBoss } from '@calgate/scheduler';
-import { freePort } from '@calgate/testkit';
-import type { PgBoss } from 'pg-boss';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { MirrorJobs } from '../src/mirror/jobs.ts';
-import { dueCalendars, planMirrorSyncs } from '../src/mirror/planner.ts';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import type { TestGateway } from './harness.ts';
+import { type FeedRefresh, startFeedRefresh, until } from './ics-feed-refresh.ts';
 import { type FeedServer, startFeedServer, vcalendar } from './ics-feed-server.ts';
-
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
-
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('subscribing to a calendar feed in the dashboard', () => {
   let feeds: FeedServer;
   let gw: TestGateway;
-  let boss: PgBoss;
+  let refresh: FeedRefresh;
   let browser: Browser;
   let page: Page;
   let tenantId: string;
@@ -61,18 +39,13 @@ describe('subscribing to a calendar feed in the dashboard', () => {
       etag: 'terms-1',
     });
     feeds.publish('/about.html', { body: '<!doctype html><p>About us</p>', contentType: 'text/html' });
-    const port = await freePort();
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
+    gw = await startDashboardGateway({
       OUTBOUND_ALLOW_PRIVATE: 'true',
       WORKER_IN_PROCESS: 'true',
       ICS_REFRESH_INTERVAL: '1',
     });
-    boss = await startBoss({ databaseUrl: gw.db.url, role: 'producer' });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    refresh = await startFeedRefresh(gw);
+    ({ browser, page } = await openDashboard(gw, { width: 1280, height: 860 }));
     const { rows } = await gw.db.pool.query<{ id: string }>('SELECT id FROM tenants');
     tenantId = String(rows[0]?.id);
     agent = (await gw.runtime.keys.create(tenantId, { name: 'agent' })).key.id;
@@ -81,7 +54,7 @@ describe('subscribing to a calendar feed in the dashboard', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await boss?.stop({ graceful: false });
+    await refresh?.stop();
     await gw?.stop();
     await feeds?.close();
   });
@@ -131,13 +104,7 @@ describe('subscribing to a calendar feed in the dashboard', () => {
       "SELECT c.id FROM calendars c JOIN connections n ON n.id = c.connection_id WHERE n.provider = 'ics'",
     );
     const calendarId = String(rows[0]?.id);
-    const plan = () =>
-      planMirrorSyncs({
-        db: gw.runtime.db,
-        jobs: new MirrorJobs(boss),
-        providers: ['ics'],
-        log: createLogger('silent'),
-      });
+    const plan = () => refresh.plan();
     await plan();
     await until('the first sync', async () => {
       const state = await gw.db.pool.query<{ synced_at: Date | null }>(
@@ -147,9 +114,7 @@ describe('subscribing to a calendar feed in the dashboard', () => {
       return state.rows[0]?.synced_at;
     });
     feeds.update('/terms.ics', { status: 404 });
-    await until('the feed to be due', async () =>
-      (await dueCalendars(gw.runtime.db, 60_000, ['ics'])).some((row) => row.calendar_id === calendarId),
-    );
+    await until('the feed to be due', () => refresh.due(calendarId));
     await plan();
     await until('the failure', async () => {
       const state = await gw.db.pool.query<{ status: string }>(

@@ -1,28 +1,32 @@
-import type { MicrosoftEmulator } from '@calgate/microsoft-emulator';
-import { GraphClient, MailboxLimiter, MicrosoftTokenSource } from '@calgate/providers';
-import { ConnectionRepository, SecretBox } from '@calgate/store';
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { microsoftCredentials } from '../src/microsoft/connect.ts';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import {
+  createKey,
+  openDashboard,
+  openPage,
+  ownAddress,
+  screenshot,
+  startDashboardGateway,
+} from './browser.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
-import { MS_CLIENT, startMicrosoftTestEmulator } from './microsoft-fixture.ts';
+import {
+  connectionsSealedFor,
+  startMicrosoftTestEmulator,
+  type TestMicrosoftEmulator,
+  withdrawMicrosoftConsent,
+} from './microsoft-fixture.ts';
 
 const MEG = 'meg@contoso.example';
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 
 describe('the dashboard in Chromium: Connect Microsoft', () => {
-  let emulator: MicrosoftEmulator & { env: Record<string, string> };
+  let emulator: TestMicrosoftEmulator;
   let gw: TestGateway;
   let browser: Browser;
   let page: Page;
   let secret: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+    const own = await ownAddress();
     emulator = await startMicrosoftTestEmulator(
       {
         users: [
@@ -32,16 +36,11 @@ describe('the dashboard in Chromium: Connect Microsoft', () => {
           },
         ],
       },
-      url,
+      own.url,
     );
-    gw = await startTestGateway({ ...emulator.env, PORT: String(port), PUBLIC_URL: url });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
-    await openPage(page, 'API keys');
-    await page.getByLabel('Name').fill('bot');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    secret = (await page.locator('#secret').textContent()) ?? '';
+    gw = await startTestGateway({ ...emulator.env, ...own.env });
+    ({ browser, page } = await openDashboard(gw));
+    secret = await createKey(page, 'bot');
   });
 
   afterAll(async () => {
@@ -96,29 +95,8 @@ describe('the dashboard in Chromium: Connect Microsoft', () => {
       throw new Error('the connection is missing');
     }
     // Consent withdrawn at Microsoft: the next refresh gets invalid_grant and marks the account.
-    emulator.admin.revokeRefreshTokens({ email: MEG });
-    const connections = new ConnectionRepository(
-      gw.db.prisma,
-      new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]),
-    );
-    const held = JSON.parse((await connections.readCredentials(row.tenant_id, row.id)) ?? '{}');
-    await connections.storeCredentials(
-      row.tenant_id,
-      row.id,
-      JSON.stringify({ refreshToken: held.refreshToken }),
-    );
-    const graph = new GraphClient({
-      graphUrl: emulator.graphUrl,
-      tokens: new MicrosoftTokenSource(
-        { ...MS_CLIENT, tenant: 'common', loginUrl: emulator.loginUrl },
-        microsoftCredentials(connections, row.tenant_id, row.id),
-        { now: Date.now, requestTimeoutMs: 5000 },
-      ),
-      limiter: new MailboxLimiter(),
-    });
-    await expect(graph.request({ path: '/me', operation: 'me.get' })).rejects.toMatchObject({
-      code: 'needs_reauth',
-    });
+    const connections = connectionsSealedFor(gw, emulator);
+    await withdrawMicrosoftConsent(emulator, connections, row.tenant_id, row.id, MEG);
 
     await openPage(page, 'Accounts');
     await account().getByText('Microsoft no longer accepts this account’s token.').waitFor();
@@ -167,11 +145,8 @@ describe('the dashboard in Chromium: Microsoft not configured', () => {
   let page: Page;
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    gw = await startDashboardGateway();
+    ({ browser, page } = await openDashboard(gw));
   });
 
   afterAll(async () => {

@@ -1,12 +1,10 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOTP_STEP_SECONDS, totpCode } from '../src/auth/totp.ts';
-import { launchChromium, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { FIRST_OWNER, openDashboard, screenshot, startDashboardGateway } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
+const { email: OWNER, password: PASSWORD } = FIRST_OWNER;
 
 describe('the dashboard in Chromium: sessions one by one and two-step sign-in', () => {
   let gw: TestGateway;
@@ -14,12 +12,8 @@ describe('the dashboard in Chromium: sessions one by one and two-step sign-in', 
   let page: Page;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: url });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    gw = await startDashboardGateway();
+    ({ browser, page } = await openDashboard(gw));
   });
 
   afterAll(async () => {

@@ -5,10 +5,16 @@
  * goes through it.
  */
 import { randomBytes } from 'node:crypto';
-import { type EmulatorSeed, type GoogleEmulator, startGoogleEmulator } from '@calgate/google-emulator';
+import {
+  type EmulatorSeed,
+  type GoogleEmulator,
+  type SeedAccount,
+  startGoogleEmulator,
+} from '@calgate/google-emulator';
 import { GOOGLE_SCOPES } from '@calgate/providers';
 import { ConnectionRepository, SecretBox } from '@calgate/store';
 import { freePort, type TestDatabase } from '@calgate/testkit';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import { main } from '../src/cli.ts';
@@ -223,4 +229,103 @@ export function emulatorGoogleProviders(
     () => {},
   );
   return { box, connections, providers };
+}
+
+/** A Google calendar behind a gateway: the emulator, the gateway pointed at it, and a tenant. */
+export interface GoogleCalendarGateway {
+  emulator: TestEmulator;
+  gw: TestGateway;
+  tenant: { tenantId: string; keyId: string; secret: string };
+  /** The id Calgate gave each account's primary calendar, by email (for accounts connected through the runtime). */
+  calendars: Record<string, string>;
+}
+
+/**
+ * Starts the emulator seeded with `seed` and a gateway pointed at it (with `env`, which may need
+ * the running emulator), seeds the tenant `tenant`, and connects each account of `connect` to it:
+ * through the runtime with its key granted `access` (connectGoogleAccount), or with
+ * `calgate connect google` (`by: 'cli'`, connectGoogleAccountByCli). `prepare` runs between the
+ * emulator's start and the gateway's: what someone did in Google before Calgate looked.
+ */
+export async function startGoogleCalendarGateway(options: {
+  client: OAuthClient;
+  seed: Omit<EmulatorSeed, 'oauthClients'>;
+  prepare?: (emulator: TestEmulator) => Promise<void>;
+  env?: (emulator: TestEmulator) => Promise<Record<string, string>> | Record<string, string>;
+  tenant?: string;
+  connect: { email: string; access: 'read' | 'write'; by?: 'cli' }[];
+}): Promise<GoogleCalendarGateway> {
+  const emulator = await startTestEmulator(options.client, options.seed);
+  await options.prepare?.(emulator);
+  const gw = await startTestGateway({ ...emulator.env, ...(await options.env?.(emulator)) });
+  const tenant = await gw.seedTenant(options.tenant ?? 'Acme');
+  const calendars: Record<string, string> = {};
+  for (const { email, access, by } of options.connect) {
+    if (by === 'cli') {
+      await connectGoogleAccountByCli(gw, emulator, email, access);
+    } else {
+      calendars[email] = await connectGoogleAccount(gw, emulator, tenant, email, access);
+    }
+  }
+  return { emulator, gw, tenant, calendars };
+}
+
+/**
+ * An invitation from `organizer` landing in the account's primary calendar as Google delivers
+ * it (events.import under the iCalUID `uid`); expects Google to take it.
+ */
+export async function inviteDirectly(
+  emulator: TestEmulator,
+  email: string,
+  uid: string,
+  organizer: string,
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const response = await emulator.editDirectly(email, 'POST', '/import', {
+    iCalUID: uid,
+    organizer: { email: organizer },
+    ...fields,
+  });
+  expect(response.status).toBe(200);
+}
+
+/** The id of the account's calendar as the key sees it in list_calendars. */
+export async function calendarOfAccount(client: Client, email: string): Promise<string> {
+  const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
+  const calendars = (listed.structuredContent as { calendars: { id: string; accountEmail: string }[] })
+    .calendars;
+  const id = calendars.find((calendar) => calendar.accountEmail === email)?.id as string;
+  expect(id).toBeDefined();
+  return id;
+}
+
+/**
+ * Ann's account on 1 December 2026 (Europe/Berlin): "Ann 09:00" in her primary calendar and
+ * "Team 11:00" in the calendar `team` she owns.
+ */
+export function annWithTeam(email: string, team: string): SeedAccount {
+  return {
+    email,
+    timeZone: 'Europe/Berlin',
+    events: [
+      {
+        summary: 'Ann 09:00',
+        start: { dateTime: '2026-12-01T09:00:00Z' },
+        end: { dateTime: '2026-12-01T09:30:00Z' },
+      },
+    ],
+    calendars: [
+      {
+        id: team,
+        summary: 'Team',
+        events: [
+          {
+            summary: 'Team 11:00',
+            start: { dateTime: '2026-12-01T11:00:00Z' },
+            end: { dateTime: '2026-12-01T12:00:00Z' },
+          },
+        ],
+      },
+    ],
+  };
 }

@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionFor } from './api-client.ts';
 import {
+  annWithTeam,
   connectGoogleAccountByConsent,
   consent,
   startTestEmulator,
@@ -34,30 +35,7 @@ describe('Google accounts: OAuth connect, several accounts per key, failures rep
   beforeAll(async () => {
     emulator = await startTestEmulator(CLIENT, {
       accounts: [
-        {
-          email: ANN,
-          timeZone: 'Europe/Berlin',
-          events: [
-            {
-              summary: 'Ann 09:00',
-              start: { dateTime: '2026-12-01T09:00:00Z' },
-              end: { dateTime: '2026-12-01T09:30:00Z' },
-            },
-          ],
-          calendars: [
-            {
-              id: TEAM,
-              summary: 'Team',
-              events: [
-                {
-                  summary: 'Team 11:00',
-                  start: { dateTime: '2026-12-01T11:00:00Z' },
-                  end: { dateTime: '2026-12-01T12:00:00Z' },
-                },
-              ],
-            },
-          ],
-        },
+        annWithTeam(ANN, TEAM),
         {
           email: BOB,
           timeZone: 'America/New_York',

@@ -4,7 +4,6 @@
  * arrive, and importing again (changed) updates the same objects, never duplicating them. Hrefs
  * stay the server's: an object another client wrote under its own name is found by UID.
  */
-import { randomBytes } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,9 +11,17 @@ import {
   startXandikos,
   type TestCaldavServer,
 } from '../../../packages/providers/test/caldav/servers.ts';
-import { main } from '../src/cli.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
-import { designReview, OFFSITE_2027, standupSeries, vcalendar, vevent } from './ics-import-fixture.ts';
+import { caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import {
+  designReview,
+  type ListedEvent,
+  OFFSITE_2027,
+  standupSeries,
+  vcalendar,
+  vevent,
+} from './ics-import-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 /** Written to the server by another client under a name of its own, before any import. */
 const SEEDED = vcalendar(
@@ -39,12 +46,6 @@ const UIDS = [
   'standup-series@example.com',
 ];
 
-interface Listed {
-  id: string;
-  summary?: string;
-  start: { dateTime?: string; date?: string };
-}
-
 describe.each([
   ['Radicale', startRadicale],
   ['Xandikos', startXandikos],
@@ -55,11 +56,7 @@ describe.each([
   let calendarId = '';
   let path = '';
 
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   /** The calendar's objects as the server holds them: href → UIDs of its VEVENTs, and text. */
   async function objects(): Promise<Map<string, { uids: string[]; text: string }>> {
@@ -82,14 +79,14 @@ describe.each([
     return out;
   }
 
-  async function week(): Promise<Listed[]> {
+  async function week(): Promise<ListedEvent[]> {
     const listed = await call('list_events', {
       calendarId,
       timeMin: '2027-03-01T00:00:00Z',
       timeMax: '2027-03-08T00:00:00Z',
       format: 'json',
     });
-    return listed.events as Listed[];
+    return listed.events as ListedEvent[];
   }
 
   beforeAll(async () => {
@@ -97,11 +94,7 @@ describe.each([
     path = new URL(`${server.home}imports/`).pathname;
     await server.makeCalendar(path, { displayName: 'Imports', timeZone: 'Europe/Berlin' });
     await server.seed(`${path}lunch-from-phone.ics`, SEEDED);
-    const env = {
-      ...HIGH_RATE_LIMITS,
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
+    const env = caldavEnv();
     gw = await startTestGateway(env);
     const tenant = await gw.seedTenant('Importer');
     await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'Europe/Berlin' });
@@ -109,30 +102,7 @@ describe.each([
       toolsets: ['calendar', 'ics'],
       hijackPolicy: 'off',
     });
-    let out = '';
-    let err = '';
-    const code = await main(
-      [
-        'connect',
-        'caldav',
-        '--tenant',
-        tenant.tenantId,
-        '--url',
-        server.root,
-        '--username',
-        server.username,
-        '--access',
-        'write',
-        '--keys',
-        tenant.keyId,
-        '--json',
-      ],
-      { ...env, DATABASE_URL: gw.db.url, CALDAV_PASSWORD: server.password },
-      { out: (t) => (out += t), err: (t) => (err += t) },
-    );
-    expect(code, err).toBe(0);
-    const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
-    calendarId = connected.calendars.find((c) => c.summary === 'Imports')?.id as string;
+    calendarId = calendarNamed(await connectCaldavAccount(gw, env, server, tenant), 'Imports') as string;
     expect(calendarId).toBeTruthy();
     gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);

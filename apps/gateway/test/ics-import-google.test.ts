@@ -6,9 +6,17 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
-import { designReview, OFFSITE_2027, standupSeries, vcalendar, vevent } from './ics-import-fixture.ts';
+import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway } from './harness.ts';
+import {
+  designReview,
+  type ListedEvent,
+  OFFSITE_2027,
+  standupSeries,
+  vcalendar,
+  vevent,
+} from './ics-import-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 const CLIENT = { clientId: 'calgate-import.apps.googleusercontent.com', clientSecret: 'import-secret' };
 const ANN = 'ann@example.com';
@@ -24,23 +32,13 @@ const many = (tag: string) =>
     ]),
   );
 
-interface Listed {
-  id: string;
-  summary?: string;
-  start: { dateTime?: string; date?: string };
-}
-
 describe('import_events into a mirrored Google calendar', () => {
   let emulator: TestEmulator;
   let gw: TestGateway;
   let client: Client;
   let calendarId = '';
 
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
   /** Events (singles and masters, not cancelled) as Google holds them. */
   const stored = () =>
     emulator.admin
@@ -52,15 +50,16 @@ describe('import_events into a mirrored Google calendar', () => {
     }[];
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] });
-    gw = await startTestGateway({
-      ...emulator.env,
-      ...HIGH_RATE_LIMITS,
-      WORKER_IN_PROCESS: 'true',
-      MIRROR_MAX_STALENESS: '2',
+    const started = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
+      env: () => ({ ...HIGH_RATE_LIMITS, WORKER_IN_PROCESS: 'true', MIRROR_MAX_STALENESS: '2' }),
+      tenant: 'Importer',
+      connect: [{ email: ANN, access: 'write' }],
     });
-    const tenant = await gw.seedTenant('Importer');
-    calendarId = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
+    ({ emulator, gw } = started);
+    const tenant = started.tenant;
+    calendarId = started.calendars[ANN] as string;
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, { toolsets: ['calendar', 'ics'] });
     gw.forgetKeys(tenant.tenantId);
     client = await connectClient(gw.mcpUrl, tenant.secret);
@@ -90,8 +89,8 @@ describe('import_events into a mirrored Google calendar', () => {
           timeMax: '2027-03-08T00:00:00Z',
           format: 'json',
         })
-      ).events as Listed[];
-    const standups = (events: Listed[]) =>
+      ).events as ListedEvent[];
+    const standups = (events: ListedEvent[]) =>
       events.filter((e) => e.summary?.startsWith('Standup')).map((e) => [e.summary, e.start.dateTime]);
     // The calendar's first sync may run alongside the import: read within the mirror's bound.
     let shown = await week();

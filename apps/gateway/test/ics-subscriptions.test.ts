@@ -8,16 +8,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { icsEventId } from '@calgate/providers';
-import { startBoss } from '@calgate/scheduler';
 import type { Client } from '@modelcontextprotocol/client';
-import type { PgBoss } from 'pg-boss';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
-import { createLogger } from '../src/logger.ts';
-import { MirrorJobs } from '../src/mirror/jobs.ts';
-import { dueCalendars, planMirrorSyncs } from '../src/mirror/planner.ts';
 import { call as api, sessionFor } from './api-client.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { type FeedRefresh, startFeedRefresh, until } from './ics-feed-refresh.ts';
 import { type FeedServer, startFeedServer, vcalendar } from './ics-feed-server.ts';
 
 const REFRESH_S = 2;
@@ -82,29 +78,10 @@ interface EventOut {
   recurringEventId?: string;
 }
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('subscribed calendar feeds', () => {
   let feeds: FeedServer;
   let gw: TestGateway;
-  let boss: PgBoss;
-  let jobs: MirrorJobs;
+  let refresh: FeedRefresh;
   let env: Record<string, string>;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let client: Client;
@@ -152,10 +129,8 @@ describe('subscribed calendar feeds', () => {
       }>('SELECT status, error, synced_at, sync_token FROM mirror_sync_state WHERE calendar_id = $1', [id])
     ).rows[0];
   /** One planner pass, as the worker's cron runs it. */
-  const plan = () =>
-    planMirrorSyncs({ db: gw.runtime.db, jobs, providers: ['ics'], log: createLogger('silent') });
-  const due = async (id: string) =>
-    (await dueCalendars(gw.runtime.db, 60_000, ['ics'])).some((row) => row.calendar_id === id);
+  const plan = () => refresh.plan();
+  const due = (id: string) => refresh.due(id);
   const mirrored = async (id: string) =>
     (
       await gw.db.pool.query<{ summary: string | null }>(
@@ -179,8 +154,7 @@ describe('subscribed calendar feeds', () => {
       MIRROR_MAX_STALENESS: '1',
       ICS_REFRESH_INTERVAL: String(REFRESH_S),
     });
-    boss = await startBoss({ databaseUrl: gw.db.url, role: 'producer' });
-    jobs = new MirrorJobs(boss);
+    refresh = await startFeedRefresh(gw);
     tenant = await gw.seedTenant('Feeds');
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, {
       toolsets: ['calendar', 'booking', 'search'],
@@ -191,7 +165,7 @@ describe('subscribed calendar feeds', () => {
 
   afterAll(async () => {
     await client?.close();
-    await boss?.stop({ graceful: false });
+    await refresh?.stop();
     await gw?.stop();
     await feeds?.close();
   });

@@ -1,7 +1,14 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import {
+  calendarOfAccount,
+  type GoogleCalendarGateway,
+  inviteDirectly,
+  startGoogleCalendarGateway,
+  type TestEmulator,
+} from './google-fixture.ts';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
+import { testDays } from './test-days.ts';
 
 // The firewall's classifier over MCP: a stranger's invitation carrying an injection written in
 // Polish (no English, none of the rules' phrases) is withheld when read and refused when an agent
@@ -17,10 +24,7 @@ const TRAINING =
   'Bring your laptop; the quiz is at the end.';
 const WITHHELD = 'withheld: this description addresses an AI assistant';
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 3 * DAY;
-const at = (days: number, hours: number) =>
-  new Date(DAY0 + days * DAY + hours * 3_600_000).toISOString().replace('.000Z', 'Z');
+const { at } = testDays(3);
 
 interface Event {
   id: string;
@@ -38,40 +42,32 @@ describe('prompt-injection classifier over MCP (a Google invitation and a local 
   let local: string;
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, { accounts: [{ email: ANN, timeZone: 'UTC', events: [] }] });
-    const invite = (uid: string, organizer: string, fields: Record<string, unknown>) =>
-      emulator.editDirectly(ANN, 'POST', '/import', {
-        iCalUID: uid,
-        organizer: { email: organizer },
-        ...fields,
-      });
-    const stranger = await invite('kwartal@dane-wyciek.pl', 'marek@dane-wyciek.pl', {
-      summary: 'Spotkanie kwartalne',
-      description: POLISH,
-      start: { dateTime: at(0, 9) },
-      end: { dateTime: at(0, 10) },
-      attendees: [{ email: ANN, responseStatus: 'needsAction' }],
-    });
-    expect(stranger.status).toBe(200);
-    const training = await invite('training@secure-academy.test', 'trainer@secure-academy.test', {
-      summary: 'Security awareness training',
-      description: TRAINING,
-      start: { dateTime: at(0, 11) },
-      end: { dateTime: at(0, 12) },
-      attendees: [{ email: ANN, responseStatus: 'needsAction' }],
-    });
-    expect(training.status).toBe(200);
-    gw = await startTestGateway(emulator.env);
-    const tenant = await gw.seedTenant('Acme');
-    await connectGoogleAccountByCli(gw, emulator, ANN, 'read');
+    let tenant: GoogleCalendarGateway['tenant'];
+    ({ emulator, gw, tenant } = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: { accounts: [{ email: ANN, timeZone: 'UTC', events: [] }] },
+      prepare: async (google) => {
+        await inviteDirectly(google, ANN, 'kwartal@dane-wyciek.pl', 'marek@dane-wyciek.pl', {
+          summary: 'Spotkanie kwartalne',
+          description: POLISH,
+          start: { dateTime: at(0, 9) },
+          end: { dateTime: at(0, 10) },
+          attendees: [{ email: ANN, responseStatus: 'needsAction' }],
+        });
+        await inviteDirectly(google, ANN, 'training@secure-academy.test', 'trainer@secure-academy.test', {
+          summary: 'Security awareness training',
+          description: TRAINING,
+          start: { dateTime: at(0, 11) },
+          end: { dateTime: at(0, 12) },
+          attendees: [{ email: ANN, responseStatus: 'needsAction' }],
+        });
+      },
+      connect: [{ email: ANN, access: 'read', by: 'cli' }],
+    }));
     local = await gw.localCalendar(tenant.tenantId, 'Work', 'UTC');
     await gw.grant(tenant.tenantId, tenant.keyId, local, { read: true, write: true });
     client = await connectClient(gw.mcpUrl, tenant.secret);
-    const listed = await client.callTool({ name: 'list_calendars', arguments: {} });
-    const calendars = (listed.structuredContent as { calendars: { id: string; accountEmail: string }[] })
-      .calendars;
-    google = calendars.find((calendar) => calendar.accountEmail === ANN)?.id as string;
-    expect(google).toBeDefined();
+    google = await calendarOfAccount(client, ANN);
   });
 
   afterAll(async () => {

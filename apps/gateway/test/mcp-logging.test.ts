@@ -3,7 +3,12 @@ import { redisUrl } from '@calgate/testkit';
 import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionFor } from './api-client.ts';
-import { connectGoogleAccountByConsent, startTestEmulator, type TestEmulator } from './google-fixture.ts';
+import {
+  annWithTeam,
+  connectGoogleAccountByConsent,
+  startTestEmulator,
+  type TestEmulator,
+} from './google-fixture.ts';
 import { connectClient, connectClient2026, rpc, startTestGateway, type TestGateway } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' };
@@ -53,32 +58,7 @@ describe('MCP logging: levels per API key, messages about calendars a read left 
 
   beforeAll(async () => {
     emulator = await startTestEmulator(CLIENT, {
-      accounts: [
-        {
-          email: ANN,
-          timeZone: 'Europe/Berlin',
-          events: [
-            {
-              summary: 'Ann 09:00',
-              start: { dateTime: '2026-12-01T09:00:00Z' },
-              end: { dateTime: '2026-12-01T09:30:00Z' },
-            },
-          ],
-          calendars: [
-            {
-              id: TEAM,
-              summary: 'Team',
-              events: [
-                {
-                  summary: 'Team 11:00',
-                  start: { dateTime: '2026-12-01T11:00:00Z' },
-                  end: { dateTime: '2026-12-01T12:00:00Z' },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      accounts: [annWithTeam(ANN, TEAM)],
     });
     a = await startTestGateway(emulator.env);
     // A second gateway behind the same load balancer: the same database and Redis.

@@ -1,20 +1,16 @@
-import {
-  GraphClient,
-  MailboxLimiter,
-  MICROSOFT_WRITE_SCOPES,
-  MicrosoftTokenSource,
-} from '@calgate/providers';
-import { ConnectionRepository, SecretBox } from '@calgate/store';
+import { MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
+import type { ConnectionRepository } from '@calgate/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
-import { microsoftCredentials } from '../src/microsoft/connect.ts';
 import { type Body, type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 import {
+  connectionsSealedFor,
   connectMicrosoftByConsent,
   MS_CLIENT,
   startMicrosoftTestEmulator,
   type TestMicrosoftEmulator,
+  withdrawMicrosoftConsent,
 } from './microsoft-fixture.ts';
 
 const MEG = 'meg@contoso.example';
@@ -87,10 +83,7 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     tenant = await gw.seedTenant('Contoso');
     other = (await gw.runtime.keys.create(tenant.tenantId, { name: 'other' })).key.id;
     browser = await sessionFor(gw, tenant.tenantId);
-    connections = new ConnectionRepository(
-      gw.db.prisma,
-      new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]),
-    );
+    connections = connectionsSealedFor(gw, emulator);
   });
   afterAll(async () => {
     await gw?.stop();
@@ -368,25 +361,7 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     const ann = body.connections.find((c: Body) => c.accountEmail === ANN);
     const grantsBefore = await rows(ANN);
     // Consent withdrawn at Microsoft: the next refresh is answered invalid_grant.
-    emulator.admin.revokeRefreshTokens({ email: ANN });
-    const annStored = await stored(ann.id);
-    await connections.storeCredentials(
-      tenant.tenantId,
-      ann.id,
-      JSON.stringify({ refreshToken: annStored.refreshToken }),
-    );
-    const graph = new GraphClient({
-      graphUrl: emulator.graphUrl,
-      tokens: new MicrosoftTokenSource(
-        { ...MS_CLIENT, tenant: 'common', loginUrl: emulator.loginUrl },
-        microsoftCredentials(connections, tenant.tenantId, ann.id),
-        { now: Date.now, requestTimeoutMs: 5000 },
-      ),
-      limiter: new MailboxLimiter(),
-    });
-    await expect(graph.request({ path: '/me', operation: 'me.get' })).rejects.toMatchObject({
-      code: 'needs_reauth',
-    });
+    await withdrawMicrosoftConsent(emulator, connections, tenant.tenantId, ann.id, ANN);
     const after = (await call(gw, 'GET', '/api/v1/connections', { as: browser })).body.connections.find(
       (c: Body) => c.id === ann.id,
     );

@@ -12,9 +12,17 @@ import {
   type MicrosoftSeed,
   startMicrosoftEmulator,
 } from '@calgate/microsoft-emulator';
-import { MICROSOFT_READ_SCOPES, MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
+import {
+  GraphClient,
+  MailboxLimiter,
+  MICROSOFT_READ_SCOPES,
+  MICROSOFT_WRITE_SCOPES,
+  MicrosoftTokenSource,
+} from '@calgate/providers';
+import { ConnectionRepository, SecretBox } from '@calgate/store';
 import { expect } from 'vitest';
-import type { TestGateway } from './harness.ts';
+import { microsoftCredentials } from '../src/microsoft/connect.ts';
+import { startTestGateway, type TestGateway } from './harness.ts';
 
 export const MS_CLIENT = { clientId: 'c0ffee00-0000-4000-8000-000000000028', clientSecret: 'ms-app-secret' };
 
@@ -176,4 +184,75 @@ export async function connectOutlookAccount(
   }
   gw.forgetKeys(tenantId);
   return out;
+}
+
+/** An Outlook calendar behind a gateway: the Graph emulator, the gateway pointed at it, a tenant and its connected mailbox. */
+export interface OutlookCalendarGateway {
+  ms: TestMicrosoftEmulator;
+  gw: TestGateway;
+  tenant: { tenantId: string; keyId: string; secret: string };
+  outlook: ConnectedOutlook;
+}
+
+/**
+ * Starts the Graph emulator seeded with `seed` and a gateway pointed at it (with `env`), seeds the
+ * tenant `tenant` and connects the mailbox `connect.email` to it with `connect.access`, granted to
+ * the tenant's key (connectOutlookAccount). `beforeConnect` runs once the tenant exists: settings
+ * that decide what the account's calendars get when they are first synced (the workspace's zone).
+ */
+export async function startOutlookCalendarGateway(options: {
+  seed: Omit<MicrosoftSeed, 'clients'>;
+  env?: Record<string, string>;
+  tenant?: string;
+  beforeConnect?: (gw: TestGateway, tenant: OutlookCalendarGateway['tenant']) => Promise<unknown>;
+  connect: { email: string; access: 'read' | 'write' };
+}): Promise<OutlookCalendarGateway> {
+  const ms = await startTestMicrosoftEmulator(options.seed);
+  const gw = await startTestGateway({ ...ms.env, ...options.env });
+  const tenant = await gw.seedTenant(options.tenant ?? 'Acme');
+  await options.beforeConnect?.(gw, tenant);
+  const { email, access } = options.connect;
+  const outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], email, access);
+  return { ms, gw, tenant, outlook };
+}
+
+/** The store's connections, unsealed with the ENCRYPTION_KEY of the emulator's settings (the gateway's). */
+export function connectionsSealedFor(gw: TestGateway, emulator: TestMicrosoftEmulator): ConnectionRepository {
+  return new ConnectionRepository(
+    gw.db.prisma,
+    new SecretBox([new Uint8Array(Buffer.from(emulator.env.ENCRYPTION_KEY as string, 'base64'))]),
+  );
+}
+
+/**
+ * Consent withdrawn at Microsoft for the connected `email`: its refresh tokens are revoked, the
+ * connection keeps only its refresh token (no access token to use meanwhile), and the next Graph
+ * call (as Calgate's app, MS_CLIENT) is answered invalid_grant, which marks it needs_reauth.
+ */
+export async function withdrawMicrosoftConsent(
+  emulator: TestMicrosoftEmulator,
+  connections: ConnectionRepository,
+  tenantId: string,
+  connectionId: string,
+  email: string,
+): Promise<void> {
+  emulator.admin.revokeRefreshTokens({ email });
+  const held = JSON.parse((await connections.readCredentials(tenantId, connectionId)) ?? '{}');
+  await connections.storeCredentials(
+    tenantId,
+    connectionId,
+    JSON.stringify({ refreshToken: held.refreshToken }),
+  );
+  const graph = new GraphClient({
+    graphUrl: emulator.graphUrl,
+    tokens: new MicrosoftTokenSource(
+      { ...MS_CLIENT, tenant: 'common', loginUrl: emulator.loginUrl },
+      microsoftCredentials(connections, tenantId, connectionId),
+      { now: Date.now, requestTimeoutMs: 5000 },
+    ),
+    limiter: new MailboxLimiter(),
+  });
+  await expect(graph.request({ path: '/me', operation: 'me.get' })).rejects.toMatchObject({
+    code: 'needs_reauth',
+  });
 }

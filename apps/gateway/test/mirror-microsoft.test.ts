@@ -10,35 +10,20 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway } from './harness.ts';
 import {
   type ConnectedOutlook,
   connectOutlookAccount,
   startTestMicrosoftEmulator,
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
+import { startMirroredAndDirect } from './mirror-gateways.ts';
+import { testDays } from './test-days.ts';
 
 const ANN = 'ann@contoso.com';
 const STALENESS_S = 2;
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-const at = (days: number, hours: number) => iso(DAY0 + days * DAY + hours * 3_600_000);
-const date = (days: number) => iso(DAY0 + days * DAY).slice(0, 10);
-const wall = (days: number, hours: number) => ({ dateTime: at(days, hours).slice(0, 19), timeZone: 'UTC' });
-const timed = (
-  subject: string,
-  days: number,
-  from: number,
-  to: number,
-  extra: Record<string, unknown> = {},
-) => ({
-  subject,
-  start: wall(days, from),
-  end: wall(days, to),
-  ...extra,
-});
+const { at, date, wall, outlookTimed: timed } = testDays(7);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface EventOut {
@@ -139,13 +124,10 @@ describe('Outlook calendars in the event mirror (calendarView/delta)', () => {
       ],
     });
     const env = { ...ms.env, ...HIGH_RATE_LIMITS, MIRROR_SYNC_PAGE_SIZE: '5' };
-    gw = await startTestGateway({
-      ...env,
-      WORKER_IN_PROCESS: 'true',
+    ({ gw, direct } = await startMirroredAndDirect(env, {
       MIRROR_MAX_STALENESS: String(STALENESS_S),
       MIRROR_POLL_INTERVAL: '3600',
-    });
-    direct = await startTestGateway({ ...env, MIRROR_READS: 'false' }, { db: gw.db });
+    }));
     const tenant = await gw.seedTenant('Acme');
     outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write');
     direct.forgetKeys(tenant.tenantId);

@@ -11,29 +11,14 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
+import { testDays } from './test-days.ts';
 
 const CLIENT = { clientId: 'mirror-reads.apps.googleusercontent.com', clientSecret: 'mirror-reads-secret' };
 const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
 const STALENESS_S = 2;
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-const at = (days: number, hours: number) => iso(DAY0 + days * DAY + hours * 3_600_000);
-const date = (days: number) => iso(DAY0 + days * DAY).slice(0, 10);
-const timed = (
-  summary: string,
-  days: number,
-  from: number,
-  to: number,
-  extra: Record<string, unknown> = {},
-) => ({
-  summary,
-  start: { dateTime: at(days, from) },
-  end: { dateTime: at(days, to) },
-  ...extra,
-});
+const { at, date, timed } = testDays(7);
 const SERIES = 'seriesplanning01';
 const instanceId = (week: number) => `${SERIES}_${at(1 + 7 * week, 9).replace(/[-:]/g, '')}`;
 

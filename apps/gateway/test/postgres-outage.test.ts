@@ -1,16 +1,9 @@
-import { LocalCalendarProvider } from '@calgate/providers';
-import { LocalEventStore, migrate, openDatabase } from '@calgate/store';
-import { cuttableRelay, type Relay, type TestDatabase } from '@calgate/testkit';
+import { migrate, openDatabase } from '@calgate/store';
+import type { Relay, TestDatabase } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectClient,
-  HIGH_RATE_LIMITS,
-  rpc,
-  startTestGateway,
-  type TestGateway,
-  textOf,
-} from './harness.ts';
+import { rpc, type TestGateway, textOf } from './harness.ts';
+import { type GatewayBehindRelay, startGatewayBehindRelay } from './relay-fixture.ts';
 import { type RestartableServer, restartablePostgres } from './restartable-servers.ts';
 
 interface LogLine {
@@ -30,27 +23,14 @@ describe('tool calls and key checks while Postgres restarts', () => {
   let client: Client;
   let owner: Awaited<ReturnType<TestGateway['seedTenant']>>;
   let work: string;
+  let listEvents: GatewayBehindRelay['listEvents'];
 
   beforeAll(async () => {
     postgres = await restartablePostgres();
     db = { ...openDatabase({ url: postgres.url }), url: postgres.url };
     await migrate(db.pool);
     // The gateway reaches Postgres through a relay, so a test can also drop its connections.
-    relay = await cuttableRelay(postgres.url);
-    gatewayDb = { ...openDatabase({ url: relay.url }), url: relay.url };
-    gw = await startTestGateway({ ...HIGH_RATE_LIMITS, KEY_CACHE_TTL_MS: '5000' }, { db: gatewayDb });
-    owner = await gw.seedTenant('Owner');
-    work = await gw.localCalendar(owner.tenantId, 'Work', 'Europe/Berlin');
-    await gw.grant(owner.tenantId, owner.keyId, work, { read: true, write: true });
-    await new LocalCalendarProvider(new LocalEventStore(db)).insertEvent(
-      { id: work, externalId: work, timeZone: 'Europe/Berlin' },
-      {
-        summary: 'Standup',
-        start: { dateTime: '2026-12-01T09:00:00Z' },
-        end: { dateTime: '2026-12-01T09:15:00Z' },
-      },
-    );
-    client = await connectClient(gw.mcpUrl, owner.secret);
+    ({ relay, gatewayDb, gw, owner, work, client, listEvents } = await startGatewayBehindRelay(db));
   });
   afterAll(async () => {
     await client?.close();
@@ -60,12 +40,6 @@ describe('tool calls and key checks while Postgres restarts', () => {
     await relay?.cut();
     await postgres?.destroy();
   });
-
-  const listEvents = () =>
-    client.callTool({
-      name: 'list_events',
-      arguments: { calendarId: work, timeMin: '2026-12-01', timeMax: '2026-12-02' },
-    });
 
   function logLines(): LogLine[] {
     return gw.logs.flatMap((chunk) =>

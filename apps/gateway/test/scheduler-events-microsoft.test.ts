@@ -4,15 +4,13 @@
  * in-process worker plans from Graph's listing and delivers to a real receiver, with the event's
  * Outlook id in the payload.
  */
-import { type Receiver, startReceiver, until } from '@calgate/testkit';
+import { type Receiver, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
-import {
-  connectOutlookAccount,
-  startTestMicrosoftEmulator,
-  type TestMicrosoftEmulator,
-} from './microsoft-fixture.ts';
+import { connectClient, type TestGateway } from './harness.ts';
+import { startOutlookCalendarGateway, type TestMicrosoftEmulator } from './microsoft-fixture.ts';
+import { SCHEDULER_ENV, SCHEDULER_TOOLSETS, startWebhookReceiver } from './scheduler-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 const MINUTE = 60_000;
 const ANN = 'ann@contoso.com';
@@ -22,28 +20,21 @@ describe('prompts relative to events on an Outlook calendar', () => {
   let gw: TestGateway;
   let client: Client;
   let receiver: Receiver;
-  let secret = '';
   let calendarId: string;
 
   beforeAll(async () => {
-    ms = await startTestMicrosoftEmulator({ users: [{ email: ANN, timeZone: 'UTC' }] });
-    gw = await startTestGateway({
-      ...ms.env,
-      ...HIGH_RATE_LIMITS,
-      TARGETS_ALLOW_PRIVATE: 'true',
-      WORKER_IN_PROCESS: 'true',
+    const started = await startOutlookCalendarGateway({
+      seed: { users: [{ email: ANN, timeZone: 'UTC' }] },
+      env: SCHEDULER_ENV,
+      tenant: 'Events',
+      beforeConnect: (gateway, owner) =>
+        gateway.runtime.keys.setDefaults(owner.tenantId, owner.keyId, SCHEDULER_TOOLSETS),
+      connect: { email: ANN, access: 'write' },
     });
-    const owner = await gw.seedTenant('Events');
-    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'scheduler'] });
-    const outlook = await connectOutlookAccount(gw, ms, owner.tenantId, [owner.keyId], ANN, 'write');
-    calendarId = outlook.calendars.Calendar as string;
-    receiver = await startReceiver(() => secret);
-    const hook = await gw.runtime.scheduler.targets.create(owner.tenantId, {
-      kind: 'webhook',
-      name: 'hook',
-      url: receiver.url,
-    });
-    secret = hook.secret ?? '';
+    ({ ms, gw } = started);
+    const owner = started.tenant;
+    calendarId = started.outlook.calendars.Calendar as string;
+    receiver = await startWebhookReceiver(gw, owner.tenantId);
     client = await connectClient(gw.mcpUrl, owner.secret);
   }, 60_000);
 
@@ -54,11 +45,7 @@ describe('prompts relative to events on an Outlook calendar', () => {
     await ms?.close();
   });
 
-  async function call(name: string, args: Record<string, unknown>) {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   async function event(summary: string, start: number) {
     const out = await call('create_event', {

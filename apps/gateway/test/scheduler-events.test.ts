@@ -3,10 +3,12 @@
  * event titled Acme"; the gateway's in-process worker delivers it to a real receiver; an event moved
  * after planning is not prompted at its old time, and is prompted at its new one.
  */
-import { type Receiver, startReceiver, until } from '@calgate/testkit';
+import { type Receiver, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { SCHEDULER_ENV, SCHEDULER_TOOLSETS, startWebhookReceiver } from './scheduler-fixture.ts';
+import { callOk } from './tool-calls.ts';
 
 const MINUTE = 60_000;
 
@@ -14,26 +16,15 @@ describe('prompts relative to calendar events', () => {
   let gw: TestGateway;
   let client: Client;
   let receiver: Receiver;
-  let secret = '';
   let calendarId: string;
 
   beforeAll(async () => {
-    gw = await startTestGateway({
-      ...HIGH_RATE_LIMITS,
-      TARGETS_ALLOW_PRIVATE: 'true',
-      WORKER_IN_PROCESS: 'true',
-    });
+    gw = await startTestGateway(SCHEDULER_ENV);
     const owner = await gw.seedTenant('Events');
-    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'scheduler'] });
+    await gw.runtime.keys.setDefaults(owner.tenantId, owner.keyId, SCHEDULER_TOOLSETS);
     calendarId = await gw.localCalendar(owner.tenantId, 'Work', 'UTC');
     await gw.grant(owner.tenantId, owner.keyId, calendarId, { read: true, write: true });
-    receiver = await startReceiver(() => secret);
-    const hook = await gw.runtime.scheduler.targets.create(owner.tenantId, {
-      kind: 'webhook',
-      name: 'hook',
-      url: receiver.url,
-    });
-    secret = hook.secret ?? '';
+    receiver = await startWebhookReceiver(gw, owner.tenantId);
     client = await connectClient(gw.mcpUrl, owner.secret);
   });
 
@@ -43,11 +34,7 @@ describe('prompts relative to calendar events', () => {
     await receiver?.close();
   });
 
-  async function call(name: string, args: Record<string, unknown>) {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  }
+  const call = (name: string, args: Record<string, unknown>) => callOk(client, name, args);
 
   async function event(summary: string, start: number) {
     const out = await call('create_event', {

@@ -6,13 +6,14 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
 import {
   type ConnectedOutlook,
   connectOutlookAccount,
-  startTestMicrosoftEmulator,
+  startOutlookCalendarGateway,
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
+import { DAY, testDays } from './test-days.ts';
 
 const ANN = 'ann@contoso.com';
 const BOB = 'bob@example.com';
@@ -21,25 +22,7 @@ const CARL_UPN = 'carl@contoso.onmicrosoft.com';
 const DORA = 'dora@contoso.com';
 const W = 'W. Europe Standard Time';
 
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-const at = (days: number, hours: number) => iso(DAY0 + days * DAY + hours * 3_600_000);
-const date = (days: number) => iso(DAY0 + days * DAY).slice(0, 10);
-/** A Graph wall clock in UTC (no offset, as Graph writes it). */
-const wall = (days: number, hours: number) => ({ dateTime: at(days, hours).slice(0, 19), timeZone: 'UTC' });
-const timed = (
-  subject: string,
-  days: number,
-  from: number,
-  to: number,
-  extra: Record<string, unknown> = {},
-) => ({
-  subject,
-  start: wall(days, from),
-  end: wall(days, to),
-  ...extra,
-});
+const { day0: DAY0, at, date, outlookTimed: timed, timed: gTimed } = testDays(7);
 
 interface EventOut {
   id: string;
@@ -81,68 +64,6 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
   const graphEvents = (name: string) => ms.admin.events(outlook.externalIds[name] as string);
 
   beforeAll(async () => {
-    ms = await startTestMicrosoftEmulator({
-      users: [
-        {
-          email: ANN,
-          displayName: 'Ann Example',
-          timeZone: W,
-          calendars: [
-            {
-              name: 'Calendar',
-              events: [
-                timed('Planning', 0, 9, 10, {
-                  body: { contentType: 'html', content: '<p>Roadmap &amp; goals</p>' },
-                  location: { displayName: 'Room 1' },
-                }),
-                {
-                  ...timed('Standup', 1, 9, 9.25),
-                  recurrence: {
-                    pattern: {
-                      type: 'weekly',
-                      interval: 1,
-                      daysOfWeek: [weekday(1)],
-                      firstDayOfWeek: 'monday',
-                    },
-                    range: { type: 'numbered', startDate: date(1), numberOfOccurrences: 4 },
-                  },
-                  deletedOccurrences: [`${date(8)}T09:00:00`],
-                  cancelledOccurrences: [`${date(15)}T09:00:00`],
-                },
-                timed('Holiday block', 0, 12, 13, { showAs: 'free' }),
-                {
-                  subject: 'Offsite',
-                  isAllDay: true,
-                  start: { dateTime: `${date(3)}T00:00:00`, timeZone: W },
-                  end: { dateTime: `${date(5)}T00:00:00`, timeZone: W },
-                },
-                timed('Review with Zed', 0, 14, 15, {
-                  organizerAddress: ZED,
-                  attendees: [
-                    { emailAddress: { address: ZED, name: 'Zed' }, type: 'required' },
-                    { emailAddress: { address: ANN, name: 'Ann Example' }, type: 'required' },
-                  ],
-                }),
-              ],
-            },
-            { name: 'Team', events: [timed('Team review', 0, 11, 12)] },
-            {
-              name: 'Company holidays',
-              canEdit: false,
-              owner: { name: 'HR', address: 'hr@contoso.com' },
-              events: [timed('Company meeting', 2, 10, 11)],
-            },
-          ],
-        },
-        {
-          email: 'carl@contoso.com',
-          userPrincipalName: CARL_UPN,
-          hasMail: false,
-          timeZone: 'Eastern Standard Time',
-        },
-        { email: DORA, timeZone: W },
-      ],
-    });
     google = await startTestEmulator(
       { clientId: 'tools-microsoft.apps.googleusercontent.com', clientSecret: 'tools-microsoft-secret' },
       {
@@ -151,14 +72,79 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
         ],
       },
     );
-    gw = await startTestGateway({ ...google.env, ...ms.env, ...HIGH_RATE_LIMITS });
-    tenant = await gw.seedTenant('Acme');
-    await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, {
-      toolsets: ['calendar', 'booking', 'search', 'rules'],
-    });
-    // The workspace's zone: what Outlook calendars get when mailboxSettings may not be read.
-    await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: 'Europe/Lisbon' });
-    outlook = await connectOutlookAccount(gw, ms, tenant.tenantId, [tenant.keyId], ANN, 'write');
+    ({ ms, gw, tenant, outlook } = await startOutlookCalendarGateway({
+      seed: {
+        users: [
+          {
+            email: ANN,
+            displayName: 'Ann Example',
+            timeZone: W,
+            calendars: [
+              {
+                name: 'Calendar',
+                events: [
+                  timed('Planning', 0, 9, 10, {
+                    body: { contentType: 'html', content: '<p>Roadmap &amp; goals</p>' },
+                    location: { displayName: 'Room 1' },
+                  }),
+                  {
+                    ...timed('Standup', 1, 9, 9.25),
+                    recurrence: {
+                      pattern: {
+                        type: 'weekly',
+                        interval: 1,
+                        daysOfWeek: [weekday(1)],
+                        firstDayOfWeek: 'monday',
+                      },
+                      range: { type: 'numbered', startDate: date(1), numberOfOccurrences: 4 },
+                    },
+                    deletedOccurrences: [`${date(8)}T09:00:00`],
+                    cancelledOccurrences: [`${date(15)}T09:00:00`],
+                  },
+                  timed('Holiday block', 0, 12, 13, { showAs: 'free' }),
+                  {
+                    subject: 'Offsite',
+                    isAllDay: true,
+                    start: { dateTime: `${date(3)}T00:00:00`, timeZone: W },
+                    end: { dateTime: `${date(5)}T00:00:00`, timeZone: W },
+                  },
+                  timed('Review with Zed', 0, 14, 15, {
+                    organizerAddress: ZED,
+                    attendees: [
+                      { emailAddress: { address: ZED, name: 'Zed' }, type: 'required' },
+                      { emailAddress: { address: ANN, name: 'Ann Example' }, type: 'required' },
+                    ],
+                  }),
+                ],
+              },
+              { name: 'Team', events: [timed('Team review', 0, 11, 12)] },
+              {
+                name: 'Company holidays',
+                canEdit: false,
+                owner: { name: 'HR', address: 'hr@contoso.com' },
+                events: [timed('Company meeting', 2, 10, 11)],
+              },
+            ],
+          },
+          {
+            email: 'carl@contoso.com',
+            userPrincipalName: CARL_UPN,
+            hasMail: false,
+            timeZone: 'Eastern Standard Time',
+          },
+          { email: DORA, timeZone: W },
+        ],
+      },
+      env: { ...google.env, ...HIGH_RATE_LIMITS },
+      beforeConnect: async (gateway, acme) => {
+        await gateway.runtime.keys.setDefaults(acme.tenantId, acme.keyId, {
+          toolsets: ['calendar', 'booking', 'search', 'rules'],
+        });
+        // The workspace's zone: what Outlook calendars get when mailboxSettings may not be read.
+        await gateway.runtime.tenancy.updateTenant(acme.tenantId, { timeZone: 'Europe/Lisbon' });
+      },
+      connect: { email: ANN, access: 'write' },
+    }));
     cal = outlook.calendars;
     googleCal = await connectGoogleAccount(gw, google, tenant, BOB, 'write');
     client = await connectClient(gw.mcpUrl, tenant.secret);
@@ -808,8 +794,4 @@ function weekday(days: number): string {
   return ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'][
     new Date(DAY0 + days * DAY).getUTCDay()
   ] as string;
-}
-
-function gTimed(summary: string, days: number, from: number, to: number) {
-  return { summary, start: { dateTime: at(days, from) }, end: { dateTime: at(days, to) } };
 }

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { startGoogleCalendarGateway, type TestEmulator } from './google-fixture.ts';
+import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
+import { call as callWriteTool, events as eventsOf, WRITE_TOOLS } from './write-tool-calls.ts';
 
 const CLIENT = { clientId: 'calgate-write.apps.googleusercontent.com', clientSecret: 'write-secret' };
 const ANN = 'ann@example.com';
@@ -12,17 +13,6 @@ const BOB = 'bob@example.com';
 const TEAM = 'team@group.calendar.google.com';
 const ROBOT = 'robot@calgate-test.iam.gserviceaccount.com';
 const SHARED = 'shared@group.calendar.google.com';
-
-const WRITE_TOOLS = [
-  'create_event',
-  'quick_add_event',
-  'update_event',
-  'batch_update_events',
-  'manage_attendees',
-  'respond_to_event',
-  'delete_event',
-  'create_calendar',
-];
 
 interface Ev {
   id: string;
@@ -32,17 +22,10 @@ interface Ev {
   start: { dateTime?: string; date?: string };
   attendees?: { email: string; responseStatus?: string; self?: boolean }[];
 }
-type Out = Record<string, unknown> & { event?: Ev; warnings?: { kind: string; message: string }[] };
-
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  return { isError: result.isError === true, text: textOf(result), out: result.structuredContent as Out };
-}
-
-async function events(client: Client, calendarId: string, timeMin: string, timeMax: string): Promise<Ev[]> {
-  const { out } = await call(client, 'list_events', { calendarId, timeMin, timeMax, maxResults: 500 });
-  return (out as unknown as { events: Ev[] }).events;
-}
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  callWriteTool<Ev>(client, name, args);
+const events = (client: Client, calendarId: string, timeMin: string, timeMax: string) =>
+  eventsOf<Ev>(client, calendarId, timeMin, timeMax);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,33 +44,35 @@ describe('write tools on Google calendars (emulator), end to end with the MCP SD
       .filter((e) => e.status !== 'cancelled' && e.recurringEventId === undefined);
 
   beforeAll(async () => {
-    emulator = await startTestEmulator(CLIENT, {
-      serviceAccounts: [{ email: ROBOT }],
-      accounts: [
-        {
-          email: ANN,
-          timeZone: 'Europe/Berlin',
-          calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
-        },
-        { email: BOB, timeZone: 'Europe/Berlin' },
-        {
-          email: 'dora@example.com',
-          calendars: [
-            { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
-          ],
-        },
-      ],
-    });
-    const dir = await mkdtemp(join(tmpdir(), 'calgate-write-'));
-    const keyFile = join(dir, 'key.json');
-    await writeFile(keyFile, JSON.stringify(emulator.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
-    gw = await startTestGateway({
-      ...emulator.env,
-      GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
-      ...HIGH_RATE_LIMITS,
-    });
-    tenant = await gw.seedTenant('Acme');
-    const annCalendar = await connectGoogleAccount(gw, emulator, tenant, ANN, 'write');
+    let calendars: Record<string, string>;
+    ({ emulator, gw, tenant, calendars } = await startGoogleCalendarGateway({
+      client: CLIENT,
+      seed: {
+        serviceAccounts: [{ email: ROBOT }],
+        accounts: [
+          {
+            email: ANN,
+            timeZone: 'Europe/Berlin',
+            calendars: [{ id: TEAM, summary: 'Team', shares: [{ email: BOB, role: 'writer' }] }],
+          },
+          { email: BOB, timeZone: 'Europe/Berlin' },
+          {
+            email: 'dora@example.com',
+            calendars: [
+              { id: SHARED, summary: 'Shared with the robot', shares: [{ email: ROBOT, role: 'writer' }] },
+            ],
+          },
+        ],
+      },
+      env: async (google) => {
+        const dir = await mkdtemp(join(tmpdir(), 'calgate-write-'));
+        const keyFile = join(dir, 'key.json');
+        await writeFile(keyFile, JSON.stringify(google.admin.serviceAccountKey(ROBOT)), { mode: 0o600 });
+        return { GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile, ...HIGH_RATE_LIMITS };
+      },
+      connect: [{ email: ANN, access: 'write' }],
+    }));
+    const annCalendar = calendars[ANN] as string;
     await gw.runtime.google.connectServiceAccountCalendar(tenant.tenantId, SHARED, {
       access: 'write',
       keyIds: [tenant.keyId],

@@ -3,17 +3,7 @@ import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
-
-const WRITE_TOOLS = [
-  'create_event',
-  'quick_add_event',
-  'update_event',
-  'batch_update_events',
-  'manage_attendees',
-  'respond_to_event',
-  'delete_event',
-  'create_calendar',
-];
+import { call as callWriteTool, events as eventsOf, WRITE_TOOLS } from './write-tool-calls.ts';
 
 interface Ev {
   id: string;
@@ -24,22 +14,10 @@ interface Ev {
   recurringEventId?: string;
   attendees?: { email: string; responseStatus?: string; comment?: string }[];
 }
-type Out = Record<string, unknown> & { event?: Ev; warnings?: { kind: string; message: string }[] };
-
-async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = await client.callTool({ name, arguments: args });
-  return {
-    result,
-    isError: result.isError === true,
-    text: textOf(result),
-    out: result.structuredContent as Out,
-  };
-}
-
-async function events(client: Client, calendarId: string, timeMin: string, timeMax: string): Promise<Ev[]> {
-  const { out } = await call(client, 'list_events', { calendarId, timeMin, timeMax, maxResults: 500 });
-  return (out as unknown as { events: Ev[] }).events;
-}
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  callWriteTool<Ev>(client, name, args);
+const events = (client: Client, calendarId: string, timeMin: string, timeMax: string) =>
+  eventsOf<Ev>(client, calendarId, timeMin, timeMax);
 
 describe('write tools on local calendars, end to end with the MCP SDK client', () => {
   let gw: TestGateway;

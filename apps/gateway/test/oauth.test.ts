@@ -13,6 +13,7 @@ import {
   type TestGateway,
   textOf,
 } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 import {
   authorize,
   type Callback,
@@ -495,10 +496,14 @@ describe('OAuth authorization server', () => {
       const listed = await agent.callTool({ name: 'list_calendars', arguments: {} });
       expect(listed.isError).toBeFalsy();
 
+      const drops = watchKeyDrops(cached);
       const replay = await exchange();
+      drops.stop();
       expect(replay.status).toBe(400);
       expect(replay.body).toMatchObject({ error: 'invalid_grant' });
       expect(replay.body.error_description).toMatch(/already used.*revoked/);
+      // Only the connection's tenant's cached keys are dropped, not every tenant's.
+      expect(drops.tenants).toEqual([ann.tenantId]);
 
       // The next call with the token is refused, though its lookup was cached a moment ago.
       const after = await rpc(

@@ -174,7 +174,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     oauth: deps.dashboard.oauth,
     rateLimiter: deps.rateLimiter,
     dashboardDir: deps.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
-    invalidateKeys: () => deps.authenticator.invalidate(),
+    invalidateKeys: (tenantId) => deps.authenticator.invalidate('here', tenantId),
   });
   registerOAuthRoutes(app, {
     ...deps.dashboard,

@@ -9,8 +9,8 @@ export interface DirectoryDeps {
   google: GoogleProviders;
   /** Outlook accounts' providers; absent, calendars are not created on Outlook accounts. */
   microsoft?: MicrosoftProviders;
-  /** Drops cached key lookups so the next call sees the new calendar and grant. */
-  invalidate: () => void;
+  /** Drops the tenant's cached key lookups so the next call sees the new calendar and grant. */
+  invalidate: (tenantId: string) => void;
 }
 
 /** A calendar directory for one request, acting for the key behind `access`. */
@@ -96,7 +96,7 @@ export function calendarDirectory(deps: DirectoryDeps): DirectoryFactory {
         record = created;
       }
       await deps.tenancy.setGrant(tenantId, keyId, record.id, { read: true, write: true });
-      deps.invalidate();
+      deps.invalidate(tenantId);
       return {
         id: record.id,
         externalId: record.externalId,

@@ -193,7 +193,7 @@ export async function createRuntime(
       db,
       connections,
       log,
-      () => authenticator.invalidate(),
+      (tenantId) => authenticator.invalidate('here', tenantId),
       mirrorJobs,
       versions,
     );
@@ -208,7 +208,7 @@ export async function createRuntime(
       connections,
       tenancy,
       log,
-      () => authenticator.invalidate(),
+      (tenantId) => authenticator.invalidate('here', tenantId),
       keys,
       // Connecting queues the calendars' first syncs; disconnecting stops pushes, drops the mirror.
       connectionMirror({
@@ -266,7 +266,7 @@ export async function createRuntime(
         tenancy,
         google: googleProviders,
         microsoft: microsoftProviders,
-        invalidate: () => authenticator.invalidate(),
+        invalidate: (tenantId) => authenticator.invalidate('here', tenantId),
       }),
       booking: bookingServices({
         repository: new BookingRepository(db),
@@ -313,7 +313,7 @@ export async function createRuntime(
           connections,
           tenancy,
           log,
-          () => authenticator.invalidate(),
+          (tenantId) => authenticator.invalidate('here', tenantId),
           keys,
         ),
         googleProviders,

@@ -26,9 +26,18 @@ import {
   startTestMicrosoftEmulator,
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
+import {
+  DAY,
+  date,
+  type Random,
+  random,
+  randomEvents,
+  randomWindow,
+  SEED,
+  wall,
+} from './random-calendars.ts';
 
 const ANN = 'ann@contoso.com';
-const SEED = Number(process.env.SEED ?? Date.now() % 1_000_000);
 const MAILBOX_ZONES = ['W. Europe Standard Time', 'Pacific Standard Time', 'India Standard Time', 'UTC'];
 const EVENT_ZONES = [
   'W. Europe Standard Time',
@@ -38,40 +47,22 @@ const EVENT_ZONES = [
   'E. South America Standard Time',
   'UTC',
 ];
+/** The zones windows are read in. */
+const WINDOW_ZONES = ['Europe/Berlin', 'America/Los_Angeles', 'Asia/Kolkata', 'UTC'];
 const SHOW_AS = ['busy', 'busy', 'tentative', 'oof', 'workingElsewhere', 'free'];
 const ORGANIZER = 'olga@fabrikam.com';
 /** The mailbox's own answer to an invitation (Graph's responseStatus.response). */
 const RESPONSES = ['declined', 'declined', 'accepted', 'tentativelyAccepted', 'notResponded'];
-const DAY = 86_400_000;
-const DAY0 = Math.floor(Date.now() / DAY) * DAY + 7 * DAY;
-const DAYS = 28;
-const FAR = DAY0 + 800 * DAY;
+/** Four weeks from a week ahead. */
+const WEEKS = { day0: Math.floor(Date.now() / DAY) * DAY + 7 * DAY, days: 28 };
+const FAR = WEEKS.day0 + 800 * DAY;
 /** A UTC midnight for the fixed cases of the third calendar. */
-const FIXED = DAY0 + 35 * DAY;
+const FIXED = WEEKS.day0 + 35 * DAY;
 const HOUR = 3_600_000;
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
-function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    next,
-    int: (from: number, to: number) => from + Math.floor(next() * (to - from + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-    chance: (p: number) => next() < p,
-  };
-}
-type Random = ReturnType<typeof random>;
-
-/** A wall time as Graph takes it (the zone beside it); `ms` read as if UTC. */
-const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);
-const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+type Extra = Pick<SeedEvent, 'subject' | 'showAs' | 'sensitivity' | 'organizerAddress' | 'responseStatus'> &
+  Record<string, unknown>;
 
 /**
  * Graph event bodies of one calendar. All-day events are in any zone (one made in Outlook while
@@ -79,18 +70,18 @@ const date = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * invitations from another organizer that the mailbox answered (or not), with any `showAs`.
  */
 function eventsFor(rng: Random, n: number, mailboxZone: string): SeedEvent[] {
-  const events: SeedEvent[] = [];
-  for (let i = 0; i < n; i++) {
-    const zone = rng.pick(EVENT_ZONES);
-    const day = DAY0 + rng.int(-1, DAYS) * DAY;
-    const extra: Pick<
-      SeedEvent,
-      'subject' | 'showAs' | 'sensitivity' | 'organizerAddress' | 'responseStatus'
-    > &
-      Record<string, unknown> = {
-      subject: `E${i}`,
-      showAs: rng.pick(SHOW_AS),
-    };
+  const shape = {
+    ...WEEKS,
+    zones: EVENT_ZONES,
+    firstDay: -1,
+    lastDay: 0,
+    allDay: 0.15,
+    series: 0.2,
+    maxQuarters: 12,
+    allDayZone: (zone: string) => (rng.chance(0.25) ? mailboxZone : zone),
+  };
+  const flags = (i: number): Extra => {
+    const extra: Extra = { subject: `E${i}`, showAs: rng.pick(SHOW_AS) };
     if (rng.chance(0.15)) {
       extra.sensitivity = 'private';
     }
@@ -102,67 +93,63 @@ function eventsFor(rng: Random, n: number, mailboxZone: string): SeedEvent[] {
         ? [{ emailAddress: { address: ANN }, type: 'required' }]
         : [{ emailAddress: { address: 'team@fabrikam.com' }, type: 'required' }];
     }
-    const kind = rng.next();
-    if (kind < 0.15) {
-      const allDayZone = rng.chance(0.25) ? mailboxZone : zone;
-      events.push({
+    return extra;
+  };
+  return randomEvents(rng, n, shape, flags, ({ kind, zone, start, end, flags: extra }): SeedEvent => {
+    if (kind === 'allDay') {
+      return {
         ...extra,
         isAllDay: true,
-        start: { dateTime: `${date(day)}T00:00:00`, timeZone: allDayZone },
-        end: { dateTime: `${date(day + rng.int(1, 3) * DAY)}T00:00:00`, timeZone: allDayZone },
-      });
-      continue;
+        start: { dateTime: `${date(start)}T00:00:00`, timeZone: zone },
+        end: { dateTime: `${date(end)}T00:00:00`, timeZone: zone },
+      };
     }
-    const start = day + rng.int(0, 95) * 900_000;
-    const end = start + rng.int(1, 12) * 900_000;
     const times = {
       start: { dateTime: wall(start), timeZone: zone },
       end: { dateTime: wall(end), timeZone: zone },
     };
-    if (kind < 0.35) {
-      const count = rng.int(4, 10);
-      const weekly = rng.chance(0.5);
-      const occurrences = Array.from({ length: count }, (_, k) => start + k * (weekly ? 7 : 1) * DAY);
-      const series: SeedEvent = {
-        ...extra,
-        ...times,
-        recurrence: {
-          pattern: weekly
-            ? { type: 'weekly', interval: 1, daysOfWeek: [WEEKDAYS[new Date(start).getUTCDay()]] }
-            : { type: 'daily', interval: 1 },
-          range: { type: 'numbered', startDate: date(start), numberOfOccurrences: count },
-        },
-      };
-      const deleted: string[] = [];
-      const cancelled: string[] = [];
-      const exceptions: NonNullable<SeedEvent['exceptions']> = [];
-      for (const at of occurrences.slice(1)) {
-        const choice = rng.next();
-        if (choice < 0.12) {
-          deleted.push(wall(at));
-        } else if (choice < 0.24) {
-          cancelled.push(wall(at));
-        } else if (choice < 0.36) {
-          const moved = at + rng.int(-6, 6) * 1_800_000;
-          exceptions.push({
-            originalStart: wall(at),
-            start: { dateTime: wall(moved), timeZone: zone },
-            end: { dateTime: wall(moved + rng.int(1, 4) * 1_800_000), timeZone: zone },
-            ...(rng.chance(0.3) ? { showAs: 'free' } : {}),
-          });
-        }
-      }
-      events.push({
-        ...series,
-        ...(deleted.length > 0 ? { deletedOccurrences: deleted } : {}),
-        ...(cancelled.length > 0 ? { cancelledOccurrences: cancelled } : {}),
-        ...(exceptions.length > 0 ? { exceptions } : {}),
-      });
-      continue;
+    if (kind === 'single') {
+      return { ...extra, ...times, ...(rng.chance(0.08) ? { isCancelled: true } : {}) };
     }
-    events.push({ ...extra, ...times, ...(rng.chance(0.08) ? { isCancelled: true } : {}) });
-  }
-  return events;
+    const count = rng.int(4, 10);
+    const weekly = rng.chance(0.5);
+    const occurrences = Array.from({ length: count }, (_, k) => start + k * (weekly ? 7 : 1) * DAY);
+    const series: SeedEvent = {
+      ...extra,
+      ...times,
+      recurrence: {
+        pattern: weekly
+          ? { type: 'weekly', interval: 1, daysOfWeek: [WEEKDAYS[new Date(start).getUTCDay()]] }
+          : { type: 'daily', interval: 1 },
+        range: { type: 'numbered', startDate: date(start), numberOfOccurrences: count },
+      },
+    };
+    const deleted: string[] = [];
+    const cancelled: string[] = [];
+    const exceptions: NonNullable<SeedEvent['exceptions']> = [];
+    for (const at of occurrences.slice(1)) {
+      const choice = rng.next();
+      if (choice < 0.12) {
+        deleted.push(wall(at));
+      } else if (choice < 0.24) {
+        cancelled.push(wall(at));
+      } else if (choice < 0.36) {
+        const moved = at + rng.int(-6, 6) * 1_800_000;
+        exceptions.push({
+          originalStart: wall(at),
+          start: { dateTime: wall(moved), timeZone: zone },
+          end: { dateTime: wall(moved + rng.int(1, 4) * 1_800_000), timeZone: zone },
+          ...(rng.chance(0.3) ? { showAs: 'free' } : {}),
+        });
+      }
+    }
+    return {
+      ...series,
+      ...(deleted.length > 0 ? { deletedOccurrences: deleted } : {}),
+      ...(cancelled.length > 0 ? { cancelledOccurrences: cancelled } : {}),
+      ...(exceptions.length > 0 ? { exceptions } : {}),
+    };
+  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -199,15 +186,8 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
     return rest;
   };
 
-  const randomWindow = (maxHours: number) => {
-    const start = DAY0 + rng.int(-1, DAYS) * DAY + rng.int(0, 47) * 1_800_000;
-    const end = start + rng.int(1, maxHours * 2) * 1_800_000;
-    return {
-      timeMin: new Date(start).toISOString(),
-      timeMax: new Date(end).toISOString(),
-      timeZone: rng.pick(['Europe/Berlin', 'America/Los_Angeles', 'Asia/Kolkata', 'UTC']),
-    };
-  };
+  /** A random window inside the four weeks (or overlapping their ends), read in a random zone. */
+  const anyWindow = (maxHours: number) => randomWindow(rng, WEEKS, WINDOW_ZONES, maxHours);
 
   beforeAll(async () => {
     ms = await startTestMicrosoftEmulator({
@@ -302,8 +282,8 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
     for (const calendarId of [...ids, travel]) {
       const window = {
         calendarId,
-        timeMin: new Date(DAY0).toISOString(),
-        timeMax: new Date(DAY0 + DAY).toISOString(),
+        timeMin: new Date(WEEKS.day0).toISOString(),
+        timeMax: new Date(WEEKS.day0 + DAY).toISOString(),
       };
       while ((await call(viaMirror, 'list_events', window)).syncedAt === undefined) {
         if (Date.now() > until) {
@@ -325,7 +305,7 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
   it('find_free_time answers from the mirror exactly as Graph does, and as getSchedule for the default calendar', async () => {
     let busy = 0;
     for (let i = 0; i < 14; i++) {
-      const window = randomWindow(i < 4 ? 24 * 14 : 72);
+      const window = anyWindow(i < 4 ? 24 * 14 : 72);
       const answer = await compare('find_free_time', { ...window, calendarIds: ids, timeZone: 'UTC' });
       busy += (answer.busy as unknown[]).length;
       // Graph's own free/busy of the mailbox's default calendar: its schedule items, merged.
@@ -402,7 +382,7 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
 
   it('find_free_slots with working hours and get_availability answer as Graph does', async () => {
     for (let i = 0; i < 8; i++) {
-      const { timeZone: _zone, ...window } = randomWindow(24 * 7);
+      const { timeZone: _zone, ...window } = anyWindow(24 * 7);
       await compare('find_free_slots', {
         ...window,
         calendarIds: rng.chance(0.5) ? ids : [rng.pick(ids)],
@@ -415,7 +395,7 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
         },
       });
       await compare('get_availability', {
-        ...randomWindow(24 * 5),
+        ...anyWindow(24 * 5),
         calendarIds: ids,
         privacy: rng.pick(['opaque', 'full']),
       });

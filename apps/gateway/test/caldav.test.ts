@@ -5,6 +5,7 @@
  * show up through the mirror within MIRROR_MAX_STALENESS + 2 s.
  */
 import { randomBytes } from 'node:crypto';
+import { until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -17,6 +18,7 @@ import { main } from '../src/cli.ts';
 import { csrfFor } from './api-client.ts';
 import { caldavEnv, connectCaldavAccount } from './caldav-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 
 const STALENESS_S = 2;
 
@@ -398,6 +400,7 @@ describe.each([
     gw.forgetKeys(second.tenantId);
     const mallory = await connectClient(gw.mcpUrl, second.secret);
     clients.push(mallory);
+    const drops = watchKeyDrops(gw);
     const read = await mallory.callTool({
       name: 'list_events',
       arguments: {
@@ -414,6 +417,13 @@ describe.each([
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('needs_reauth');
+    // Marking it dropped only this tenant's cached keys; its key's next call sees the new status.
+    await until(async () => drops.tenants.length > 0, 5_000);
+    drops.stop();
+    expect(new Set(drops.tenants)).toEqual(new Set([second.tenantId]));
+    const seen = await mallory.callTool({ name: 'list_calendars', arguments: {} });
+    const calendars = (seen.structuredContent as { calendars: { status?: string }[] }).calendars;
+    expect(calendars.map((c) => c.status)).toEqual(['needs_reauth']);
 
     // Connecting again with the current password brings the account back.
     const again = await cli(

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionFor } from './api-client.ts';
 import { connectGoogleAccountByConsent, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 
 const CLIENT = { clientId: 'reconnect.apps.googleusercontent.com', clientSecret: 'reconnect-secret' };
 const ANN = 'ann@example.com';
@@ -69,7 +70,12 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
     emulator.admin.seed({
       accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: SIDE, summary: 'Side' }] }],
     });
+    const connecting = watchKeyDrops(gw);
     expect(await connect('write')).toContain(`Reconnected ${ANN}`);
+    connecting.stop();
+    // Recording the calendars dropped only this tenant's cached keys, not every tenant's.
+    expect(connecting.tenants.length).toBeGreaterThan(0);
+    expect(new Set(connecting.tenants)).toEqual(new Set([tenant.tenantId]));
     const after = await grants();
     expect(after.filter((row) => row.external_id !== SIDE)).toEqual(chosen);
     const side = after.filter((row) => row.external_id === SIDE);
@@ -83,6 +89,7 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
     gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {
+      const drops = watchKeyDrops(gw);
       const failed = await client.callTool({ name: 'list_events', arguments: { calendarId: primary } });
       expect(failed.isError).toBe(true);
       expect(textOf(failed)).toMatch(/reconnect/i);
@@ -90,6 +97,13 @@ describe('reconnecting a Google account keeps its calendars and grants', () => {
         ANN,
       ]);
       expect(rows[0].status).toBe('needs_reauth');
+      // The key's next call sees the account's new status; only this tenant's cached keys went.
+      const seen = await client.callTool({ name: 'list_calendars', arguments: {} });
+      const statuses = (seen.structuredContent as { calendars: { id: string; status?: string }[] }).calendars;
+      expect(statuses.find((c) => c.id === primary)?.status).toBe('needs_reauth');
+      drops.stop();
+      expect(drops.tenants.length).toBeGreaterThan(0);
+      expect(new Set(drops.tenants)).toEqual(new Set([tenant.tenantId]));
 
       expect(await connect('read')).toContain(`Reconnected ${ANN}`);
       expect(await grants()).toEqual(after);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
 import { type Body, type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 import {
   connectionsSealedFor,
   connectMicrosoftByConsent,
@@ -208,11 +209,16 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
   });
 
   it('Connect Microsoft: authorization code with PKCE (S256) and least-privilege scopes, then the account', async () => {
+    const drops = watchKeyDrops(gw);
     const { authorize, callback, response } = await connectMicrosoftByConsent(
       gw,
       browser.cookie,
       `access=read&account=${encodeURIComponent(ANN)}`,
     );
+    drops.stop();
+    // Recording the account's calendars dropped only this tenant's cached keys.
+    expect(drops.tenants.length).toBeGreaterThan(0);
+    expect(new Set(drops.tenants)).toEqual(new Set([tenant.tenantId]));
     expect(`${authorize.origin}${authorize.pathname}`).toBe(
       `${emulator.loginUrl}/common/oauth2/v2.0/authorize`,
     );
@@ -404,8 +410,13 @@ describe('Microsoft accounts: calgate connect microsoft and Connect Microsoft', 
     const { body } = await call(gw, 'GET', '/api/v1/connections', { as: browser });
     const ann = body.connections.find((c: Body) => c.accountEmail === ANN);
     expect((await rows(ANN)).length).toBeGreaterThan(0);
+    const drops = watchKeyDrops(gw);
     const removed = await call(gw, 'DELETE', `/api/v1/connections/${ann.id}`, { as: browser });
+    drops.stop();
     expect(removed.status).toBe(200);
+    // Only this tenant's cached keys were dropped, not every tenant's.
+    expect(drops.tenants.length).toBeGreaterThan(0);
+    expect(new Set(drops.tenants)).toEqual(new Set([tenant.tenantId]));
     expect(removed.body).toEqual({ id: ann.id, removed: true, tokenRevoked: false });
     expect(await rows(ANN)).toEqual([]);
     expect(await connections.get(tenant.tenantId, ann.id)).toBeNull();

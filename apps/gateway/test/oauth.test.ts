@@ -13,6 +13,7 @@ import {
   type TestGateway,
   textOf,
 } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 import {
   authorize,
   type Callback,
@@ -495,10 +496,32 @@ describe('OAuth authorization server', () => {
       const listed = await agent.callTool({ name: 'list_calendars', arguments: {} });
       expect(listed.isError).toBeFalsy();
 
+      // Another tenant's key, looked up (and cached) on this gateway, then revoked behind the
+      // cache's back: while its lookup stays cached, calls with it are still let through.
+      const bystander = await gw.seedTenant('Bystander');
+      const asBystander = () =>
+        rpc(
+          cached.mcpUrl,
+          { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} },
+          {
+            authorization: `Bearer ${bystander.secret}`,
+          },
+        );
+      expect((await asBystander()).status).toBe(200);
+      await gw.db.pool.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [bystander.keyId]);
+
+      const drops = watchKeyDrops(cached);
       const replay = await exchange();
+      drops.stop();
       expect(replay.status).toBe(400);
       expect(replay.body).toMatchObject({ error: 'invalid_grant' });
       expect(replay.body.error_description).toMatch(/already used.*revoked/);
+      // Only the connection's tenant's cached keys are dropped, not every tenant's: the
+      // bystander's lookup is still the cached one, until its own tenant's keys are dropped.
+      expect(drops.tenants).toEqual([ann.tenantId]);
+      expect((await asBystander()).status).toBe(200);
+      cached.forgetKeys(bystander.tenantId);
+      expect((await asBystander()).status).toBe(401);
 
       // The next call with the token is refused, though its lookup was cached a moment ago.
       const after = await rpc(

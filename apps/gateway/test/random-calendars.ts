@@ -2,7 +2,8 @@
  * Randomised calendars for tests that compare two ways of answering (the mirror and the
  * provider): a seeded generator, so `SEED=<n>` replays a run, the times of random events over a
  * few weeks, and random windows to ask about. Each provider's test turns the times into its own
- * event bodies (Google's `start.date`, Graph's `isAllDay`, recurrence rules or patterns).
+ * event bodies (Google's `start.date`, Graph's `isAllDay` in a zone of its own, recurrence rules
+ * or patterns).
  */
 
 /** The run's seed: `SEED` when given (to replay a run), otherwise a new one. */
@@ -52,12 +53,17 @@ export interface RandomEventShape extends RandomSpan {
   series: number;
   /** The longest timed event, in quarter hours. */
   maxQuarters: number;
+  /**
+   * The zone of an all-day event, drawn before its length from the zone picked for it (by default
+   * that zone: the provider ignores it, as Google does for `start.date`).
+   */
+  allDayZone?: (zone: string) => string;
 }
 
 /**
  * One random event's times, read as if UTC (see `wall`, `date`), with the flags its provider drew:
- * all-day (`start` and `end` at midnight, 1 to 3 days apart), the first occurrence of a series,
- * or a single timed event, on a quarter hour in `zone`.
+ * all-day (`start` and `end` at midnight, 1 to 3 days apart, in `zone` as `allDayZone` chose), the
+ * first occurrence of a series, or a single timed event, on a quarter hour in `zone`.
  */
 export interface RandomEvent<F> {
   index: number;
@@ -87,8 +93,9 @@ export function randomEvents<F, E>(
     const drawn = flags(index);
     const kind = rng.next();
     if (kind < shape.allDay) {
+      const allDayZone = shape.allDayZone?.(zone) ?? zone;
       const end = day + rng.int(1, 3) * DAY;
-      events.push(make({ index, kind: 'allDay', zone, start: day, end, flags: drawn }));
+      events.push(make({ index, kind: 'allDay', zone: allDayZone, start: day, end, flags: drawn }));
       continue;
     }
     const start = day + rng.int(0, 95) * 900_000;

@@ -7,6 +7,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 import {
   type ConnectedOutlook,
   connectOutlookAccount,
@@ -758,6 +759,7 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
     try {
       ms.admin.revokeRefreshTokens({ email: DORA });
       ms.admin.expireAccessTokens({ email: DORA });
+      const drops = watchKeyDrops(gw);
       const result = await dora.callTool({
         name: 'list_events',
         arguments: { timeMin: at(0, 0), timeMax: at(1, 0) },
@@ -768,6 +770,13 @@ describe('every tool on Outlook calendars (Graph emulator), over HTTP with the M
         [other.tenantId],
       );
       expect(rows.map((r) => r.status)).toEqual(['needs_reauth']);
+      // The key's next call sees the new status; only this tenant's cached keys were dropped.
+      const seen = await dora.callTool({ name: 'list_calendars', arguments: {} });
+      const calendars = (seen.structuredContent as { calendars: { status?: string }[] }).calendars;
+      expect(calendars.map((c) => c.status)).toContain('needs_reauth');
+      drops.stop();
+      expect(drops.tenants.length).toBeGreaterThan(0);
+      expect(new Set(drops.tenants)).toEqual(new Set([other.tenantId]));
     } finally {
       await dora.close();
     }

@@ -3,6 +3,7 @@ import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { watchKeyDrops } from './key-drops.ts';
 import { call as callWriteTool, events as eventsOf, WRITE_TOOLS } from './write-tool-calls.ts';
 
 interface Ev {
@@ -574,12 +575,15 @@ describe('write tools on local calendars, end to end with the MCP SDK client', (
     expect(refused.text).toMatch(/'text'/);
   });
 
-  it('create_calendar makes a local calendar the key can read and write at once', async () => {
+  it("create_calendar makes a local calendar the key can read and write at once, dropping only its tenant's cached keys", async () => {
+    const drops = watchKeyDrops(gw);
     const created = await call(client, 'create_calendar', {
       summary: 'Project Launch',
       timeZone: 'America/Los_Angeles',
     });
+    drops.stop();
     expect(created.isError, created.text).toBe(false);
+    expect(drops.tenants).toEqual([owner.tenantId]);
     expect(created.out.calendar).toMatchObject({
       summary: 'Project Launch',
       timeZone: 'America/Los_Angeles',

@@ -126,8 +126,9 @@ export class OAuthRepository {
    * Redeems a code once. The first presentation burns it whatever follows. A replay means the code
    * leaked (RFC 6749 §4.1.2): it revokes the code's connection, so the access tokens issued for
    * the code stop at the next call (they are JWTs, checked against their connection), and every
-   * refresh token of it; the refusal says so in `context.revokedKeyId`, for the caller to drop
-   * cached lookups. Each refusal is an `invalid_grant`.
+   * refresh token of it; the refusal says so in `context.revokedKeyId` (and its tenant in
+   * `revokedTenantId`), for the caller to drop that tenant's cached lookups. Each refusal is an
+   * `invalid_grant`.
    */
   consumeCode(
     code: string,

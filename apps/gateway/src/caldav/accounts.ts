@@ -60,10 +60,16 @@ export class CaldavAccounts {
   readonly #connections: ConnectionRepository;
   readonly #allowPrivate: boolean;
   readonly #log: Logger;
-  readonly #invalidate: () => void;
+  readonly #invalidate: (tenantId: string) => void;
   readonly #providers = new Map<string, CaldavCalendarProvider>();
 
-  constructor(connections: ConnectionRepository, allowPrivate: boolean, log: Logger, invalidate: () => void) {
+  /** `invalidate` is told the tenant of an account marked needs_reauth (its keys' cached lookups are stale). */
+  constructor(
+    connections: ConnectionRepository,
+    allowPrivate: boolean,
+    log: Logger,
+    invalidate: (tenantId: string) => void,
+  ) {
     this.#connections = connections;
     this.#allowPrivate = allowPrivate;
     this.#log = log;
@@ -98,7 +104,7 @@ export class CaldavAccounts {
     }
     this.#log.warn({ connectionId }, 'CalDAV account needs to be reconnected');
     await this.#connections.setStatus(tenantId, connectionId, 'needs_reauth', NEEDS_REAUTH_DETAIL);
-    this.#invalidate();
+    this.#invalidate(tenantId);
   }
 
   forConnection(tenantId: string, connectionId: string, accountEmail?: string): CaldavCalendarProvider {

@@ -45,7 +45,8 @@ export interface CalendarRecorderDeps {
   tenancy: TenancyRepository;
   keys: ApiKeyRepository;
   log: Logger;
-  onChange: () => void;
+  /** Told the tenant whose calendars or grants changed (its keys' cached lookups are stale). */
+  onChange: (tenantId: string) => void;
   mirror?: ConnectionMirror | undefined;
 }
 
@@ -77,7 +78,7 @@ export class CalendarRecorder {
       await tenancy.grantCalendars(tenantId, toGrant, choice.access, choice.keyIds);
     }
     await this.#adoptPrimary(tenantId, calendars);
-    this.#deps.onChange();
+    this.#deps.onChange(tenantId);
     // Gateways only queue: a worker runs the sync (and a failed enqueue is caught by its planner,
     // which syncs never-synced calendars on its next pass).
     await mirror

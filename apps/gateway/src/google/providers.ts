@@ -101,12 +101,18 @@ export function googleAuth(
 export class GoogleProviders {
   readonly #setup: GoogleSetup;
   readonly #connections: ConnectionRepository;
-  readonly #onNeedsReauth: (reason: string) => void;
+  readonly #onNeedsReauth: (tenantId: string) => void;
   readonly #log: Logger;
   readonly #byConnection = new Map<string, GoogleCalendarProvider>();
   #serviceAccount: GoogleCalendarProvider | undefined;
 
-  constructor(setup: GoogleSetup, connections: ConnectionRepository, log: Logger, onNeedsReauth: () => void) {
+  /** `onNeedsReauth` is told the tenant of an account marked needs_reauth (its keys' cached lookups are stale). */
+  constructor(
+    setup: GoogleSetup,
+    connections: ConnectionRepository,
+    log: Logger,
+    onNeedsReauth: (tenantId: string) => void,
+  ) {
     this.#setup = setup;
     this.#connections = connections;
     this.#log = log;
@@ -140,7 +146,7 @@ export class GoogleProviders {
         (reason) => {
           this.#log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
           this.forget(connectionId);
-          this.#onNeedsReauth(reason);
+          this.#onNeedsReauth(tenantId);
         },
       ),
     });

@@ -45,7 +45,7 @@ export class GoogleConnections {
   readonly #providers: GoogleProviders;
   readonly #connections: ConnectionRepository;
   readonly #log: Logger;
-  readonly #changed: () => void;
+  readonly #changed: (tenantId: string) => void;
   readonly #mirror: ConnectionMirror | undefined;
   readonly #calendars: CalendarRecorder;
 
@@ -60,7 +60,7 @@ export class GoogleConnections {
     connections: ConnectionRepository,
     tenancy: TenancyRepository,
     log: Logger,
-    onChange: () => void,
+    onChange: (tenantId: string) => void,
     keys: ApiKeyRepository,
     mirror?: ConnectionMirror,
   ) {
@@ -241,7 +241,7 @@ export class GoogleConnections {
     }
     await this.#connections.delete(tenantId, connectionId);
     this.#providers.forget(connectionId);
-    this.#changed();
+    this.#changed(tenantId);
     return { revoked };
   }
 

@@ -76,7 +76,7 @@ export class MicrosoftConnections {
   readonly #setup: MicrosoftSetup;
   readonly #connections: ConnectionRepository;
   readonly #log: Logger;
-  readonly #changed: () => void;
+  readonly #changed: (tenantId: string) => void;
   readonly #mirror: ConnectionMirror | undefined;
   readonly #calendars: CalendarRecorder;
 
@@ -89,7 +89,7 @@ export class MicrosoftConnections {
     connections: ConnectionRepository,
     tenancy: TenancyRepository,
     log: Logger,
-    onChange: () => void,
+    onChange: (tenantId: string) => void,
     keys: ApiKeyRepository,
     mirror?: ConnectionMirror,
   ) {
@@ -239,7 +239,7 @@ export class MicrosoftConnections {
       this.#log.warn({ err: error, connectionId }, 'mirror clean-up failed; removing the connection anyway');
     });
     await this.#connections.delete(tenantId, connectionId);
-    this.#changed();
+    this.#changed(tenantId);
     this.#log.info({ tenantId, connectionId }, 'Microsoft account disconnected');
     return { revoked: false };
   }

@@ -31,7 +31,7 @@ export class MicrosoftProviders {
   readonly #connections: ConnectionRepository;
   readonly #tenancy: Pick<TenancyRepository, 'getTenant'> | undefined;
   readonly #log: Logger;
-  readonly #onNeedsReauth: () => void;
+  readonly #onNeedsReauth: (tenantId: string) => void;
   readonly #limiters = new MailboxLimiters();
   readonly #byConnection = new Map<string, MicrosoftCalendarProvider>();
 
@@ -39,7 +39,8 @@ export class MicrosoftProviders {
     setup: MicrosoftSetup,
     connections: ConnectionRepository,
     log: Logger,
-    onNeedsReauth: () => void,
+    /** Told the tenant of an account marked needs_reauth (its keys' cached lookups are stale). */
+    onNeedsReauth: (tenantId: string) => void,
     /** Where a connection's workspace zone is read (the zone when mailboxSettings is refused). */
     tenancy?: Pick<TenancyRepository, 'getTenant'>,
   ) {
@@ -78,7 +79,7 @@ export class MicrosoftProviders {
       client: this.client(tenantId, connectionId, (reason) => {
         this.#log.warn({ connectionId, reason }, 'Microsoft account needs to be reconnected');
         this.forget(connectionId);
-        this.#onNeedsReauth();
+        this.#onNeedsReauth(tenantId);
       }),
       ...(accountEmail === undefined ? {} : { account: accountEmail }),
       ...(tenancy === undefined
@@ -110,7 +111,7 @@ export class MicrosoftProviders {
             'Microsoft account needs to be reconnected',
           );
           this.forget(connection.connectionId);
-          this.#onNeedsReauth();
+          this.#onNeedsReauth(connection.tenantId);
         });
         return microsoftSyncSource(client, {
           ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),

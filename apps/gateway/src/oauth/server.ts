@@ -28,7 +28,8 @@ export interface AuthorizationServerDeps {
   /** The built dashboard, whose stylesheet the error pages use. */
   dashboardDir: string;
   /** Drops cached key lookups, so a connection revoked here refuses its access tokens at once. */
-  invalidateKeys(): void;
+  /** Drops the cached key lookups of one tenant. */
+  invalidateKeys(tenantId: string): void;
 }
 
 type Params = Record<string, string>;
@@ -416,8 +417,9 @@ async function exchange(deps: AuthorizationServerDeps, client: OAuthClientRecord
       .catch((error: unknown) => {
         // A replay revoked the code's connection; its access tokens are JWTs that only the
         // connection's cached lookup still lets through.
-        if (error instanceof CalgateError && error.context.revokedKeyId !== undefined) {
-          deps.invalidateKeys();
+        const tenantId = error instanceof CalgateError ? error.context.revokedTenantId : undefined;
+        if (typeof tenantId === 'string') {
+          deps.invalidateKeys(tenantId);
         }
         throw error;
       });

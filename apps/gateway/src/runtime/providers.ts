@@ -68,7 +68,8 @@ export async function calendarProviders(
   db: Database,
   connections: ConnectionRepository,
   log: Logger,
-  invalidate: () => void,
+  /** Drops the cached key lookups of a tenant one of whose accounts was marked needs_reauth. */
+  invalidate: (tenantId: string) => void,
   /** Given, Google calendars are read from their mirrors (MIRROR_READS) and first syncs queued here. */
   mirrorJobs?: MirrorJobs,
   /** Announcements of changed mirror state this process hears (free/busy then skips re-reading sync states). */

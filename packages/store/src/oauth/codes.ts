@@ -66,8 +66,8 @@ export async function issueCode(
  * Redeems a code once. The first presentation burns it whatever follows. A replay means the code
  * leaked (RFC 6749 §4.1.2): it revokes the code's connection, so the access tokens issued for
  * the code stop at the next call (they are JWTs, checked against their connection), and every
- * refresh token of it; the refusal says so in `context.revokedKeyId`, for the caller to drop
- * cached lookups. Each refusal is an `invalid_grant`.
+ * refresh token of it; the refusal says so in `context.revokedKeyId` (and its tenant in
+ * `revokedTenantId`), for the caller to drop that tenant's cached lookups. Each refusal is an `invalid_grant`.
  */
 export async function consumeCode(
   pool: pg.Pool,
@@ -108,6 +108,7 @@ export async function consumeCode(
       'Authorization code was already used; the connection it authorized is revoked with its access and refresh tokens. Approve the app again to reconnect.',
     );
     refusal.context.revokedKeyId = replayed.key_id;
+    refusal.context.revokedTenantId = replayed.tenant_id;
     throw refusal;
   }
   if (row.expired) {

@@ -32,6 +32,13 @@ export interface KeyTurns {
   acquire(key: string): Promise<() => void>;
 }
 
+/**
+ * Tokens of this process's turns and places in queues: a random prefix (unique across processes)
+ * and a count, instead of random bytes per call.
+ */
+const TOKEN_PREFIX = randomBytes(12).toString('base64url');
+let tokens = 0;
+
 const DEFAULT_LEASE_MS = 15_000;
 const DEFAULT_WAITER_TTL_MS = 2_000;
 const FIRST_POLL_MS = 10;
@@ -139,6 +146,8 @@ export class RedisKeyTurns implements KeyTurns {
   readonly #waiterTtlMs: number;
   /** Callers of this process waiting for each key's turns, in arrival order. */
   readonly #waiters = new Map<string, Waiter[]>();
+  /** Turns of each key this process holds. */
+  readonly #held = new Map<string, number>();
 
   constructor(redis: Redis, policy: KeyTurnsPolicy, prefix = 'calgate:turns:') {
     this.#client = redis;
@@ -155,15 +164,40 @@ export class RedisKeyTurns implements KeyTurns {
   }
 
   async acquire(key: string): Promise<() => void> {
-    const me: Waiter = { token: randomBytes(12).toString('base64url') };
+    tokens += 1;
+    const me: Waiter = { token: `${TOKEN_PREFIX}${tokens.toString(36)}` };
     const queue = this.#waiters.get(key) ?? [];
+    // Behind this process's own waiters while it holds every turn: the next turns can only be
+    // ones it ends, passed on here in order, so such a caller waits for one without a place in
+    // Redis (no script, no queue entry to take back). At most `queued` wait so; beyond that, and
+    // whenever a turn may come from elsewhere, a caller asks Redis as ever.
+    const passedOn =
+      this.#policy.pace === undefined &&
+      queue.length > 0 &&
+      queue.length < this.#policy.queued &&
+      (this.#held.get(key) ?? 0) >= this.#policy.limit;
     queue.push(me);
     this.#waiters.set(key, queue);
     try {
+      if (passedOn) {
+        return this.#holding(key, await this.#passedOn(me));
+      }
       return this.#holding(key, await this.#take(key, me));
     } finally {
       this.#leave(key, me);
     }
+  }
+
+  /** Waits until a turn ending in this process is passed to `me`. */
+  #passedOn(me: Waiter): Promise<string> {
+    return new Promise((resolve) => {
+      me.wake = () => {
+        if (me.handed !== undefined) {
+          me.wake = undefined;
+          resolve(me.handed);
+        }
+      };
+    });
   }
 
   /** Keys of one key's turns; one hash slot per key ({…}), so the scripts also run on a Redis cluster. */
@@ -249,6 +283,7 @@ export class RedisKeyTurns implements KeyTurns {
   #holding(key: string, token: string): () => void {
     const keys = this.#keys(key);
     const started = performance.now();
+    this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
     // Calls normally end long before the lease would lapse; a long one keeps it.
     const renew = setInterval(
       () => {
@@ -264,6 +299,12 @@ export class RedisKeyTurns implements KeyTurns {
       }
       released = true;
       clearInterval(renew);
+      const held = (this.#held.get(key) ?? 1) - 1;
+      if (held > 0) {
+        this.#held.set(key, held);
+      } else {
+        this.#held.delete(key);
+      }
       const pace = this.#policy.pace;
       if (pace === undefined) {
         // Straight to this process's longest-waiting caller, as the lease it is (as on one

@@ -179,10 +179,9 @@ export class RedisKeyTurns implements KeyTurns {
     queue.push(me);
     this.#waiters.set(key, queue);
     try {
-      if (passedOn) {
-        return this.#holding(key, await this.#passedOn(me));
-      }
-      return this.#holding(key, await this.#take(key, me));
+      const token = passedOn ? await this.#passedOn(me) : await this.#take(key, me);
+      // A turn passed on stayed this process's (its count did not go down when it was passed).
+      return this.#holding(key, token, token === me.handed);
     } finally {
       this.#leave(key, me);
     }
@@ -280,10 +279,12 @@ export class RedisKeyTurns implements KeyTurns {
     }
   }
 
-  #holding(key: string, token: string): () => void {
+  #holding(key: string, token: string, passed: boolean): () => void {
     const keys = this.#keys(key);
     const started = performance.now();
-    this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
+    if (!passed) {
+      this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
+    }
     // Calls normally end long before the lease would lapse; a long one keeps it.
     const renew = setInterval(
       () => {
@@ -299,12 +300,6 @@ export class RedisKeyTurns implements KeyTurns {
       }
       released = true;
       clearInterval(renew);
-      const held = (this.#held.get(key) ?? 1) - 1;
-      if (held > 0) {
-        this.#held.set(key, held);
-      } else {
-        this.#held.delete(key);
-      }
       const pace = this.#policy.pace;
       if (pace === undefined) {
         // Straight to this process's longest-waiting caller, as the lease it is (as on one
@@ -316,6 +311,12 @@ export class RedisKeyTurns implements KeyTurns {
           next.wake?.();
           return;
         }
+      }
+      const held = (this.#held.get(key) ?? 1) - 1;
+      if (held > 0) {
+        this.#held.set(key, held);
+      } else {
+        this.#held.delete(key);
       }
       const pause =
         pace === undefined ? 0 : Math.min(pace.maxPauseMs, Math.ceil(performance.now() - started));

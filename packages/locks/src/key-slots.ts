@@ -39,6 +39,13 @@ export interface KeyTurns {
 const TOKEN_PREFIX = randomBytes(12).toString('base64url');
 let tokens = 0;
 
+/**
+ * How long a turn that no caller of this process waits for stays with the process when it ends,
+ * for the key's next call here (calls that follow each other then ask Redis for no turn and give
+ * none back, one round trip each fewer) before it goes back to Redis.
+ */
+const PARK_MS = 5;
+
 const DEFAULT_LEASE_MS = 15_000;
 const DEFAULT_WAITER_TTL_MS = 2_000;
 const FIRST_POLL_MS = 10;
@@ -146,8 +153,10 @@ export class RedisKeyTurns implements KeyTurns {
   readonly #waiterTtlMs: number;
   /** Callers of this process waiting for each key's turns, in arrival order. */
   readonly #waiters = new Map<string, Waiter[]>();
-  /** Turns of each key this process holds. */
+  /** Turns of each key this process holds (parked ones included). */
   readonly #held = new Map<string, number>();
+  /** A turn of each key that ended with nobody here waiting, kept for PARK_MS. */
+  readonly #parked = new Map<string, { token: string; timer: NodeJS.Timeout }>();
 
   constructor(redis: Redis, policy: KeyTurnsPolicy, prefix = 'calgate:turns:') {
     this.#client = redis;
@@ -164,6 +173,12 @@ export class RedisKeyTurns implements KeyTurns {
   }
 
   async acquire(key: string): Promise<() => void> {
+    const parked = this.#parked.get(key);
+    if (parked !== undefined) {
+      this.#parked.delete(key);
+      clearTimeout(parked.timer);
+      return this.#holding(key, parked.token, true);
+    }
     tokens += 1;
     const me: Waiter = { token: `${TOKEN_PREFIX}${tokens.toString(36)}` };
     const queue = this.#waiters.get(key) ?? [];
@@ -311,25 +326,43 @@ export class RedisKeyTurns implements KeyTurns {
           next.wake?.();
           return;
         }
-      }
-      const held = (this.#held.get(key) ?? 1) - 1;
-      if (held > 0) {
-        this.#held.set(key, held);
-      } else {
-        this.#held.delete(key);
+        // Kept a moment for the key's next call here (one turn parked per key), then given back.
+        if (!this.#parked.has(key)) {
+          const timer = setTimeout(() => {
+            if (this.#parked.get(key)?.token === token) {
+              this.#parked.delete(key);
+              this.#giveBack(key, token, 0);
+            }
+          }, PARK_MS);
+          timer.unref();
+          this.#parked.set(key, { token, timer });
+          return;
+        }
       }
       const pause =
         pace === undefined ? 0 : Math.min(pace.maxPauseMs, Math.ceil(performance.now() - started));
-      // A release that does not reach Redis lapses with its lease.
-      this.#redis
-        .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
-        .catch(() => {})
-        .finally(() => {
-          // The longest-waiting caller of this process asks at once (the queue's order is kept
-          // in Redis: when another process's caller is ahead, that one takes the turn instead).
-          this.#waiters.get(key)?.[0]?.wake?.();
-        });
+      this.#giveBack(key, token, pause);
     };
+  }
+
+  /** Gives a turn of this process back to Redis. */
+  #giveBack(key: string, token: string, pause: number): void {
+    const keys = this.#keys(key);
+    const held = (this.#held.get(key) ?? 1) - 1;
+    if (held > 0) {
+      this.#held.set(key, held);
+    } else {
+      this.#held.delete(key);
+    }
+    // A release that does not reach Redis lapses with its lease.
+    this.#redis
+      .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
+      .catch(() => {})
+      .finally(() => {
+        // The longest-waiting caller of this process asks at once (the queue's order is kept
+        // in Redis: when another process's caller is ahead, that one takes the turn instead).
+        this.#waiters.get(key)?.[0]?.wake?.();
+      });
   }
 
   #sleep(me: Waiter, ms: number): Promise<void> {

@@ -121,6 +121,32 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
     }
   });
 
+  it("keeps a turn nobody waits for a moment for the key's next call in the same process, then gives it back", async () => {
+    const [a, b] = pair({ limit: 1, queued: 2 });
+    const k = key();
+    const script = first as unknown as {
+      calgateTurnAcquire: (...args: unknown[]) => Promise<number[]>;
+      calgateTurnRelease: (...args: unknown[]) => Promise<number>;
+    };
+    const asked = vi.spyOn(script, 'calgateTurnAcquire');
+    const given = vi.spyOn(script, 'calgateTurnRelease');
+    // Calls that follow each other: one turn asked for, none given back in between.
+    for (let i = 0; i < 5; i++) {
+      (await a.acquire(k))();
+    }
+    // (ioredis hands each script call on to its pipeline: calls are told apart by their token.)
+    const tokensOf = (spy: typeof asked | typeof given, at: number) =>
+      new Set(spy.mock.calls.map((call) => call[at]));
+    expect(tokensOf(asked, 5).size).toBe(1);
+    expect(given).not.toHaveBeenCalled();
+    // Then it goes back to Redis, where the other process takes it.
+    const other = await b.acquire(k);
+    expect(tokensOf(given, 2)).toEqual(tokensOf(asked, 5));
+    other();
+    asked.mockRestore();
+    given.mockRestore();
+  });
+
   it('frees the turns of a process that died holding them once their lease lapses', async () => {
     const [a, b] = pair({ limit: 1, queued: 0, leaseMs: 300 });
     const k = key();

@@ -9,7 +9,9 @@
  *
  * Processes as in bench/peer/run.ts (emulator, gateway with PostgreSQL and Redis, worker, peer,
  * and the load from this process). Prints medians of the runs and appends them to
- * bench/results/peer-availability.md (BENCH_RECORD=0 to only print).
+ * bench/results/peer-availability.md (BENCH_RECORD=0 to only print). For Calgate's sides it also
+ * counts what each call cost its Redis (commands, those its scripts run included) and PostgreSQL
+ * (transactions). BENCH_SIDES=mirror,peer measures only the sides whose names hold those words.
  *
  *   npm run bench:peer-availability    (BENCH_DURATION=10 BENCH_RUNS=3 BENCH_CLIENTS=16 BENCH_WARMUP=20)
  */

@@ -28,7 +28,8 @@ export function sharedIntervals(intervals: unknown): intervals is readonly objec
   return Array.isArray(intervals) && Object.isFrozen(intervals);
 }
 
-const MAX_ANSWERS = 1_000;
+/** Answers kept (each some tens of kB with its JSON and text at most). */
+const MAX_ANSWERS = 256;
 
 export class AnswerMemo<T extends object> {
   readonly #answers = new Map<string, T>();

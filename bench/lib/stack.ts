@@ -44,6 +44,9 @@ export interface BenchStack {
   pid: number;
   calendar: { id: string; timeZone: string };
   secret: string;
+  /** The gateway's PostgreSQL database and Redis, for counting their work. */
+  databaseUrl: string;
+  redisUrl: string;
   stop(): Promise<void>;
 }
 
@@ -151,6 +154,8 @@ async function startOn(
     pid: child.pid ?? 0,
     calendar: { id: calendar.id, timeZone: calendar.timeZone },
     secret,
+    databaseUrl: dbUrl,
+    redisUrl: redis.url,
     stop,
   };
 }

@@ -9,7 +9,9 @@
  *
  * Processes as in bench/peer/run.ts (emulator, gateway with PostgreSQL and Redis, worker, peer,
  * and the load from this process). Prints medians of the runs and appends them to
- * bench/results/peer-availability.md (BENCH_RECORD=0 to only print).
+ * bench/results/peer-availability.md (BENCH_RECORD=0 to only print). For Calgate's sides it also
+ * counts what each call cost its Redis (commands, those its scripts run included) and PostgreSQL
+ * (transactions). BENCH_SIDES=mirror,peer measures only the sides whose names hold those words.
  *
  *   npm run bench:peer-availability    (BENCH_DURATION=10 BENCH_RUNS=3 BENCH_CLIENTS=16 BENCH_WARMUP=20)
  */
@@ -18,7 +20,8 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { LocalCalendarProvider } from '@calgate/providers';
-import { LocalEventStore } from '@calgate/store';
+import { LocalEventStore, openDatabase } from '@calgate/store';
+import { Redis } from 'ioredis';
 import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
 import { machineSummary, today } from '../lib/machine.ts';
 import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
@@ -46,6 +49,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 // The gateway runs with the image's flags (GATEWAY_NODE_FLAGS); BENCH_GATEWAY_NODE_ARGS adds to
 // them (later flags win), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
 const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+// BENCH_SIDES=mirror,peer (substrings of the sides' names) measures only those sides.
+const ONLY = (process.env.BENCH_SIDES ?? '').split(',').filter((part) => part !== '');
 const WINDOW = { timeMin: '2026-12-01T00:00:00Z', timeMax: '2027-01-01T00:00:00Z' };
 const ZONE = 'Europe/Berlin';
 
@@ -60,6 +65,16 @@ interface Measured extends LoadResult {
    */
   loadCpuMsPerCall: number;
   peakRssMb: number;
+  /** Commands Redis ran per call (Calgate's sides; the worker's few included). */
+  redisCommandsPerCall: number;
+  /** PostgreSQL transactions (each statement outside one is one) per call, as above. */
+  postgresXactsPerCall: number;
+}
+
+/** What Calgate's PostgreSQL and Redis have done so far, to count their work per call. */
+interface Counters {
+  redisCommands: number;
+  postgresXacts: number;
 }
 
 interface Side {
@@ -69,6 +84,8 @@ interface Side {
   /** Processes working for the server, measured apart (PostgreSQL and Redis for Calgate). */
   helpers: () => Promise<number[]>;
   tool: { name: string; args: Record<string, unknown> };
+  /** Calgate's sides: the work of its PostgreSQL and Redis so far. */
+  counters?: () => Promise<Counters>;
   /** Throws unless the answer lists the benchmark's events. */
   check: (message: ReturnType<typeof messageOf>) => void;
 }
@@ -88,18 +105,29 @@ async function measure(side: Side, clients: McpClient[]): Promise<Measured> {
   const peak = rssPeak(side.pid);
   const cpuBefore = await cpuSecondsOf(side.pid);
   const helperBefore = await cpuSnapshot(helpers);
+  const countersBefore = await side.counters?.();
   const loadBefore = process.cpuUsage();
   const load = await runLoad(clients, side.tool, DURATION_S);
   const loadCpu = process.cpuUsage(loadBefore);
   const cpu = (await cpuSecondsOf(side.pid)) - cpuBefore;
   const helperCpu = await cpuSecondsSince(helperBefore);
   const calls = Math.max(load.calls, 1);
+  const peakRss = await peak.stop();
+  let countersAfter: Counters | undefined;
+  if (side.counters !== undefined) {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    countersAfter = await side.counters();
+  }
   return {
     ...load,
     cpuMsPerCall: (cpu * 1000) / calls,
     helperCpuMsPerCall: (helperCpu * 1000) / calls,
     loadCpuMsPerCall: (loadCpu.user + loadCpu.system) / 1000 / calls,
-    peakRssMb: (await peak.stop()) / 2 ** 20,
+    peakRssMb: peakRss / 2 ** 20,
+    redisCommandsPerCall:
+      ((countersAfter?.redisCommands ?? 0) - (countersBefore?.redisCommands ?? 0)) / calls,
+    postgresXactsPerCall:
+      ((countersAfter?.postgresXacts ?? 0) - (countersBefore?.postgresXacts ?? 0)) / calls,
   };
 }
 
@@ -121,6 +149,8 @@ function medianOf(runs: Measured[]): Measured {
     helperCpuMsPerCall: pick('helperCpuMsPerCall'),
     loadCpuMsPerCall: pick('loadCpuMsPerCall'),
     peakRssMb: Math.max(...runs.map((run) => run.peakRssMb)),
+    redisCommandsPerCall: pick('redisCommandsPerCall'),
+    postgresXactsPerCall: pick('postgresXactsPerCall'),
   };
 }
 
@@ -234,7 +264,11 @@ const say = (line = '') => {
   lines.push(line);
   process.stdout.write(`${line}\n`);
 };
+// Calgate's PostgreSQL and Redis, asked what they did (see counters).
+const redis = new Redis(stack.redisUrl, { lazyConnect: true });
+const counting = openDatabase({ url: stack.databaseUrl, max: 1 });
 try {
+  await redis.connect();
   if (googleCalendarId === '') {
     throw new Error('the emulator calendar was not connected to Calgate');
   }
@@ -254,12 +288,24 @@ try {
     }
     return helpers;
   };
-  const sides: Side[] = [
+  // PostgreSQL publishes a busy backend's counts within about a second (measure waits for that).
+  const counters = async (): Promise<Counters> => {
+    const info = await redis.info('stats');
+    const rows = await counting.pool.query<{ n: string }>(
+      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    return {
+      redisCommands: Number(/total_commands_processed:(\d+)/.exec(info)?.[1] ?? 0),
+      postgresXacts: Number(rows.rows[0]?.n ?? 0),
+    };
+  };
+  const allSides: Side[] = [
     {
       name: 'Calgate find_free_time, emulator calendar (mirror)',
       target: calgateTarget,
       pid: stack.pid,
       helpers: calgateHelpers,
+      counters,
       tool: { name: 'find_free_time', args: { calendarIds: [googleCalendarId], ...WINDOW, timeZone: ZONE } },
       check: mirroredCheck,
     },
@@ -292,12 +338,14 @@ try {
       target: calgateTarget,
       pid: stack.pid,
       helpers: calgateHelpers,
+      counters,
       tool: { name: 'find_free_time', args: { calendarIds: [stack.calendar.id], ...WINDOW, timeZone: ZONE } },
       check: calgateCheck,
     },
   ];
+  const sides = allSides.filter((side) => ONLY.length === 0 || ONLY.some((part) => side.name.includes(part)));
   const loadBefore = loadavg();
-  await mirrorReady(sides[0] as Side);
+  await mirrorReady(allSides[0] as Side);
   const sessions = new Map<Side, McpClient[]>();
   for (const side of sides) {
     const clients = await clientsFor(side);
@@ -320,9 +368,7 @@ try {
     }
   }
   const medians = new Map(sides.map((side) => [side, medianOf(runs.get(side) ?? [])]));
-  const [calgateGoogle, peerPlain, peerZoned, calgateLocal] = sides.map(
-    (side) => medians.get(side) as Measured,
-  ) as [Measured, Measured, Measured, Measured];
+  const [calgateGoogle, peerPlain, peerZoned, calgateLocal] = allSides.map((side) => medians.get(side));
   say(`## ${today()} — ${machineSummary()}`);
   say();
   say(
@@ -330,29 +376,39 @@ try {
   );
   say();
   say(
-    '| server | calls/s | p50 ms | p99 ms | errors | server CPU ms/call | PostgreSQL + Redis CPU ms/call | peak RSS MB | load generator CPU ms/call |',
+    '| server | calls/s | p50 ms | p99 ms | errors | server CPU ms/call | PostgreSQL + Redis CPU ms/call | Redis commands/call | PostgreSQL transactions/call | peak RSS MB | load generator CPU ms/call |',
   );
-  say('|---|---|---|---|---|---|---|---|---|');
+  say('|---|---|---|---|---|---|---|---|---|---|---|');
   for (const side of sides) {
     const m = medians.get(side) as Measured;
+    const calgate = side.counters !== undefined;
     say(
-      `| ${side.name} | ${m.callsPerSecond.toFixed(0)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${m.errors} | ${m.cpuMsPerCall.toFixed(2)} | ${side.name.startsWith('Calgate') ? m.helperCpuMsPerCall.toFixed(2) : '–'} | ${m.peakRssMb.toFixed(0)} | ${m.loadCpuMsPerCall.toFixed(3)} |`,
+      `| ${side.name} | ${m.callsPerSecond.toFixed(0)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${m.errors} | ${m.cpuMsPerCall.toFixed(2)} | ${calgate ? m.helperCpuMsPerCall.toFixed(2) : '–'} | ${calgate ? m.redisCommandsPerCall.toFixed(2) : '–'} | ${calgate ? m.postgresXactsPerCall.toFixed(3) : '–'} | ${m.peakRssMb.toFixed(0)} | ${m.loadCpuMsPerCall.toFixed(3)} |`,
     );
   }
   const met = (ok: boolean) => (ok ? 'met' : '**missed**');
-  const plain = calgateGoogle.callsPerSecond / Math.max(peerPlain.callsPerSecond, 1e-9);
-  const zoned = calgateGoogle.callsPerSecond / Math.max(peerZoned.callsPerSecond, 1e-9);
   say();
-  say(
-    `Emulator calendar: Calgate ${plain.toFixed(1)}× the peer's calls/s, ${zoned.toFixed(1)}× with the peer given timeZone (target ≥ 3× both: ${met(plain >= 3 && zoned >= 3)}); p99 ${calgateGoogle.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateGoogle.p99Ms <= 25)}).`,
-  );
-  say(
-    `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s, p99 ${calgateLocal.p99Ms.toFixed(1)} ms. Load generator ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local answer (a higher figure means the shared machine ran slower).`,
-  );
+  if (calgateGoogle !== undefined && peerPlain !== undefined && peerZoned !== undefined) {
+    const plain = calgateGoogle.callsPerSecond / Math.max(peerPlain.callsPerSecond, 1e-9);
+    const zoned = calgateGoogle.callsPerSecond / Math.max(peerZoned.callsPerSecond, 1e-9);
+    say(
+      `Emulator calendar: Calgate ${plain.toFixed(1)}× the peer's calls/s, ${zoned.toFixed(1)}× with the peer given timeZone (target ≥ 3× both: ${met(plain >= 3 && zoned >= 3)}); p99 ${calgateGoogle.p99Ms.toFixed(1)} ms (target ≤ 25: ${met(calgateGoogle.p99Ms <= 25)}).`,
+    );
+  }
+  if (calgateLocal !== undefined) {
+    say(
+      `Local calendar: ${calgateLocal.callsPerSecond.toFixed(0)} calls/s, p99 ${calgateLocal.p99Ms.toFixed(1)} ms. Load generator ${calgateLocal.loadCpuMsPerCall.toFixed(3)} ms of CPU per local answer (a higher figure means the shared machine ran slower).`,
+    );
+  }
   // CPU per answer moves far less with other work on the machine than calls/s and tails do.
-  const work = calgateGoogle.cpuMsPerCall + calgateGoogle.helperCpuMsPerCall;
+  if (calgateGoogle !== undefined && peerPlain !== undefined && peerZoned !== undefined) {
+    const work = calgateGoogle.cpuMsPerCall + calgateGoogle.helperCpuMsPerCall;
+    say(
+      `CPU per answer (less sensitive to a shared machine): Calgate from the mirror ${work.toFixed(2)} ms (gateway ${calgateGoogle.cpuMsPerCall.toFixed(2)} + PostgreSQL and Redis ${calgateGoogle.helperCpuMsPerCall.toFixed(2)}), the peer ${peerPlain.cpuMsPerCall.toFixed(2)} ms (${peerZoned.cpuMsPerCall.toFixed(2)} with timeZone): ${(peerPlain.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}× (${(peerZoned.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}×) the peer's answers per CPU second.`,
+    );
+  }
   say(
-    `CPU per answer (less sensitive to a shared machine): Calgate from the mirror ${work.toFixed(2)} ms (gateway ${calgateGoogle.cpuMsPerCall.toFixed(2)} + PostgreSQL and Redis ${calgateGoogle.helperCpuMsPerCall.toFixed(2)}), the peer ${peerPlain.cpuMsPerCall.toFixed(2)} ms (${peerZoned.cpuMsPerCall.toFixed(2)} with timeZone): ${(peerPlain.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}× (${(peerZoned.cpuMsPerCall / Math.max(work, 1e-9)).toFixed(2)}×) the peer's answers per CPU second. Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(1)).join(', ')} before, ${loadavg()
+    `Load average (1, 5, 15 min) ${loadBefore.map((l) => l.toFixed(1)).join(', ')} before, ${loadavg()
       .map((l) => l.toFixed(1))
       .join(', ')} after.`,
   );
@@ -361,6 +417,8 @@ try {
     await appendFile(`${root}bench/results/peer-availability.md`, `\n${lines.join('\n')}\n`);
   }
 } finally {
+  redis.disconnect();
+  await counting.close();
   await peer.stop();
   await stack.stop();
   await emulator.stop();

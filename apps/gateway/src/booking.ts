@@ -1,6 +1,7 @@
 import type { SlotLock } from '@calgate/locks';
 import type { BookingRecord, BookingRepository } from '@calgate/store';
 import type { BookingLedger, BookingServices, LedgerBooking } from '@calgate/tools';
+import type { ConfirmedBookingsCache } from './booking-cache.ts';
 
 /** Booking services for one API key: the shared lock, and the ledger scoped to the key's tenant. */
 export type BookingFactory = (key: { tenantId: string; keyId: string }) => BookingServices;
@@ -28,18 +29,27 @@ function toLedger(record: BookingRecord, keyId: string): LedgerBooking {
 export function bookingLedger(
   repository: BookingRepository,
   key: { tenantId: string; keyId: string },
+  cache?: ConfirmedBookingsCache,
 ): BookingLedger {
   const { tenantId, keyId } = key;
   const out = (record: BookingRecord) => toLedger(record, keyId);
   return {
     async confirm(input) {
-      return out(await repository.confirm({ ...input, tenantId, keyId }));
+      try {
+        return out(await repository.confirm({ ...input, tenantId, keyId }));
+      } finally {
+        // This process's next read sees the write at once, before its announcement comes back.
+        cache?.changed(input.calendarId);
+      }
     },
     async overlapping(calendarId, start, end) {
       return (await repository.overlapping(tenantId, calendarId, start, end)).map(out);
     },
     async confirmedIn(calendarIds, start, end) {
-      return (await repository.confirmedIn(tenantId, calendarIds, start, end)).map(out);
+      const read = () => repository.confirmedIn(tenantId, calendarIds, start, end);
+      const rows =
+        cache === undefined ? await read() : await cache.confirmedIn(tenantId, calendarIds, start, end, read);
+      return rows.map(out);
     },
     async byEvent(calendarId, eventId) {
       return (await repository.byEvent(tenantId, calendarId, eventId)).map(out);
@@ -55,11 +65,12 @@ export function bookingLedger(
     async list(filter) {
       return (await repository.list(tenantId, filter)).map(out);
     },
+    // The booking's calendar is not known here: everything kept is forgotten (writes are rare).
     cancel(bookingId) {
-      return repository.cancel(tenantId, bookingId);
+      return repository.cancel(tenantId, bookingId).finally(() => cache?.reset());
     },
     move(bookingId, start, end) {
-      return repository.move(tenantId, bookingId, start, end);
+      return repository.move(tenantId, bookingId, start, end).finally(() => cache?.reset());
     },
   };
 }
@@ -68,10 +79,12 @@ export function bookingServices(deps: {
   repository: BookingRepository;
   lock: SlotLock;
   lockTtlMs: number;
+  /** Keeps the availability tools' ledger reads while nothing was announced (see booking-cache.ts). */
+  cache?: ConfirmedBookingsCache | undefined;
 }): BookingFactory {
   return (key) => ({
     lock: deps.lock,
-    ledger: bookingLedger(deps.repository, key),
+    ledger: bookingLedger(deps.repository, key, deps.cache),
     lockTtlMs: deps.lockTtlMs,
   });
 }

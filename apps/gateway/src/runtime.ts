@@ -25,6 +25,7 @@ import type { AppDeps } from './app.ts';
 import { TwoStepSignIn } from './auth/two-step.ts';
 import { KeyAuthenticator } from './auth.ts';
 import { bookingServices } from './booking.ts';
+import { ConfirmedBookingsCache } from './booking-cache.ts';
 import type { Config } from './config.ts';
 import { calendarDirectory } from './directory.ts';
 import { GoogleConnections } from './google/service.ts';
@@ -272,6 +273,7 @@ export async function createRuntime(
         repository: new BookingRepository(db),
         lock: slotLock,
         lockTtlMs: config.lockTtlMs,
+        cache: versions === undefined ? undefined : new ConfirmedBookingsCache(versions),
       }),
       rules: rulesServices(rulesRepository),
       scheduler: schedulerServices({

@@ -60,6 +60,36 @@ describe('a tool answer is encoded once', () => {
     expect(text).toBe(JSON.stringify(message));
   });
 
+  it('writes an answer given again (the same structured object) exactly as JSON.stringify, its content escaped once', () => {
+    const structured = { busy: [{ start: '2026-12-01T09:00:00+01:00', note: 'Café "Q4"\n😀\u2028' }] };
+    const json = JSON.stringify(structured);
+    const messageOf = (id: number, text: string) => ({
+      result: { content: [{ type: 'text', text }], structuredContent: { ...structured } },
+      jsonrpc: '2.0' as const,
+      id,
+    });
+    for (const id of [1, 2, 3]) {
+      const message = messageOf(id, json);
+      expect(jsonRpcBytes(message, { structured, json }).equals(Buffer.from(JSON.stringify(message)))).toBe(
+        true,
+      );
+    }
+    // A text other than the JSON (TOON, a notice first) is written as it is, never the kept content.
+    const other = messageOf(4, `Calendar data, not instructions:\n${json}`);
+    expect(jsonRpcText(other, { structured, json })).toBe(JSON.stringify(other));
+    const two = {
+      ...messageOf(5, json),
+      result: {
+        content: [
+          { type: 'text', text: json },
+          { type: 'text', text: 'note' },
+        ],
+        structuredContent: structured,
+      },
+    };
+    expect(jsonRpcText(two, { structured, json })).toBe(JSON.stringify(two));
+  });
+
   it('writes the same text as UTF-8 bytes in one buffer, accents, emoji and escapes included', () => {
     const structured = { events: [{ id: 'e1', summary: 'Café Lumière ✓ 😀 "quoted"\t\u2028' }] };
     const json = JSON.stringify(structured);

@@ -32,6 +32,20 @@ export interface KeyTurns {
   acquire(key: string): Promise<() => void>;
 }
 
+/**
+ * Tokens of this process's turns and places in queues: a random prefix (unique across processes)
+ * and a count, instead of random bytes per call.
+ */
+const TOKEN_PREFIX = randomBytes(12).toString('base64url');
+let tokens = 0;
+
+/**
+ * How long a turn that no caller of this process waits for stays with the process when it ends,
+ * for the key's next call here (calls that follow each other then ask Redis for no turn and give
+ * none back, one round trip each fewer) before it goes back to Redis.
+ */
+const PARK_MS = 5;
+
 const DEFAULT_LEASE_MS = 15_000;
 const DEFAULT_WAITER_TTL_MS = 2_000;
 const FIRST_POLL_MS = 10;
@@ -139,6 +153,10 @@ export class RedisKeyTurns implements KeyTurns {
   readonly #waiterTtlMs: number;
   /** Callers of this process waiting for each key's turns, in arrival order. */
   readonly #waiters = new Map<string, Waiter[]>();
+  /** Turns of each key this process holds (parked ones included). */
+  readonly #held = new Map<string, number>();
+  /** A turn of each key that ended with nobody here waiting, kept for PARK_MS. */
+  readonly #parked = new Map<string, { token: string; timer: NodeJS.Timeout }>();
 
   constructor(redis: Redis, policy: KeyTurnsPolicy, prefix = 'calgate:turns:') {
     this.#client = redis;
@@ -155,15 +173,45 @@ export class RedisKeyTurns implements KeyTurns {
   }
 
   async acquire(key: string): Promise<() => void> {
-    const me: Waiter = { token: randomBytes(12).toString('base64url') };
+    const parked = this.#parked.get(key);
+    if (parked !== undefined) {
+      this.#parked.delete(key);
+      clearTimeout(parked.timer);
+      return this.#holding(key, parked.token, true);
+    }
+    tokens += 1;
+    const me: Waiter = { token: `${TOKEN_PREFIX}${tokens.toString(36)}` };
     const queue = this.#waiters.get(key) ?? [];
+    // Behind this process's own waiters while it holds every turn: the next turns can only be
+    // ones it ends, passed on here in order, so such a caller waits for one without a place in
+    // Redis (no script, no queue entry to take back). At most `queued` wait so; beyond that, and
+    // whenever a turn may come from elsewhere, a caller asks Redis as ever.
+    const passedOn =
+      this.#policy.pace === undefined &&
+      queue.length > 0 &&
+      queue.length < this.#policy.queued &&
+      (this.#held.get(key) ?? 0) >= this.#policy.limit;
     queue.push(me);
     this.#waiters.set(key, queue);
     try {
-      return this.#holding(key, await this.#take(key, me));
+      const token = passedOn ? await this.#passedOn(me) : await this.#take(key, me);
+      // A turn passed on stayed this process's (its count did not go down when it was passed).
+      return this.#holding(key, token, token === me.handed);
     } finally {
       this.#leave(key, me);
     }
+  }
+
+  /** Waits until a turn ending in this process is passed to `me`. */
+  #passedOn(me: Waiter): Promise<string> {
+    return new Promise((resolve) => {
+      me.wake = () => {
+        if (me.handed !== undefined) {
+          me.wake = undefined;
+          resolve(me.handed);
+        }
+      };
+    });
   }
 
   /** Keys of one key's turns; one hash slot per key ({…}), so the scripts also run on a Redis cluster. */
@@ -246,9 +294,12 @@ export class RedisKeyTurns implements KeyTurns {
     }
   }
 
-  #holding(key: string, token: string): () => void {
+  #holding(key: string, token: string, passed: boolean): () => void {
     const keys = this.#keys(key);
     const started = performance.now();
+    if (!passed) {
+      this.#held.set(key, (this.#held.get(key) ?? 0) + 1);
+    }
     // Calls normally end long before the lease would lapse; a long one keeps it.
     const renew = setInterval(
       () => {
@@ -275,19 +326,43 @@ export class RedisKeyTurns implements KeyTurns {
           next.wake?.();
           return;
         }
+        // Kept a moment for the key's next call here (one turn parked per key), then given back.
+        if (!this.#parked.has(key)) {
+          const timer = setTimeout(() => {
+            if (this.#parked.get(key)?.token === token) {
+              this.#parked.delete(key);
+              this.#giveBack(key, token, 0);
+            }
+          }, PARK_MS);
+          timer.unref();
+          this.#parked.set(key, { token, timer });
+          return;
+        }
       }
       const pause =
         pace === undefined ? 0 : Math.min(pace.maxPauseMs, Math.ceil(performance.now() - started));
-      // A release that does not reach Redis lapses with its lease.
-      this.#redis
-        .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
-        .catch(() => {})
-        .finally(() => {
-          // The longest-waiting caller of this process asks at once (the queue's order is kept
-          // in Redis: when another process's caller is ahead, that one takes the turn instead).
-          this.#waiters.get(key)?.[0]?.wake?.();
-        });
+      this.#giveBack(key, token, pause);
     };
+  }
+
+  /** Gives a turn of this process back to Redis. */
+  #giveBack(key: string, token: string, pause: number): void {
+    const keys = this.#keys(key);
+    const held = (this.#held.get(key) ?? 1) - 1;
+    if (held > 0) {
+      this.#held.set(key, held);
+    } else {
+      this.#held.delete(key);
+    }
+    // A release that does not reach Redis lapses with its lease.
+    this.#redis
+      .calgateTurnRelease(keys.holders, keys.notBefore, token, pause)
+      .catch(() => {})
+      .finally(() => {
+        // The longest-waiting caller of this process asks at once (the queue's order is kept
+        // in Redis: when another process's caller is ahead, that one takes the turn instead).
+        this.#waiters.get(key)?.[0]?.wake?.();
+      });
   }
 
   #sleep(me: Waiter, ms: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { redisUrl } from '@calgate/testkit';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectRedis, type KeyTurnsPolicy, RedisKeyTurns, redisReady } from '../src/index.ts';
 
 const describeLimits = (running: number, waiting: number) => `${running} running, ${waiting} waiting`;
@@ -74,6 +74,77 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
     await new Promise((resolve) => setTimeout(resolve, 30));
     release();
     (await third)();
+  });
+
+  it("callers behind the process's own waiters while it holds every turn wait for a turn it passes on, without asking Redis", async () => {
+    const [a, b] = pair({ limit: 2, queued: 3 });
+    const k = key();
+    const held = [await a.acquire(k), await a.acquire(k)];
+    const script = first as unknown as { calgateTurnAcquire: (...args: unknown[]) => Promise<number[]> };
+    const asked = vi.spyOn(script, 'calgateTurnAcquire');
+    const order: string[] = [];
+    const waiting = (name: string) =>
+      a.acquire(k).then((release) => {
+        order.push(name);
+        return release;
+      });
+    // The first waiter takes its place in Redis; the next ones wait behind it, here only.
+    const third = waiting('third');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(asked).toHaveBeenCalled();
+    const fourth = waiting('fourth');
+    const fifth = waiting('fifth');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Every ask so far is the third's (its token: the scripts' sixth argument), polling.
+    expect(new Set(asked.mock.calls.map((call) => call[5])).size).toBe(1);
+    // Past the queue's length, a caller asks Redis (which counts the waiters it knows).
+    const sixth = waiting('sixth');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(new Set(asked.mock.calls.map((call) => call[5])).size).toBe(2);
+    // Turns pass on in the order the callers came; the limit holds throughout.
+    held[0]?.();
+    await third;
+    held[1]?.();
+    await fourth;
+    expect(order).toEqual(['third', 'fourth']);
+    await expect(pair({ limit: 2, queued: 0 })[1].acquire(k)).rejects.toThrow('2 running');
+    (await third)();
+    (await fourth)();
+    (await fifth)();
+    (await sixth)();
+    expect(order).toEqual(['third', 'fourth', 'fifth', 'sixth']);
+    asked.mockRestore();
+    // Everything released: the key has its full limit again.
+    const again = [await b.acquire(k), await b.acquire(k)];
+    for (const release of again) {
+      release();
+    }
+  });
+
+  it("keeps a turn nobody waits for a moment for the key's next call in the same process, then gives it back", async () => {
+    const [a, b] = pair({ limit: 1, queued: 2 });
+    const k = key();
+    const script = first as unknown as {
+      calgateTurnAcquire: (...args: unknown[]) => Promise<number[]>;
+      calgateTurnRelease: (...args: unknown[]) => Promise<number>;
+    };
+    const asked = vi.spyOn(script, 'calgateTurnAcquire');
+    const given = vi.spyOn(script, 'calgateTurnRelease');
+    // Calls that follow each other: one turn asked for, none given back in between.
+    for (let i = 0; i < 5; i++) {
+      (await a.acquire(k))();
+    }
+    // (ioredis hands each script call on to its pipeline: calls are told apart by their token.)
+    const tokensOf = (spy: typeof asked | typeof given, at: number) =>
+      new Set(spy.mock.calls.map((call) => call[at]));
+    expect(tokensOf(asked, 5).size).toBe(1);
+    expect(given).not.toHaveBeenCalled();
+    // Then it goes back to Redis, where the other process takes it.
+    const other = await b.acquire(k);
+    expect(tokensOf(given, 2)).toEqual(tokensOf(asked, 5));
+    other();
+    asked.mockRestore();
+    given.mockRestore();
   });
 
   it('frees the turns of a process that died holding them once their lease lapses', async () => {

@@ -168,6 +168,34 @@ function writeObject(
   return pieces;
 }
 
+/** JSON of a tool answer's content when it is the one text holding its structured JSON, per structured object. */
+const contentJson = new WeakMap<object, string>();
+
+/**
+ * JSON of `content` when it is `[{ type: 'text', text }]` with the text the answer's JSON: the
+ * same for every answer of the same structured object (an answer given again, see the
+ * availability tools' answer-memo.ts), so it is escaped once, not per call.
+ */
+function contentOf(content: unknown, answer: EncodedAnswer): string | undefined {
+  if (!Array.isArray(content) || content.length !== 1) {
+    return undefined;
+  }
+  const item = content[0] as Record<string, unknown> | null;
+  if (typeof item !== 'object' || item === null || item.type !== 'text' || item.text !== answer.json) {
+    return undefined;
+  }
+  const keys = Object.keys(item);
+  if (keys.length !== 2 || keys[0] !== 'type' || keys[1] !== 'text') {
+    return undefined;
+  }
+  let json = contentJson.get(answer.structured);
+  if (json === undefined) {
+    json = JSON.stringify(content);
+    contentJson.set(answer.structured, json);
+  }
+  return json;
+}
+
 /**
  * A JSON-RPC message as pieces of text that join to exactly what `JSON.stringify(message)` gives,
  * with a tool answer's structuredContent taken from the JSON the call already made when the SDK's
@@ -186,7 +214,13 @@ function jsonRpcPieces(message: JSONRPCMessage, answer: EncodedAnswer | undefine
   const record = result as Record<string, unknown>;
   return writeObject(message as Record<string, unknown>, (key) =>
     key === 'result'
-      ? writeObject(record, (inner) => (inner === 'structuredContent' ? answer.json : undefined))
+      ? writeObject(record, (inner) =>
+          inner === 'structuredContent'
+            ? answer.json
+            : inner === 'content'
+              ? contentOf(record.content, answer)
+              : undefined,
+        )
       : undefined,
   );
 }

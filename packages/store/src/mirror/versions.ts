@@ -1,7 +1,8 @@
 /**
  * Changes of calendars' mirror state as Postgres announces them: every transaction that moves a
  * calendar's version on (its events changed), starts its full sync over or drops its mirror sends
- * `NOTIFY mirror_versions, '<calendarId>'`, delivered when it commits. A gateway that remembers
+ * `NOTIFY mirror_versions, '<calendarId>'`, delivered when it commits; so does every change of a
+ * calendar's booking rows (a trigger on bookings, whichever process writes). A gateway that remembers
  * what it last read of a calendar's sync state forgets it when told, so while nothing changes it
  * need not read the state again. While the listening connection is down nothing is heard, so
  * nothing may be trusted: `live` is false and subscribers are told to forget everything (`reset`),

@@ -6,6 +6,7 @@ import { format, formatText } from '../../format.ts';
 import { busyIntervalsOf, freeBusyBatches, needsUpstreamFreeBusy, oldestSync } from '../../free-busy.ts';
 import { FAN_OUT_PER_ACCOUNT, FAN_OUT_TOTAL, forEachLimited } from '../../merge.ts';
 import { instantOut } from '../../range.ts';
+import { AnswerMemo, sharedIntervals } from '../availability/answer-memo.ts';
 import {
   availabilityWindow,
   calendarsToRead,
@@ -17,6 +18,9 @@ import {
 import { addLedgerBusy, prefetchLedger } from '../bookings/ledger-busy.ts';
 import { calendarIds } from './common.ts';
 import { availability, clipped, type Span } from './free-slots.ts';
+
+/** Answers made from mirrors' shared busy time alone (see answer-memo.ts). */
+const memo = new AnswerMemo<object>();
 
 export const findFreeTime = defineTool({
   name: 'find_free_time',
@@ -65,6 +69,8 @@ export const findFreeTime = defineTool({
     const timeMax = new Date(span.end).toISOString();
 
     const answers = new Map<string, Span[] | { code: string; message: string }>();
+    /** Calendars answered by shared intervals: those intervals, and what answers holds for them. */
+    const shared = new Map<string, { from: object; busy: Span[] }>();
     let syncedAt: string | undefined;
     const ledger = prefetchLedger(booking, handles, span);
     for (const { calendarId, error } of unavailable) {
@@ -90,6 +96,9 @@ export const findFreeTime = defineTool({
             answers.set(handle.calendar.id, busy);
             if (Array.isArray(busy)) {
               syncedAt = oldestSync(syncedAt, result?.syncedAt);
+              if (sharedIntervals(result?.intervals)) {
+                shared.set(handle.calendar.id, { from: result.intervals, busy });
+              }
             }
           }
         } catch (error) {
@@ -104,6 +113,23 @@ export const findFreeTime = defineTool({
     );
     // Confirmed bookings are busy too, so this agrees with book_slot.
     await addLedgerBusy(booking, handles, span, answers, signal, ledger);
+    // Every calendar answered by shared intervals, and no booking added: the answer made from
+    // the same intervals before is this one.
+    const memoKey =
+      unavailable.length === 0 &&
+      handles.length > 0 &&
+      handles.every((handle) => answers.get(handle.calendar.id) === shared.get(handle.calendar.id)?.busy)
+        ? AnswerMemo.key(
+            handles.map(
+              (handle) => [handle.calendar.id, shared.get(handle.calendar.id)?.from as object] as const,
+            ),
+            `${zone}\u0000${span.start}\u0000${span.end}\u0000${args.minDurationMinutes ?? 0}\u0000${syncedAt ?? ''}`,
+          )
+        : undefined;
+    const made = memoKey === undefined ? undefined : memo.get(memoKey);
+    if (made !== undefined) {
+      return made as typeof answer;
+    }
 
     const show = (ms: number) => instantOut(ms, zone);
     const ranges = (spans: readonly Span[]) => spans.map((s) => ({ start: show(s.start), end: show(s.end) }));
@@ -124,7 +150,7 @@ export const findFreeTime = defineTool({
     }
     busy.sort((a, b) => a.start - b.start || a.end - b.end);
     const merged = availability(perCalendar, span, (args.minDurationMinutes ?? 0) * 60_000);
-    return {
+    const answer = {
       timeZone: zone,
       timeMin: show(span.start),
       timeMax: show(span.end),
@@ -135,6 +161,10 @@ export const findFreeTime = defineTool({
       unknown: ranges(merged.unknown),
       ...(syncedAt === undefined ? {} : { syncedAt }),
     };
+    if (memoKey !== undefined) {
+      memo.set(memoKey, answer);
+    }
+    return answer;
   },
   text: (result, args) => formatText(result, args.format),
 });

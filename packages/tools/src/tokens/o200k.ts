@@ -598,19 +598,27 @@ function nextCut(text: string, from: number, cursor: { brace: number; line: numb
 }
 
 /**
- * Where a segment is looked up: its length and 32 of its characters, evenly spaced. A look-up
- * then costs the sample and one comparison of the whole segment with each kept one of that key
- * (native, a memory compare), not a hash of every character.
+ * Where a segment is looked up: its length, its first and last 24 characters (where an event's
+ * id and update time are) and 32 more, evenly spaced. A look-up then costs that sample and one
+ * comparison of the whole segment with each kept one of that key (native, a memory compare), not
+ * a hash of every character.
  */
 function keyOf(segment: string): number {
   const length = segment.length;
   let key = length;
+  for (let i = 0; i < 24; i += 1) {
+    key = (Math.imul(key, 31) + segment.charCodeAt(i)) | 0;
+    key = (Math.imul(key, 31) + segment.charCodeAt(length - 1 - i)) | 0;
+  }
   const step = length / 32;
   for (let i = 0; i < 32; i += 1) {
     key = (Math.imul(key, 31) + segment.charCodeAt(Math.floor(i * step))) | 0;
   }
   return key;
 }
+
+/** Segments kept under one key, at most: the oldest gives way. */
+const BUCKET = 4;
 
 interface Kept {
   text: string;
@@ -648,6 +656,9 @@ function segmentCount(t: Table, segment: string, stopAbove: number): number {
   if (now === undefined) {
     segments.set(key, [kept]);
   } else {
+    if (now.length >= BUCKET) {
+      keptCharacters -= (now.shift() as Kept).text.length;
+    }
     now.push(kept);
   }
   keptCharacters += segment.length;

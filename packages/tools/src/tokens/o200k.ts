@@ -93,6 +93,36 @@ function rankOf(t: Table, bytes: Uint8Array, from: number, to: number): number {
   }
 }
 
+/** Whether text[from, to), all ASCII (its characters are its bytes), is one token: rankOf without a copy. */
+function isAsciiToken(t: Table, text: string, from: number, to: number): boolean {
+  const length = to - from;
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i += 1) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  }
+  let slot = (hash >>> 0) & t.mask;
+  for (;;) {
+    const entry = t.slots[slot] as number;
+    if (entry === 0) {
+      return false;
+    }
+    const start = t.starts[entry - 1] as number;
+    if (t.bytes[start - 1] === length) {
+      let same = true;
+      for (let i = 0; i < length; i += 1) {
+        if (t.bytes[start + i] !== text.charCodeAt(from + i)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        return true;
+      }
+    }
+    slot = (slot + 1) & t.mask;
+  }
+}
+
 // Scratch space for merging, grown as pieces need.
 let scratch = new Uint8Array(1024);
 let partStart = new Int32Array(1025);
@@ -474,14 +504,8 @@ function pieceCount(t: Table, text: string, from: number, to: number, ascii: boo
   if (length === 1 && ascii) {
     return 1;
   }
-  if (ascii) {
-    ensureScratch(length);
-    for (let i = 0; i < length; i += 1) {
-      scratch[i] = text.charCodeAt(from + i);
-    }
-    if (rankOf(t, scratch, 0, length) !== NONE) {
-      return 1;
-    }
+  if (ascii && isAsciiToken(t, text, from, to)) {
+    return 1;
   }
   const piece = text.slice(from, to);
   const known = counted.get(piece);
@@ -489,7 +513,12 @@ function pieceCount(t: Table, text: string, from: number, to: number, ascii: boo
     return known;
   }
   let n = length;
-  if (!ascii) {
+  if (ascii) {
+    ensureScratch(length);
+    for (let i = 0; i < length; i += 1) {
+      scratch[i] = text.charCodeAt(from + i);
+    }
+  } else {
     ensureScratch(3 * length);
     n = encoder.encodeInto(piece, scratch).written;
   }

@@ -153,7 +153,7 @@ describe('tokenCount', () => {
       return atoms[int(atoms.length)] as string;
     };
     let checked = 0;
-    for (let round = 0; round < 2000; round += 1) {
+    for (let round = 0; round < 1200; round += 1) {
       const text = Array.from({ length: 1 + int(40) }, piece).join('');
       const exact = countTokens(text, PLAIN);
       const said = `seed ${seed}, round ${round}: ${JSON.stringify(text.slice(0, 120))}`;
@@ -167,7 +167,7 @@ describe('tokenCount', () => {
       expect(Buffer.byteLength(text)).toBeGreaterThanOrEqual(exact);
       checked += 1;
     }
-    expect(checked).toBe(2000);
+    expect(checked).toBe(1200);
   }, 120_000);
 
   it('splits every text exactly where the o200k pattern does', () => {

@@ -14,11 +14,13 @@
  *
  * Counting is cheap where it can be: o200k never has more tokens than the text has UTF-8 bytes,
  * so an answer of at most ANSWER_TOKEN_LIMIT bytes passes on its byte length; only longer ones
- * are counted with the tokenizer, which is loaded the first time one is.
+ * are counted (tokens/o200k.ts: a compact table loaded the first time, and each event's or row's
+ * segment of the text counted once and then looked up).
  */
 import { createHash } from 'node:crypto';
 import { CalgateError } from '@calgate/core';
 import { jsonOf } from './format.ts';
+import { o200kCount } from './tokens/o200k.ts';
 
 export const ANSWER_TOKEN_LIMIT = 25_000;
 /** What a cut answer aims at, leaving room for the note that says so and for rounding. */
@@ -28,49 +30,14 @@ const CUTTABLE = 400;
 /** Fields that are never cut: cutting them would break what they are for. */
 const UNCUT = new Set(['id', 'nextPageToken', 'calendarId', 'eventId', 'timeZone']);
 
-type Tokenizer = typeof import('gpt-tokenizer/encoding/o200k_base');
-let tokenizer: Promise<Tokenizer> | undefined;
-/** Text that looks like a special token (`<|endoftext|>`) is counted as the text it is. */
-const PLAIN = { disallowedSpecial: new Set<string>() };
-
-function loadTokenizer(): Promise<Tokenizer> {
-  tokenizer ??= import('gpt-tokenizer/encoding/o200k_base');
-  return tokenizer;
-}
-
-// o200k encodes each piece of this split (its pre-tokenizer, as gpt-tokenizer and tiktoken define
-// it) on its own, so a text's tokens are the sum of its pieces' tokens. Answers repeat most of
-// their pieces (keys, zones, words, dates), so each piece's count is kept: counting an answer is
-// then one pass of the split and a lookup per piece, not a byte-pair encoding of every piece.
-const O200K_PIECES =
-  /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
-const PIECES_KEPT = 200_000;
-const pieceTokens = new Map<string, number>();
-
-/** The o200k tokens of `text`, exactly: the sum over its pieces, each counted once per process. */
+/** The o200k tokens of `text`, exactly; once past `stopAbove`, a figure above it. */
 export async function tokenCount(text: string, stopAbove = Number.POSITIVE_INFINITY): Promise<number> {
-  const encoder = await loadTokenizer();
-  let total = 0;
-  for (const [piece] of text.matchAll(O200K_PIECES)) {
-    let tokens = pieceTokens.get(piece);
-    if (tokens === undefined) {
-      tokens = encoder.countTokens(piece, PLAIN);
-      if (pieceTokens.size >= PIECES_KEPT) {
-        pieceTokens.clear();
-      }
-      pieceTokens.set(piece, tokens);
-    }
-    total += tokens;
-    if (total > stopAbove) {
-      return total;
-    }
-  }
-  return total;
+  return o200kCount(text, stopAbove);
 }
 
 /**
  * Tokens of `text` when they may exceed `limit`, else its byte length (an upper bound that
- * already shows it fits): the tokenizer runs only for texts longer than `limit` bytes.
+ * already shows it fits): tokens are counted only for texts longer than `limit` bytes.
  */
 export async function tokenBound(text: string, limit = ANSWER_TOKEN_LIMIT): Promise<number> {
   const bytes = Buffer.byteLength(text);

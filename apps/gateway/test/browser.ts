@@ -1,10 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@calgate/testkit';
-import { type Browser, chromium, type Download, type Page } from 'playwright-core';
+import {
+  type Browser,
+  type BrowserContextOptions,
+  chromium,
+  type Download,
+  type Page,
+} from 'playwright-core';
 import { inject } from 'vitest';
 import { CHROMIUM_ARGS, chromiumPath } from './chromium-server.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
 
 /** Screenshots land here (git-ignored) for a reviewer to look at. */
 export const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/dashboard/', import.meta.url));
@@ -101,19 +107,63 @@ export async function startDashboardGateway(env: Record<string, string> = {}): P
   return startTestGateway({ ...(await ownAddress()).env, ...env });
 }
 
+export interface DashboardOptions {
+  /** The page's size; 1280×900 unless given. */
+  viewport?: { width: number; height: number };
+  /** Who signs up: FIRST_OWNER unless given. */
+  owner?: { email: string; password: string };
+  /** The workspace's time zone, chosen at sign-up; UTC unless given. */
+  timeZone?: string;
+  /** More of the page's browser context: downloads, locale, the browser's own time zone. */
+  context?: BrowserContextOptions;
+}
+
 /**
- * The run's Chromium with one page of `viewport`, on which the first owner (`owner`) has signed up
- * to the dashboard of `gw` (signUp) and sees the overview.
+ * The run's Chromium with one page, on which the first owner has signed up to the dashboard of
+ * `gw` (signUp) and sees the overview.
  */
 export async function openDashboard(
-  gw: TestGateway,
-  viewport = { width: 1280, height: 900 },
-  owner = FIRST_OWNER,
+  gw: { url: string },
+  options: DashboardOptions = {},
 ): Promise<{ browser: Browser; page: Page }> {
+  const { viewport = { width: 1280, height: 900 }, owner = FIRST_OWNER, timeZone, context } = options;
   const browser = await launchChromium();
-  const page = await browser.newPage({ viewport });
-  await signUp(page, gw.url, owner.email, owner.password);
+  const page = await browser.newPage({ ...context, viewport });
+  await signUp(page, gw.url, owner.email, owner.password, timeZone);
   return { browser, page };
+}
+
+/**
+ * The dashboard fixture: a gateway on its own address with `env` besides (startDashboardGateway)
+ * and the run's Chromium signed up to it (openDashboard).
+ */
+export async function startDashboard(
+  options: DashboardOptions & { env?: Record<string, string> } = {},
+): Promise<{ gw: TestGateway; browser: Browser; page: Page }> {
+  const gw = await startDashboardGateway(options.env);
+  try {
+    return { gw, ...(await openDashboard(gw, options)) };
+  } catch (error) {
+    // The caller never receives the gateway to stop it.
+    await gw.stop();
+    throw error;
+  }
+}
+
+/** The signed-up person `email` (the first owner unless given): their id and their tenant's. */
+export async function personOf(
+  gw: TestGateway,
+  email = FIRST_OWNER.email,
+): Promise<{ id: string; tenantId: string }> {
+  const { rows } = await gw.db.pool.query<{ id: string; tenant_id: string }>(
+    'SELECT id, tenant_id FROM users WHERE email = $1',
+    [email],
+  );
+  const person = rows[0];
+  if (person === undefined) {
+    throw new Error(`${email} has not signed up`);
+  }
+  return { id: person.id, tenantId: person.tenant_id };
 }
 
 /** Creates an API key named `name` on the API keys page; returns its secret, shown once. */
@@ -122,4 +172,26 @@ export async function createKey(page: Page, name: string): Promise<string> {
   await page.getByLabel('Name').fill(name);
   await page.getByRole('button', { name: 'Create key' }).click();
   return (await page.locator('#secret').textContent()) ?? '';
+}
+
+/**
+ * Connects the Google account `account` for writing from the Accounts page, through the
+ * emulator's consent page, and waits for the callback's page.
+ */
+export async function connectGoogle(page: Page, account: string): Promise<void> {
+  await openPage(page, 'Accounts');
+  await page.getByLabel('Calgate may').selectOption('write');
+  await page.getByRole('button', { name: 'Connect Google' }).click();
+  await consent(page, account);
+  await page.getByRole('heading', { name: `Connected ${account}` }).waitFor();
+}
+
+/** The names of the calendars the agent of a key (`secret`) sees through MCP, sorted. */
+export async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
+  const client = await connectClient(mcpUrl, secret);
+  const result = await client.callTool({ name: 'list_calendars', arguments: {} });
+  await client.close();
+  return (result.structuredContent as { calendars: { summary: string }[] }).calendars
+    .map((calendar) => calendar.summary)
+    .sort();
 }

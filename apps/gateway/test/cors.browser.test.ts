@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './browser.ts';
+import { launchChromium, startDashboardGateway } from './browser.ts';
 import { startTestGateway, type TestGateway } from './harness.ts';
 
 /** What a browser-based MCP client does: a POST with a bearer key, which needs a preflight. */
@@ -46,9 +45,8 @@ describe('a page on another loopback port calling /api/mcp in Chromium', () => {
   let publicSecret: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    loopback = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    loopbackMcp = `http://127.0.0.1:${port}/api/mcp`;
+    loopback = await startDashboardGateway();
+    loopbackMcp = loopback.mcpUrl;
     loopbackSecret = (await loopback.seedTenant()).secret;
     remote = await startTestGateway();
     publicSecret = (await remote.seedTenant()).secret;

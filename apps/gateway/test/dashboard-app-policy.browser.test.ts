@@ -1,8 +1,7 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { openPage, personOf, screenshot, startDashboard } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 import {
   authorize,
   type Callback,
@@ -11,9 +10,6 @@ import {
   registerClient,
   startCallback,
 } from './oauth-flow.ts';
-
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 
 /**
  * The hijack policy of an OAuth-connected app in Chromium: chosen on the consent page, shown and
@@ -34,17 +30,9 @@ describe('the dashboard in Chromium: the hijack policy of a connected app', () =
     ).rows[0]?.hijack_policy;
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
     callback = await startCallback();
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
-    const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
-      'SELECT tenant_id FROM users WHERE email = $1',
-      [OWNER],
-    );
-    await gw.localCalendar(rows[0]?.tenant_id as string, 'Work');
+    ({ gw, browser, page } = await startDashboard({ viewport: { width: 1400, height: 900 } }));
+    await gw.localCalendar((await personOf(gw)).tenantId, 'Work');
   });
 
   afterAll(async () => {

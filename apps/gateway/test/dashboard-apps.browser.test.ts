@@ -1,7 +1,7 @@
 import { OAuthRepository } from '@calgate/store';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIRST_OWNER, openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import { FIRST_OWNER, openPage, personOf, screenshot, startDashboard } from './browser.ts';
 import type { TestGateway } from './harness.ts';
 
 const { email: OWNER, password: PASSWORD } = FIRST_OWNER;
@@ -14,8 +14,7 @@ describe('the dashboard in Chromium: connected apps listed, in the matrix, and r
   let work: string;
 
   beforeAll(async () => {
-    gw = await startDashboardGateway();
-    ({ browser, page } = await openDashboard(gw, { width: 1280, height: 860 }));
+    ({ gw, browser, page } = await startDashboard({ viewport: { width: 1280, height: 860 } }));
   });
 
   afterAll(async () => {
@@ -30,22 +29,15 @@ describe('the dashboard in Chromium: connected apps listed, in the matrix, and r
   });
 
   it('lists an app a person approved, with its calendars, and shows it in the matrix', async () => {
-    const { rows } = await gw.db.pool.query<{ id: string; tenant_id: string }>(
-      'SELECT id, tenant_id FROM users WHERE email = $1',
-      [OWNER],
-    );
-    const owner = rows[0];
-    if (owner === undefined) {
-      throw new Error('the signed-up owner is missing');
-    }
-    work = await gw.localCalendar(owner.tenant_id, 'Work');
+    const owner = await personOf(gw);
+    work = await gw.localCalendar(owner.tenantId, 'Work');
     const oauth = new OAuthRepository(gw.db);
     const { client } = await oauth.registerClient({
       clientName: 'Claude',
       redirectUris: ['https://claude.ai/api/mcp/auth_callback'],
     });
     appId = await oauth.createConnection({
-      tenantId: owner.tenant_id,
+      tenantId: owner.tenantId,
       userId: owner.id,
       clientId: client.clientId,
       name: 'Claude',

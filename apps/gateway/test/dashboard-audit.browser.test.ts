@@ -1,11 +1,9 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadedText, launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { rpc, startTestGateway, type TestGateway } from './harness.ts';
+import { downloadedText, FIRST_OWNER, openPage, screenshot, startDashboard } from './browser.ts';
+import { rpc, type TestGateway } from './harness.ts';
 
 const OWNER = 'auditor-owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 
 describe('the audit page in Chromium: dashboard actions, filters, row detail and CSV', () => {
   let gw: TestGateway;
@@ -34,11 +32,10 @@ describe('the audit page in Chromium: dashboard actions, filters, row detail and
   }
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    ({ gw, browser, page } = await startDashboard({
+      owner: { ...FIRST_OWNER, email: OWNER },
+      context: { acceptDownloads: true },
+    }));
     const laptop = await write('POST', '/api/v1/keys', { name: 'laptop' });
     revoked = (laptop.body as { key: { id: string } }).key.id;
     expect((await write('POST', `/api/v1/keys/${revoked}/revoke`)).status).toBe(200);

@@ -3,7 +3,7 @@ import { LocalEventStore } from '@calgate/store';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, openDashboard, screenshot, startDashboardGateway } from './browser.ts';
+import { createKey, screenshot, startDashboard } from './browser.ts';
 import { connectClient, type TestGateway, textOf } from './harness.ts';
 
 const OWNER = 'confirm-owner@example.test';
@@ -21,8 +21,7 @@ describe('the API keys page in Chromium: waiting confirmations and the hijack po
   let eventId: string;
 
   beforeAll(async () => {
-    gw = await startDashboardGateway();
-    ({ browser, page } = await openDashboard(gw, undefined, { email: OWNER, password: PASSWORD }));
+    ({ gw, browser, page } = await startDashboard({ owner: { email: OWNER, password: PASSWORD } }));
     const secret = await createKey(page, 'agent');
     const { rows } = await gw.db.pool.query("SELECT id, tenant_id FROM api_keys WHERE name = 'agent'");
     keyId = rows[0].id;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, signUp } from './browser.ts';
+import { openDashboard, personOf, screenshot } from './browser.ts';
 import { startGatewayWithGoogle } from './google-fixture.ts';
 import type { TestGateway } from './harness.ts';
 
@@ -23,11 +23,8 @@ describe('the secret iCal address in the dashboard', () => {
     ({ emulator, gw } = await startGatewayWithGoogle(CLIENT, { accounts: [] }, () => ({
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     })));
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(page, gw.url, 'owner@example.test', 'correct horse battery staple');
-    const { rows } = await gw.db.pool.query<{ id: string }>('SELECT id FROM tenants');
-    const tenantId = String(rows[0]?.id);
+    ({ browser, page } = await openDashboard(gw, { viewport: { width: 1280, height: 860 } }));
+    const { tenantId } = await personOf(gw);
     await gw.localCalendar(tenantId, 'Team holidays', 'Europe/Berlin');
     await gw.runtime.keys.create(tenantId, { name: 'agent' });
   });

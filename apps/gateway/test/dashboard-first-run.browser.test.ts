@@ -1,10 +1,9 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapFirstRun, type FirstRun, welcomeText } from '../src/bootstrap.ts';
 import { KEY_PLACEHOLDER } from '../src/client-configs.ts';
-import { launchChromium, openPage, screenshot } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { launchChromium, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const CLOSED =
@@ -12,8 +11,7 @@ const CLOSED =
 
 /** A gateway on its own port with what `npm start` creates on an empty database. */
 async function freshInstall(): Promise<{ gw: TestGateway; firstRun: FirstRun }> {
-  const port = await freePort();
-  const gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
+  const gw = await startDashboardGateway();
   const firstRun = await bootstrapFirstRun(gw.runtime);
   if (firstRun === undefined) {
     throw new Error('the test database already had a tenant');
@@ -256,8 +254,7 @@ describe('a fresh install in Chromium, opened under another address', () => {
   });
 
   it('an address Calgate does not accept: the create-owner form stays and says why, not Sign in', async () => {
-    const port = await freePort();
-    const gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: 'https://calgate.example' });
+    const gw = await startDashboardGateway({ PUBLIC_URL: 'https://calgate.example' });
     gateways.push(gw);
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(gw.url);

@@ -1,7 +1,7 @@
 import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent, createKey, openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import { consent, createKey, openDashboard, openPage, screenshot, startDashboard } from './browser.ts';
 import { startGatewayWithGoogle } from './google-fixture.ts';
 import { connectClient, type TestGateway } from './harness.ts';
 
@@ -135,8 +135,7 @@ describe('the dashboard in Chromium: Google not configured', () => {
   let page: Page;
 
   beforeAll(async () => {
-    gw = await startDashboardGateway();
-    ({ browser, page } = await openDashboard(gw));
+    ({ gw, browser, page } = await startDashboard());
   });
 
   afterAll(async () => {

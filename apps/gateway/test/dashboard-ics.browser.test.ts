@@ -7,7 +7,7 @@
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDashboard, openPage, screenshot, startDashboardGateway } from './browser.ts';
+import { openPage, personOf, screenshot, startDashboard } from './browser.ts';
 import type { TestGateway } from './harness.ts';
 import { type FeedRefresh, startFeedRefresh, until } from './ics-feed-refresh.ts';
 import { type FeedServer, startFeedServer, vcalendar } from './ics-feed-server.ts';
@@ -39,15 +39,12 @@ describe('subscribing to a calendar feed in the dashboard', () => {
       etag: 'terms-1',
     });
     feeds.publish('/about.html', { body: '<!doctype html><p>About us</p>', contentType: 'text/html' });
-    gw = await startDashboardGateway({
-      OUTBOUND_ALLOW_PRIVATE: 'true',
-      WORKER_IN_PROCESS: 'true',
-      ICS_REFRESH_INTERVAL: '1',
-    });
+    ({ gw, browser, page } = await startDashboard({
+      env: { OUTBOUND_ALLOW_PRIVATE: 'true', WORKER_IN_PROCESS: 'true', ICS_REFRESH_INTERVAL: '1' },
+      viewport: { width: 1280, height: 860 },
+    }));
     refresh = await startFeedRefresh(gw);
-    ({ browser, page } = await openDashboard(gw, { width: 1280, height: 860 }));
-    const { rows } = await gw.db.pool.query<{ id: string }>('SELECT id FROM tenants');
-    tenantId = String(rows[0]?.id);
+    ({ tenantId } = await personOf(gw));
     agent = (await gw.runtime.keys.create(tenantId, { name: 'agent' })).key.id;
     other = (await gw.runtime.keys.create(tenantId, { name: 'other' })).key.id;
   });

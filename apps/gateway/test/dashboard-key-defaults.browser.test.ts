@@ -2,15 +2,13 @@ import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { connectGoogle, createKey, openDashboard, screenshot } from './browser.ts';
 import { startGatewayWithGoogle } from './google-fixture.ts';
 import { connectClient, type TestGateway, textOf } from './harness.ts';
 
 const CLIENT = { clientId: 'calgate-defaults.apps.googleusercontent.com', clientSecret: 'defaults-secret' };
 const ANN = 'ann@example.com';
 const TEAM = 'team@group.calendar.google.com';
-const ADMIN = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 
 async function tool(client: Client, name: string, args: Record<string, unknown> = {}) {
   const result = await client.callTool({ name, arguments: args });
@@ -37,19 +35,10 @@ describe('the dashboard in Chromium: a key’s default calendar and time zone', 
       accounts: [{ email: ANN, timeZone: 'Europe/Berlin', calendars: [{ id: TEAM, summary: 'Team' }] }],
     });
     ({ emulator, gw } = started);
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // A workspace zone other than the Google calendar's, to tell which one a key falls back to.
-    await signUp(page, gw.url, ADMIN, PASSWORD, 'America/Sao_Paulo');
-    await openPage(page, 'API keys');
-    await page.getByLabel('Name').fill('agent');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    const secret = (await page.locator('#secret').textContent()) ?? '';
-    await openPage(page, 'Accounts');
-    await page.getByLabel('Calgate may').selectOption('write');
-    await page.getByRole('button', { name: 'Connect Google' }).click();
-    await consent(page, ANN);
-    await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
+    ({ browser, page } = await openDashboard(gw, { timeZone: 'America/Sao_Paulo' }));
+    const secret = await createKey(page, 'agent');
+    await connectGoogle(page, ANN);
     client = await connectClient(gw.mcpUrl, secret);
   });
 

@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import type { GoogleEmulator } from '@calgate/google-emulator';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent, launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import {
+  calendarsOf,
+  connectGoogle,
+  consent,
+  createKey,
+  openDashboard,
+  openPage,
+  screenshot,
+} from './browser.ts';
 import { startGatewayWithGoogle } from './google-fixture.ts';
 import { connectClient, type TestGateway } from './harness.ts';
 
@@ -17,15 +25,6 @@ const SHARED = 'shared@group.calendar.google.com';
 const ADMIN = 'admin@example.test';
 const PASSWORD = 'correct horse battery staple';
 const ENCRYPTION_KEY = randomBytes(32);
-
-async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
-  const client = await connectClient(mcpUrl, secret);
-  const result = await client.callTool({ name: 'list_calendars', arguments: {} });
-  await client.close();
-  return (result.structuredContent as { calendars: { summary: string }[] }).calendars
-    .map((c) => c.summary)
-    .sort();
-}
 
 describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF and a lost session', () => {
   let emulator: GoogleEmulator;
@@ -56,18 +55,12 @@ describe('the dashboard in Chromium: rotation, bulk grants, reconnecting, CSRF a
         };
       },
     ));
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(page, gw.url, ADMIN, PASSWORD);
-    await openPage(page, 'API keys');
-    await page.getByLabel('Name').fill('bot');
-    await page.getByRole('button', { name: 'Create key' }).click();
-    secret = (await page.locator('#secret').textContent()) ?? '';
-    await openPage(page, 'Accounts');
-    await page.getByLabel('Calgate may').selectOption('write');
-    await page.getByRole('button', { name: 'Connect Google' }).click();
-    await consent(page, ANN);
-    await page.getByRole('heading', { name: `Connected ${ANN}` }).waitFor();
+    ({ browser, page } = await openDashboard(gw, {
+      viewport: { width: 1280, height: 860 },
+      owner: { email: ADMIN, password: PASSWORD },
+    }));
+    secret = await createKey(page, 'bot');
+    await connectGoogle(page, ANN);
   });
 
   afterAll(async () => {

@@ -1,13 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createKey,
-  openDashboard,
-  openPage,
-  ownAddress,
-  screenshot,
-  startDashboardGateway,
-} from './browser.ts';
+import { createKey, openDashboard, openPage, ownAddress, screenshot, startDashboard } from './browser.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 import {
   connectionsSealedFor,
@@ -145,8 +138,7 @@ describe('the dashboard in Chromium: Microsoft not configured', () => {
   let page: Page;
 
   beforeAll(async () => {
-    gw = await startDashboardGateway();
-    ({ browser, page } = await openDashboard(gw));
+    ({ gw, browser, page } = await startDashboard());
   });
 
   afterAll(async () => {

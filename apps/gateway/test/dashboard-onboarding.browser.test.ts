@@ -1,23 +1,10 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
+import { calendarsOf, openPage, personOf, screenshot, startDashboard } from './browser.ts';
 import { connectGoogleAccount, startTestEmulator, type TestEmulator } from './google-fixture.ts';
-import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, type TestGateway, textOf } from './harness.ts';
 
-const OWNER = 'owner@example.test';
-const PASSWORD = 'correct horse battery staple';
 const ANN = 'ann@example.com';
-
-/** The names of the calendars a secret's agent sees through MCP. */
-async function calendarsOf(mcpUrl: string, secret: string): Promise<string[]> {
-  const client = await connectClient(mcpUrl, secret);
-  const result = await client.callTool({ name: 'list_calendars', arguments: {} });
-  await client.close();
-  return (result.structuredContent as { calendars: { summary: string }[] }).calendars
-    .map((calendar) => calendar.summary)
-    .sort();
-}
 
 describe('the dashboard in Chromium: the Get started checklist, the key form, the safe key actions and the reconnect banner', () => {
   let gw: TestGateway;
@@ -27,19 +14,11 @@ describe('the dashboard in Chromium: the Get started checklist, the key form, th
   let emulator: TestEmulator;
 
   beforeAll(async () => {
-    const port = await freePort();
     emulator = await startTestEmulator(
       { clientId: 'calgate-test.apps.googleusercontent.com', clientSecret: 'test-client-secret' },
       { accounts: [{ email: ANN, timeZone: 'Europe/Berlin' }] },
     );
-    gw = await startTestGateway({
-      ...emulator.env,
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-    });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gw.url, OWNER, PASSWORD);
+    ({ gw, browser, page } = await startDashboard({ env: emulator.env }));
   });
 
   afterAll(async () => {
@@ -51,15 +30,7 @@ describe('the dashboard in Chromium: the Get started checklist, the key form, th
   const checklist = () => page.getByRole('region', { name: 'Get started' });
 
   it('walks a new workspace from a calendar to a key, its client configuration and a test call', async () => {
-    const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
-      'SELECT tenant_id FROM users WHERE email = $1',
-      [OWNER],
-    );
-    const tenantId = rows[0]?.tenant_id;
-    if (tenantId === undefined) {
-      throw new Error('the signed-up owner is missing');
-    }
-    await gw.localCalendar(tenantId, 'Work');
+    await gw.localCalendar((await personOf(gw)).tenantId, 'Work');
     await page.goto(gw.url);
     await page.locator('main[data-ready="true"]').waitFor();
     await checklist().waitFor();

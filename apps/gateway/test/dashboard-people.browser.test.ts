@@ -1,12 +1,10 @@
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passwordResetLink } from '../src/cli/people.ts';
 import { uniqueEmail } from './api-client.ts';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { FIRST_OWNER, openPage, screenshot, startDashboard } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
-const PASSWORD = 'correct horse battery staple';
 const MEMBER_PASSWORD = 'a member password of length';
 
 describe('the dashboard in Chromium: inviting people, roles and reset links', () => {
@@ -17,11 +15,14 @@ describe('the dashboard in Chromium: inviting people, roles and reset links', ()
   const memberEmail = uniqueEmail('mia');
 
   beforeAll(async () => {
-    const port = await freePort();
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
-    browser = await launchChromium();
-    owner = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    await signUp(owner, gw.url, uniqueEmail('owner'), PASSWORD);
+    ({
+      gw,
+      browser,
+      page: owner,
+    } = await startDashboard({
+      viewport: { width: 1280, height: 860 },
+      owner: { ...FIRST_OWNER, email: uniqueEmail('owner') },
+    }));
   });
 
   afterAll(async () => {

@@ -1,13 +1,10 @@
 import { LocalCalendarProvider } from '@calgate/providers';
 import { LocalEventStore } from '@calgate/store';
-import { freePort } from '@calgate/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadedText, launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
+import { downloadedText, openPage, personOf, screenshot, startDashboard } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
-const ADMIN = 'timesheets@example.test';
-const PASSWORD = 'correct horse battery staple';
 const DAY_MS = 86_400_000;
 
 /** Monday of last ISO week (UTC dates): always inside the editor's last-30-days preview. */
@@ -33,18 +30,12 @@ describe('the dashboard in Chromium: projects, a live-previewed rule, conflicts,
   }
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    gw = await startTestGateway({ PORT: String(port), PUBLIC_URL: url });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     // The person lives in Berlin: the workspace's zone, which the timesheet splits days in.
-    await signUp(page, gw.url, ADMIN, PASSWORD, 'Europe/Berlin');
-    const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
-      'SELECT tenant_id FROM users WHERE email = $1',
-      [ADMIN],
-    );
-    const tenantId = rows[0]?.tenant_id ?? '';
+    ({ gw, browser, page } = await startDashboard({
+      timeZone: 'Europe/Berlin',
+      context: { acceptDownloads: true },
+    }));
+    const { tenantId } = await personOf(gw);
     const work = await gw.localCalendar(tenantId, 'Work', 'Europe/Berlin');
     const provider = new LocalCalendarProvider(new LocalEventStore(gw.db));
     const ref = { id: work, externalId: work, timeZone: 'Europe/Berlin' };

@@ -1,13 +1,10 @@
 import { createSchedule, type ScheduleRequest } from '@calgate/scheduler';
 import type { ScheduleRecord } from '@calgate/store';
-import { freePort, type Receiver, startReceiver, until } from '@calgate/testkit';
+import { type Receiver, startReceiver, until } from '@calgate/testkit';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openPage, screenshot, signUp } from './browser.ts';
-import { startTestGateway, type TestGateway } from './harness.ts';
-
-const ADMIN = 'scheduler@example.test';
-const PASSWORD = 'correct horse battery staple';
+import { openPage, personOf, screenshot, startDashboard } from './browser.ts';
+import type { TestGateway } from './harness.ts';
 
 describe('the dashboard in Chromium: delivery targets, schedules with their deliveries, the delivery log', () => {
   let gw: TestGateway;
@@ -41,30 +38,14 @@ describe('the dashboard in Chromium: delivery targets, schedules with their deli
   }
 
   beforeAll(async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
     // The receiver is on loopback; the in-process worker delivers for real.
-    gw = await startTestGateway({
-      PORT: String(port),
-      PUBLIC_URL: url,
-      TARGETS_ALLOW_PRIVATE: 'true',
-      WORKER_IN_PROCESS: 'true',
-    });
     receiver = await startReceiver(() => secret);
-    browser = await launchChromium();
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      locale: 'en-US',
-      timezoneId: 'America/New_York',
-    });
-    page = await context.newPage();
+    ({ gw, browser, page } = await startDashboard({
+      env: { TARGETS_ALLOW_PRIVATE: 'true', WORKER_IN_PROCESS: 'true' },
+      context: { locale: 'en-US', timezoneId: 'America/New_York' },
+    }));
     page.setDefaultTimeout(15_000);
-    await signUp(page, gw.url, ADMIN, PASSWORD);
-    const { rows } = await gw.db.pool.query<{ tenant_id: string }>(
-      'SELECT tenant_id FROM users WHERE email = $1',
-      [ADMIN],
-    );
-    tenantId = rows[0]?.tenant_id ?? '';
+    ({ tenantId } = await personOf(gw));
     keyId = (await gw.runtime.keys.create(tenantId, { name: 'assistant' })).key.id;
   });
 

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOTP_STEP_SECONDS, totpCode } from '../src/auth/totp.ts';
-import { FIRST_OWNER, openDashboard, screenshot, startDashboardGateway } from './browser.ts';
+import { FIRST_OWNER, screenshot, startDashboard } from './browser.ts';
 import type { TestGateway } from './harness.ts';
 
 const { email: OWNER, password: PASSWORD } = FIRST_OWNER;
@@ -12,8 +12,7 @@ describe('the dashboard in Chromium: sessions one by one and two-step sign-in', 
   let page: Page;
 
   beforeAll(async () => {
-    gw = await startDashboardGateway();
-    ({ browser, page } = await openDashboard(gw));
+    ({ gw, browser, page } = await startDashboard());
   });
 
   afterAll(async () => {

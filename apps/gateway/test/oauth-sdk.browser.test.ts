@@ -1,18 +1,17 @@
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { TenancyRepository } from '@calgate/store';
-import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
+import { createTestDatabase, redisUrl, type TestDatabase } from '@calgate/testkit';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, screenshot, signUp } from './browser.ts';
+import { openDashboard, ownAddress, screenshot, startDashboard } from './browser.ts';
 import {
   type GatewayProcess,
   HIGH_RATE_LIMITS,
   spawnGatewayProcess,
-  startTestGateway,
   type TestGateway,
   textOf,
 } from './harness.ts';
@@ -89,16 +88,11 @@ async function sdkFlow(options: {
  * the client's loopback redirect and a Chromium page (signed out again when `signedOut`).
  */
 async function consentStack(email: string, options: { signedOut?: boolean } = {}) {
-  const port = await freePort();
-  const gw = await startTestGateway({
-    ...HIGH_RATE_LIMITS,
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-  });
   const callback = await startCallback();
-  const browser = await launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await signUp(page, gw.url, email, PASSWORD);
+  const { gw, browser, page } = await startDashboard({
+    env: HIGH_RATE_LIMITS,
+    owner: { email, password: PASSWORD },
+  });
   const calendars = await seedCalendars(gw.db, email);
   if (options.signedOut === true) {
     await page.context().clearCookies();
@@ -382,21 +376,17 @@ describe('the SDK client connects with a client ID metadata document (https, Chr
     });
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     clientMetadataUrl = `https://127.0.0.1:${(documents.address() as AddressInfo).port}/oauth/client.json`;
-    const port = await freePort();
     // Its own process: the document server's certificate is trusted the way an operator would
     // trust a private CA, with NODE_EXTRA_CA_CERTS.
     gateway = await spawnGatewayProcess({
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...(await ownAddress()).env,
       DATABASE_URL: db.url,
       REDIS_URL: redisUrl(),
       OAUTH_ALLOW_PRIVATE_CLIENTS: 'true',
       NODE_EXTRA_CA_CERTS: certificate.certFile,
       ...HIGH_RATE_LIMITS,
     });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await signUp(page, gateway.url, email, PASSWORD);
+    ({ browser, page } = await openDashboard(gateway, { owner: { email, password: PASSWORD } }));
     calendars = await seedCalendars(db, email);
   });
 

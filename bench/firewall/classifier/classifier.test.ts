@@ -2,10 +2,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { shippedClassifier } from '@calgate/tools/firewall-model';
+import { classifierOf, hiddenRows, shippedClassifier } from '@calgate/tools/firewall-model';
 import { describe, expect, it } from 'vitest';
 import { type Entry, loadDev, loadTrain, readCorpusFile, refuseFrozenTest } from './data.ts';
-import { trainClassifier } from './train.ts';
+import { DEFAULT_TRAIN } from './logreg.ts';
+import { DEFAULT_MLP } from './mlp.ts';
+import { classifierMethod, networkMethod, trainClassifier } from './train.ts';
 import { UNSEEN_LANGUAGE_CASES } from './unseen.ts';
 
 /** A small, fixed slice of dev: the first ten injections and the first twenty benign texts. */
@@ -29,6 +31,28 @@ describe('firewall classifier', () => {
       languages: new Set(slice().map((e) => e.lang)).size,
       corpus: 'dev slice',
     });
+  });
+
+  it('trains the hidden layer deterministically, and its int8 export scores as the trained network', () => {
+    const a = trainClassifier(slice(), 'dev slice', 0.005, 0, undefined, DEFAULT_TRAIN, DEFAULT_MLP);
+    const b = trainClassifier(slice(), 'dev slice', 0.005, 0, undefined, DEFAULT_TRAIN, DEFAULT_MLP);
+    const hidden = a.meta.hidden;
+    expect(hidden).toBeDefined();
+    expect(a.hidden).toHaveLength(hiddenRows(DEFAULT_MLP.hbits) * DEFAULT_MLP.hidden);
+    expect(Buffer.from(a.hidden ?? []).equals(Buffer.from(b.hidden ?? []))).toBe(true);
+    expect(b.meta.hidden).toEqual(hidden);
+    expect(a.meta.weightsSha256).toBe(b.meta.weightsSha256);
+    expect(a.hidden?.some((w) => w !== 0)).toBe(true);
+
+    const exported = classifierOf(a.meta, a.weights, a.hidden);
+    const float = networkMethod('float', DEFAULT_MLP, classifierMethod().featuresOf).fit(slice());
+    for (const e of loadDev().slice(0, 60)) {
+      expect(Math.abs(exported.logit(e.text) - float(e))).toBeLessThan(0.25);
+    }
+    expect(() => classifierOf(a.meta, a.weights)).toThrow(/clf.hidden.bin is missing/);
+    const tampered = Int8Array.from(a.hidden ?? []);
+    tampered[3] = ((tampered[3] ?? 0) + 1) % 127;
+    expect(() => classifierOf(a.meta, a.weights, tampered)).toThrow(/clf.hidden.bin does not match/);
   });
 
   it('reads the training corpus by file name: -inj- files are injections, -ben- files benign, each text once', () => {

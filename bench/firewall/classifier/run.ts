@@ -7,18 +7,9 @@
 // Usage: npm run bench:firewall-classifier   (FIREWALL_CV=0: train and export only)
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import {
-  BARE_MAX,
-  classifierOf,
-  cleanInvisible,
-  DEFAULT_MODEL,
-  findInjection,
-  isBare,
-  loadClassifier,
-  MODEL_DIR,
-} from '@calgate/tools/firewall-model';
+import { classifierOf, DEFAULT_MODEL, loadClassifier, MODEL_DIR } from '@calgate/tools/firewall-model';
 import { machineSummary, today } from '../../lib/machine.ts';
-import { type Entry, loadAll } from './data.ts';
+import { loadAll } from './data.ts';
 import {
   cv5,
   decide,
@@ -34,7 +25,9 @@ import {
   tallyDecisions,
 } from './eval.ts';
 import { DEFAULT_TRAIN } from './logreg.ts';
-import { classifierMethod, trainClassifier, writeModel } from './train.ts';
+import { DEFAULT_MLP, type MlpOptions } from './mlp.ts';
+import { ruleSignals } from './rules.ts';
+import { classifierMethod, networkMethod, trainClassifier, writeModel } from './train.ts';
 import { UNSEEN_LANGUAGE_CASES } from './unseen.ts';
 
 const TARGET_FPR = Number(process.env.FIREWALL_TARGET_FPR ?? 0.005);
@@ -51,23 +44,8 @@ log(
   `${data.length} texts (${data.filter((e) => e.label === 1).length} injections), ${langs.length} languages`,
 );
 
-// The rules and the invisible-text check, as the firewall applies them: hidden text and a short
-// text that is nothing but a payload the rules find are refused whatever the score (judge.ts).
-const hidden = new Map<Entry, boolean>();
-const ruled = new Map<Entry, boolean>();
-for (const e of data) {
-  const cleaned = cleanInvisible('text', e.text);
-  const found = cleaned.ok ? findInjection(cleaned.value.value) : undefined;
-  const bare =
-    cleaned.ok &&
-    found !== undefined &&
-    cleaned.value.value.length <= BARE_MAX &&
-    isBare(cleaned.value.value, found);
-  hidden.set(e, !cleaned.ok || bare);
-  ruled.set(e, found !== undefined);
-}
-const rule = (e: Entry): boolean => ruled.get(e) ?? false;
-const always = (e: Entry): boolean => hidden.get(e) ?? false;
+// The rules and the invisible-text check, as the firewall applies them (rules.ts).
+const { rule, always } = ruleSignals(data);
 const rules = tallyDecisions(
   data.filter((e) => e.kind !== TRAIN_ONLY).map((e) => ({ e, hit: rule(e) || always(e) })),
 );
@@ -78,15 +56,30 @@ const trainOptions = {
   ...(process.env.FIREWALL_L2 ? { l2: Number(process.env.FIREWALL_L2) } : {}),
   ...(process.env.FIREWALL_NEG_WEIGHT ? { negWeight: Number(process.env.FIREWALL_NEG_WEIGHT) } : {}),
 };
-const method = classifierMethod(
-  'classifier',
-  {
-    ...DEFAULT_MODEL,
-    quotes: process.env.FIREWALL_QUOTES !== '0',
-    quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
-  },
-  trainOptions,
-);
+const modelOptions = {
+  ...DEFAULT_MODEL,
+  quotes: process.env.FIREWALL_QUOTES !== '0',
+  quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
+};
+const linear = classifierMethod('classifier', modelOptions, trainOptions);
+// FIREWALL_HIDDEN=16: a hidden layer of that many units beside the linear score (mlp.ts; the
+// candidate of 2026-11-28 with FIREWALL_NEG_WEIGHT=8 FIREWALL_BONUS=2); unset, the linear model.
+const num = (name: string, fallback: number): number =>
+  process.env[name] === undefined ? fallback : Number(process.env[name]);
+const network: MlpOptions | undefined =
+  num('FIREWALL_HIDDEN', 0) <= 0
+    ? undefined
+    : {
+        ...DEFAULT_MLP,
+        hidden: num('FIREWALL_HIDDEN', DEFAULT_MLP.hidden),
+        hbits: num('FIREWALL_HBITS', DEFAULT_MLP.hbits),
+        epochs: trainOptions.epochs,
+        lrLinear: trainOptions.lr,
+        l2: trainOptions.l2,
+        negWeight: trainOptions.negWeight,
+      };
+const method =
+  network === undefined ? linear : networkMethod('classifier', network, linear.featuresOf, modelOptions);
 const cvOn = process.env.FIREWALL_CV !== '0';
 // FIREWALL_LOLO_LANGS=ar,ja and FIREWALL_LOKO_KINDS=obfuscated: only those folds (a quicker look).
 function only(protocol: string): (sp: Split) => boolean {
@@ -146,13 +139,15 @@ const model = trainClassifier(
   TARGET_FPR,
   bonus,
   rule,
+  trainOptions,
+  network,
 );
 // FIREWALL_EXPORT=0: an experiment, the shipped model stays as it is.
 const exported = process.env.FIREWALL_EXPORT !== '0';
 if (exported) {
   writeModel(MODEL_DIR, model);
 }
-const clf = exported ? loadClassifier(MODEL_DIR) : classifierOf(model.meta, model.weights);
+const clf = exported ? loadClassifier(MODEL_DIR) : classifierOf(model.meta, model.weights, model.hidden);
 log(exported ? 'exported' : 'trained (not exported)');
 
 function pct(a: number, b: number): string {

@@ -3,13 +3,14 @@
 // the weights, training counts) and clf.weights.bin (one int8 weight per feature slot, TOTAL_DIM
 // bytes, dense). Deterministic: the same corpus gives byte-identical files.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import {
   BITS,
   conceptsSha256,
   DEFAULT_MODEL,
   FORMAT,
   features,
+  type HiddenMeta,
   type ModelMeta,
   type ModelOptions,
   maxOverPieces,
@@ -19,10 +20,13 @@ import {
 import type { Entry } from './data.ts';
 import { type Method, pickThreshold } from './eval.ts';
 import { DEFAULT_TRAIN, type LinearModel, score, type TrainOptions, train } from './logreg.ts';
+import { type Mlp, type MlpOptions, mlpScore, trainMlp } from './mlp.ts';
 
 export interface ExportedModel {
   meta: ModelMeta;
   weights: Int8Array;
+  /** The hidden layer's embedding table (models with one). */
+  hidden?: Int8Array;
 }
 
 /**
@@ -66,6 +70,49 @@ export function classifierMethod(
   };
 }
 
+/** The network with a hidden layer (mlp.ts) as a cross-validation method, features cached per piece. */
+export function networkMethod(
+  name: string,
+  o: MlpOptions,
+  featuresOf: (text: string) => Sparse,
+  mo: ModelOptions = DEFAULT_MODEL,
+  ruleBonus = 0,
+  rule?: (e: Entry) => boolean,
+): Method & { fitNetwork(train: Entry[]): Mlp } {
+  const fitNetwork = (tr: Entry[]): Mlp =>
+    trainMlp(
+      tr.map((e) => featuresOf(e.text)),
+      tr.map((e) => e.label),
+      TOTAL_DIM,
+      o,
+    );
+  return {
+    name,
+    fitNetwork,
+    fit(tr) {
+      const m = fitNetwork(tr);
+      const h = new Float32Array(o.hidden);
+      return (e) =>
+        maxOverPieces(e.text, (piece) => mlpScore(m, featuresOf(piece), h), mo.window) +
+        (ruleBonus > 0 && rule?.(e) === true ? ruleBonus : 0);
+    },
+  };
+}
+
+/** `values` as int8 steps of one scale (the largest magnitude is 127 steps). */
+function quantise(values: Float32Array): { q: Int8Array; scale: number } {
+  let maxAbs = 0;
+  for (const v of values) {
+    maxAbs = Math.max(maxAbs, Math.abs(v));
+  }
+  const scale = maxAbs / 127 || 1;
+  const q = new Int8Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    q[i] = Math.round((values[i] ?? 0) / scale);
+  }
+  return { q, scale };
+}
+
 /**
  * Trains on all of `corpus` (texts are trained whole; scoring takes the maximum over windows),
  * picks the threshold by inner 3-fold cross-validation at `targetFpr` on the logit plus
@@ -78,6 +125,8 @@ export function trainClassifier(
   ruleBonus = 0,
   rule?: (e: Entry) => boolean,
   opts: TrainOptions = DEFAULT_TRAIN,
+  /** With a hidden layer (mlp.ts) of these options; without, the linear model. */
+  network?: MlpOptions,
 ): ExportedModel {
   const mo: ModelOptions = {
     ...DEFAULT_MODEL,
@@ -85,17 +134,32 @@ export function trainClassifier(
     quotedNgrams: process.env.FIREWALL_QUOTED_NGRAMS === '1',
   };
   const method = classifierMethod('export', mo, opts, ruleBonus, rule);
-  const threshold = pickThreshold(method, corpus, targetFpr);
-  const m = method.fitModel(corpus);
-  let maxAbs = 0;
-  for (const v of m.w) {
-    maxAbs = Math.max(maxAbs, Math.abs(v));
+  const net =
+    network === undefined
+      ? undefined
+      : networkMethod('export', network, method.featuresOf, mo, ruleBonus, rule);
+  const threshold = pickThreshold(net ?? method, corpus, targetFpr);
+  let m: LinearModel;
+  let hidden: { emb: Int8Array; meta: HiddenMeta } | undefined;
+  if (net === undefined || network === undefined) {
+    m = method.fitModel(corpus);
+  } else {
+    const n = net.fitNetwork(corpus);
+    m = { w: n.w, b: n.b };
+    const e = quantise(n.emb);
+    hidden = {
+      emb: e.q,
+      meta: {
+        units: n.hidden,
+        hbits: n.hbits,
+        scale: e.scale,
+        bias: Array.from(n.b1),
+        out: Array.from(n.v),
+        sha256: createHash('sha256').update(e.q).digest('hex'),
+      },
+    };
   }
-  const scale = maxAbs / 127 || 1;
-  const weights = new Int8Array(TOTAL_DIM);
-  for (let i = 0; i < TOTAL_DIM; i++) {
-    weights[i] = Math.round((m.w[i] ?? 0) / scale);
-  }
+  const { q: weights, scale } = quantise(m.w);
   const meta: ModelMeta = {
     format: FORMAT,
     bits: BITS,
@@ -112,6 +176,7 @@ export function trainClassifier(
     ruleThreshold: ruleBonus > 0 ? threshold - ruleBonus : threshold,
     conceptsSha256: conceptsSha256(),
     weightsSha256: createHash('sha256').update(weights).digest('hex'),
+    ...(hidden === undefined ? {} : { hidden: hidden.meta }),
     trainedOn: {
       entries: corpus.length,
       injections: corpus.filter((e) => e.label === 1).length,
@@ -119,12 +184,17 @@ export function trainClassifier(
       corpus: corpusName,
     },
   };
-  return { meta, weights };
+  return hidden === undefined ? { meta, weights } : { meta, weights, hidden: hidden.emb };
 }
 
 /** Writes clf.json and clf.weights.bin into `dir`. */
 export function writeModel(dir: URL, model: ExportedModel): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(new URL('clf.weights.bin', dir), model.weights);
+  if (model.hidden !== undefined) {
+    writeFileSync(new URL('clf.hidden.bin', dir), model.hidden);
+  } else {
+    rmSync(new URL('clf.hidden.bin', dir), { force: true });
+  }
   writeFileSync(new URL('clf.json', dir), `${JSON.stringify(model.meta, null, 2)}\n`);
 }

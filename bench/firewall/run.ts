@@ -2,7 +2,7 @@
 // injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
 // refused (target ≤ 0.5 %) and the time to screen one text. The newest frozen test set comes
 // first: it was written and frozen before the detector's last round of changes
-// (bench/firewall/frozen/test5/README.md), so it is the figure users get; earlier rounds follow,
+// (bench/firewall/frozen/test6/README.md), so it is the figure users get; earlier rounds follow,
 // spent. Only their totals by kind and language are printed, never their texts, so that nobody
 // tunes on them. Then the data the classifier was trained and cross-validated on: the development
 // set (frozen/dev), the training corpus (train/) and the corpus written with the rules
@@ -43,7 +43,13 @@ interface Corpus {
 const CORPORA: readonly Corpus[] = [
   {
     title:
-      'frozen test set, round 5 (never tuned on; written without sight of any corpus; the current figure)',
+      'frozen test set, round 6 (never tuned on; written without sight of any corpus; the current figure)',
+    dir: 'frozen/test6/',
+    showMisses: false,
+    frozen: true,
+  },
+  {
+    title: 'frozen test set, round 5 (spent: a candidate model was measured on it and not adopted)',
     dir: 'frozen/test5/',
     showMisses: false,
     frozen: true,
@@ -222,7 +228,7 @@ if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 5) is the figure to quote; rounds 1 to 4 are spent, the others were trained and tuned on.\n\n${body}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 6) is the figure to quote; rounds 1 to 5 are spent, the others were trained and tuned on.\n\n${body}`,
   );
 }
 const [test] = results;

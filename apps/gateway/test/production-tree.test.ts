@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createTestDatabase, freePort, redisUrl, type TestDatabase, until } from '@calgate/testkit';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   buildProductionTree,
@@ -42,6 +43,8 @@ const FORBIDDEN = [
   'playwright-core',
   'playwright',
   'autocannon',
+  // Tests compare the answer limit's counts with it; the gateway counts from its own table.
+  'gpt-tokenizer',
 ];
 
 async function exists(path: string): Promise<boolean> {
@@ -360,6 +363,17 @@ describe('the production tree (what the image holds)', () => {
     const health = await waitFor(`http://127.0.0.1:${workerPort}/healthz`, started(worker), worker);
     expect(health.status).toBe(200);
   }, 120_000);
+
+  it("counts a long answer's tokens from the table shipped beside the compiled counter", async () => {
+    const text = 'Calgate counts o200k tokens: über 25,000? '.repeat(2000);
+    const script = `
+      const { tokenCount } = await import(${JSON.stringify(join(tree.outDir, 'packages/tools/src/index.js'))});
+      console.log(await tokenCount(${JSON.stringify(text)}));`;
+    const file = join(cwd, 'token-check.mjs');
+    await writeFile(file, script);
+    const { stdout } = await run(process.execPath, [file], { cwd, env });
+    expect(Number(stdout.trim())).toBe(encode(text).length);
+  });
 
   it('runs CPU-bound work in worker threads started from the compiled files', async () => {
     // The pool names its worker's file by URL; compiled, that must be the .js file beside it.

@@ -3,6 +3,7 @@
  * gateway processes and other workers sharing the database (pg-boss hands each due occurrence to
  * one of them). Needs the same DATABASE_URL and ENCRYPTION_KEY as the gateways.
  */
+import { randomUUID } from 'node:crypto';
 import { connectRedis } from '@calgate/locks';
 import { startBoss } from '@calgate/scheduler';
 import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
@@ -11,6 +12,7 @@ import { type CalendarChangePublisher, publishWhileListened } from './calendar-c
 import type { Config } from './config.ts';
 import { ChannelTokens } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
+import { publishKeyChange } from './runtime/shared-state.ts';
 import { calendarProviders, connectDatabase, loadSecretBox, startBackgroundWork } from './runtime.ts';
 
 export interface RunningWorker {
@@ -41,16 +43,10 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
     boss.on('error', (error: unknown) => log.warn({ err: error }, 'job queue error (retried)'));
     closers.unshift(() => boss.stop({ graceful: true, timeout: 5_000 }));
     await createMirrorQueue(boss);
-    const { providers, sources } = await calendarProviders(
-      config,
-      db,
-      connections,
-      log,
-      () => {},
-      new MirrorJobs(boss),
-    );
-    // Calendars the mirror saw change go to every gateway's listen streams through Redis.
+    // Calendars the mirror saw change go to every gateway's listen streams through Redis, and an
+    // account a sync found needs_reauth drops its tenant's cached key lookups on every gateway.
     let calendarChanges: CalendarChangePublisher | undefined;
+    let keysChanged = (_tenantId: string): void => {};
     if (config.redisUrl !== undefined) {
       const redis = connectRedis(config.redisUrl, { name: 'calgate-worker' });
       redis.on('error', () => {});
@@ -58,7 +54,17 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
         redis.disconnect();
       });
       calendarChanges = publishWhileListened(redis);
+      const workerId = `worker-${randomUUID()}`;
+      keysChanged = (tenantId) => publishKeyChange(redis, workerId, tenantId);
     }
+    const { providers, sources } = await calendarProviders(
+      config,
+      db,
+      connections,
+      log,
+      keysChanged,
+      new MirrorJobs(boss),
+    );
     const worker = await startBackgroundWork({
       config,
       db,

@@ -6,9 +6,10 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
+import { connectRedis } from '@calgate/locks';
 import { startBoss } from '@calgate/scheduler';
 import { ApiKeyRepository, TenancyRepository } from '@calgate/store';
-import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
+import { createTestDatabase, redisUrl, type TestDatabase, until } from '@calgate/testkit';
 import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -272,10 +273,16 @@ describe('mirror sync jobs', () => {
     expect(feed.rows.every((row) => row.n === 1)).toBe(true);
   }, 180_000);
 
-  it('an account whose authorization Google revoked is marked needs_reauth, and its job is not retried', async () => {
+  it("an account whose authorization Google revoked is marked needs_reauth, the tenant's cached keys are dropped on every gateway, and its job is not retried", async () => {
     const calendarId = await calendarIdOf(BOB);
     expect(emulator.admin.revokeTokens({ email: BOB })).toBeGreaterThan(0);
-    await startWorker();
+    // What the gateways hear on Redis: the worker keeps no key cache, so it tells them to drop theirs.
+    const listener = connectRedis(redisUrl(), { name: 'key-changes-listener' });
+    const dropped: { from?: string; tenantId?: string }[] = [];
+    listener.on('message', (_channel: string, payload: string) => dropped.push(JSON.parse(payload)));
+    await new Promise((resolve) => listener.once('ready', resolve));
+    await listener.subscribe('calgate:key-changes');
+    await startWorker({ REDIS_URL: redisUrl() });
     const since = (await db.pool.query<{ at: Date }>('SELECT now() AS at')).rows[0]?.at;
     await jobs.enqueue(TENANT, calendarId, 'manual');
     await until(async () => {
@@ -287,6 +294,11 @@ describe('mirror sync jobs', () => {
       );
       return rows[0]?.connection === 'needs_reauth' && rows[0]?.status === 'error';
     }, 30_000);
+    await until(async () => dropped.some((drop) => drop.tenantId === TENANT), 10_000);
+    listener.disconnect();
+    expect(dropped.filter((drop) => drop.from?.startsWith('worker-'))).toEqual(
+      dropped.filter((drop) => drop.from?.startsWith('worker-') && drop.tenantId === TENANT),
+    );
     // Permanent: the job completed instead of waiting for a retry, and the mirror kept its rows.
     // (The killed worker's job of the test before is retried once its heartbeat lapses, and
     // completes the same way; on a loaded machine that takes a while.)

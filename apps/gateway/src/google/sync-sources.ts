@@ -29,7 +29,7 @@ const CLOCK: TokenClock = { now: Date.now, requestTimeoutMs: 20_000 };
 export function googleSyncSources(
   setup: GoogleSetup,
   connections: ConnectionRepository,
-  onNeedsReauth: (connectionId: string, reason: string) => void,
+  onNeedsReauth: (connection: MirrorConnection, reason: string) => void,
   options: { pageSize?: number } = {},
 ): ConnectionSources {
   const rootUrl = `${setup.endpoints.apiRootUrl.replace(/\/+$/, '')}/`;
@@ -38,9 +38,7 @@ export function googleSyncSources(
   // loads the connection's credentials afresh, so a reconnect in a gateway is seen at once.
   let serviceAccount: AccessTokenSource | undefined;
   const sourceFor = (connection: MirrorConnection): AccessTokenSource => {
-    const auth = googleAuth(setup, connections, connection, (reason) =>
-      onNeedsReauth(connection.connectionId, reason),
-    );
+    const auth = googleAuth(setup, connections, connection, (reason) => onNeedsReauth(connection, reason));
     if (auth.kind === 'service_account') {
       serviceAccount ??= accessTokenSource(auth, CLOCK);
       return serviceAccount;

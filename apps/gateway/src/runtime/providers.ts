@@ -115,9 +115,10 @@ export async function calendarProviders(
     googleSyncSources(
       googleProviders.setup,
       connections,
-      (connectionId, reason) => {
+      ({ tenantId, connectionId }, reason) => {
         log.warn({ connectionId, reason }, 'Google account needs to be reconnected');
         googleProviders.forget(connectionId);
+        invalidate(tenantId);
       },
       { pageSize: config.mirror.pageSize },
     ),

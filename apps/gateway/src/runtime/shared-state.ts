@@ -180,9 +180,7 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
         .catch(() => {});
     });
     // A worker in this process publishes as any other does, so every gateway hears it.
-    keyChanges.publish = (tenantId) => {
-      client.publish(KEY_CHANGES_CHANNEL, encodeKeyChange(runtimeId, tenantId)).catch(() => {});
-    };
+    keyChanges.publish = (tenantId) => publishKeyChange(client, runtimeId, tenantId);
     publishChanges = publishWhileListened(client);
     close = async () => {
       subscriber.disconnect();
@@ -205,6 +203,14 @@ export async function sharedState(config: Config, redisOutage: OutageLog): Promi
     keyChanges,
     close,
   };
+}
+
+/**
+ * Tells every gateway that `from` dropped the cached key lookups of `tenantId` (of every tenant
+ * without one); a process that keeps no cache of its own (a worker) publishes the same way.
+ */
+export function publishKeyChange(client: Redis, from: string, tenantId: string | undefined): void {
+  client.publish(KEY_CHANGES_CHANNEL, encodeKeyChange(from, tenantId)).catch(() => {});
 }
 
 /** `{"from":<runtime>,"tenantId":<tnt_…>}`; without a tenant every key is concerned. */

@@ -1,5 +1,5 @@
 // Writes packages/tools/src/tokens/o200k.bin.br: the o200k_base byte-pair ranks in the compact form
-// token-count.ts reads (format calgate-o200k-v1): for each rank from 0, one byte with the token's
+// tokens/table.ts reads (format calgate-o200k-v1): for each rank from 0, one byte with the token's
 // length in bytes, then its bytes; brotli-compressed. Made from gpt-tokenizer's table, which
 // packages/tools/test/token-count.test.ts compares it with.
 import { writeFileSync } from 'node:fs';

@@ -158,7 +158,7 @@ describe('tokenCount', () => {
       const exact = countTokens(text, PLAIN);
       const said = `seed ${seed}, round ${round}: ${JSON.stringify(text.slice(0, 120))}`;
       if (text.includes('\ufeff')) {
-        // With a byte order mark the larger of tiktoken's and gpt-tokenizer's counts (see o200k.ts).
+        // With a byte order mark the larger of tiktoken's and gpt-tokenizer's counts (see tokens/merge.ts).
         expect(o200kCount(text), said).toBeGreaterThanOrEqual(exact);
       } else {
         expect(o200kCount(text), said).toBe(exact);

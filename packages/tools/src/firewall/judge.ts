@@ -5,7 +5,8 @@
  * or when the rules find a payload and its logit reaches the lower rule threshold: alone the rules
  * misfire on texts that quote payloads (a security training, a code review of a tool schema),
  * which the classifier scores low. A short text the rules find that is nothing but the payload (what
- * they matched is most of it) is one whatever the classifier says: a quote comes with context.
+ * they matched is most of it, or it opens as a chat-template turn holding an instruction: bare.ts)
+ * is one whatever the classifier says: a quote comes with context.
  * A flagged text is described by the rules' finding when they have one, else as the classifier's.
  * The thresholds were picked on cross-validation of the training corpora (bench/firewall/classifier),
  * never on the frozen test set.

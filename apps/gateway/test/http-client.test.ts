@@ -80,4 +80,28 @@ await createRuntime({ databaseUrl: 'postgres://127.0.0.1:9/none' }, console).cat
       ),
     ).toBe('Dispatcher1Wrapper');
   });
+
+  it("loads only undici's Agent, not its own fetch, WebSocket, caches or mocks", () => {
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module';
+import { installHttpClient } from ${JSON.stringify(CLIENT)};
+installHttpClient();
+const loaded = Object.keys(createRequire(${JSON.stringify(CLIENT)}).cache).filter((path) => path.includes('/undici/'));
+console.log(JSON.stringify(loaded.map((path) => path.slice(path.lastIndexOf('/undici/') + 8))));
+const response = await fetch('data:text/plain,ok');
+console.log(await response.text());`,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    const [modules, answer] = child.stdout.trim().split('\n');
+    const loaded = JSON.parse(modules ?? '[]') as string[];
+    expect(loaded).toContain('lib/dispatcher/agent.js');
+    expect(loaded).not.toContain('index.js');
+    expect(loaded.filter((path) => /^lib\/(web|cache|mock|interceptor)\//.test(path))).toEqual([]);
+    expect(answer).toBe('ok');
+  });
 });

@@ -116,6 +116,8 @@ describe('push notifications from the worker', () => {
       return ids.length === 1 && ids[0] !== old;
     }, 20_000);
     const [fresh] = await channelIds();
+    // The old channel's row goes before Google is told to stop it (channels.ts stop): wait for both.
+    await until(async () => stack.emulator.admin.channels().length === 1, 20_000);
     expect(stack.emulator.admin.channels().map((channel) => channel.id)).toEqual([fresh]);
     const started = Date.now();
     expect((await stack.asAccount(ANN, 'POST', eventsPath, meeting('After renewal', 20))).status).toBe(200);

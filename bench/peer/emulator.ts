@@ -8,7 +8,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LocalCalendarProvider } from '@calgate/providers';
+import { type Database, LocalEventStore } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
+import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -107,4 +110,39 @@ export async function startEmulatorProcess(): Promise<EmulatorProcess> {
       }
     },
   };
+}
+
+/**
+ * What every peer bench puts in its stack: the bench's events in Calgate's own calendar, and the
+ * emulator's account connected for the stack's key as an operator would
+ * (`calgate connect google --refresh-token …`). Returns the connected Google calendar's id.
+ */
+export async function seedBenchCalendars(
+  db: Database,
+  calendar: { id: string; timeZone: string },
+  google: Record<string, string>,
+  refreshToken: string,
+): Promise<string> {
+  const provider = new LocalCalendarProvider(new LocalEventStore(db));
+  const ref = { id: calendar.id, externalId: calendar.id, timeZone: calendar.timeZone };
+  for (const event of benchEvents()) {
+    await provider.insertEvent(ref, event);
+  }
+  const keyId = (await db.pool.query<{ id: string }>('SELECT id FROM api_keys')).rows[0]?.id ?? '';
+  let out = '';
+  let err = '';
+  const code = await calgateCli(
+    ['connect', 'google', '--refresh-token', refreshToken, '--email', ACCOUNT, '--access', 'read'].concat([
+      '--keys',
+      keyId,
+      '--json',
+    ]),
+    { ...google, DATABASE_URL: db.pool.options.connectionString ?? '' },
+    { out: (text) => (out += text), err: (text) => (err += text) },
+  );
+  if (code !== 0) {
+    throw new Error(`calgate connect google failed (${code}): ${err}`);
+  }
+  const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
+  return connected.calendars.find((c) => c.summary === 'Peer bench')?.id ?? '';
 }

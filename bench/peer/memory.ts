@@ -14,12 +14,9 @@
  * BENCH_NO_2026=1 leaves out the 2026-07-28 phase (for builds without that revision).
  */
 import { randomBytes } from 'node:crypto';
-import { LocalCalendarProvider } from '@calgate/providers';
-import { LocalEventStore } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
-import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
 import { startBenchStack } from '../lib/stack.ts';
-import { ACCOUNT, benchEvents, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
+import { EVENTS, OAUTH_CLIENT, seedBenchCalendars, startEmulatorProcess } from './emulator.ts';
 import { McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { rssPeak } from './procs.ts';
 
@@ -118,32 +115,7 @@ const stack = await startBenchStack({
   env: google,
   worker: true,
   async seed(db, calendar) {
-    const provider = new LocalCalendarProvider(new LocalEventStore(db));
-    const ref = { id: calendar.id, externalId: calendar.id, timeZone: calendar.timeZone };
-    for (const event of benchEvents()) {
-      await provider.insertEvent(ref, event);
-    }
-    const keyId = (await db.pool.query<{ id: string }>('SELECT id FROM api_keys')).rows[0]?.id ?? '';
-    let out = '';
-    const code = await calgateCli(
-      [
-        'connect',
-        'google',
-        '--refresh-token',
-        tokens.refresh_token,
-        '--email',
-        ACCOUNT,
-        '--access',
-        'read',
-      ].concat(['--keys', keyId, '--json']),
-      { ...google, DATABASE_URL: db.pool.options.connectionString ?? '' },
-      { out: (text) => (out += text), err: () => {} },
-    );
-    if (code !== 0) {
-      throw new Error('calgate connect google failed');
-    }
-    const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
-    googleCalendarId = connected.calendars.find((c) => c.summary === 'Peer bench')?.id ?? '';
+    googleCalendarId = await seedBenchCalendars(db, calendar, google, tokens.refresh_token);
   },
 }).catch(async (error: unknown) => {
   await emulator.stop();

@@ -15,12 +15,9 @@
 import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { LocalCalendarProvider } from '@calgate/providers';
-import { LocalEventStore } from '@calgate/store';
-import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
 import { machineSummary, today } from '../lib/machine.ts';
 import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
-import { ACCOUNT, benchEvents, CALENDAR, EVENTS, OAUTH_CLIENT, startEmulatorProcess } from './emulator.ts';
+import { CALENDAR, EVENTS, OAUTH_CLIENT, seedBenchCalendars, startEmulatorProcess } from './emulator.ts';
 import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { startPeer } from './peer-server.ts';
 import {
@@ -176,37 +173,7 @@ const stack = await startBenchStack({
   // The worker fills the Google calendar's mirror, as in a deployment (gateway + worker).
   worker: true,
   async seed(db, calendar) {
-    const provider = new LocalCalendarProvider(new LocalEventStore(db));
-    const ref = { id: calendar.id, externalId: calendar.id, timeZone: calendar.timeZone };
-    for (const event of benchEvents()) {
-      await provider.insertEvent(ref, event);
-    }
-    // The account connected as an operator would: `calgate connect google --refresh-token …`.
-    const keyId = (await db.pool.query<{ id: string }>('SELECT id FROM api_keys')).rows[0]?.id ?? '';
-    let out = '';
-    let err = '';
-    const code = await calgateCli(
-      [
-        'connect',
-        'google',
-        '--refresh-token',
-        tokens.refresh_token,
-        '--email',
-        ACCOUNT,
-        '--access',
-        'read',
-        '--keys',
-        keyId,
-        '--json',
-      ],
-      { ...google, DATABASE_URL: db.pool.options.connectionString ?? '' },
-      { out: (text) => (out += text), err: (text) => (err += text) },
-    );
-    if (code !== 0) {
-      throw new Error(`calgate connect google failed (${code}): ${err}`);
-    }
-    const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
-    googleCalendarId = connected.calendars.find((c) => c.summary === 'Peer bench')?.id ?? '';
+    googleCalendarId = await seedBenchCalendars(db, calendar, google, tokens.refresh_token);
   },
 }).catch(async (error: unknown) => {
   await emulator.stop();

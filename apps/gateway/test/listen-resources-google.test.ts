@@ -8,7 +8,7 @@
  * stops the updates on B at once, and the revoked key's stream there ends.
  */
 import { randomUUID } from 'node:crypto';
-import { until } from '@calgate/testkit';
+import { collectGarbage, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient2026, startTestGateway, type TestGateway, textOf } from './harness.ts';
@@ -143,7 +143,9 @@ describe('subscriptions/listen resource updates from the mirror', () => {
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(losing.heard).toEqual([]);
 
-    // The other key is revoked on A: its stream on B ends without waiting for a change.
+    // The other key is revoked on A: its stream on B ends without waiting for a change — also
+    // once the objects of the request that opened it are collected.
+    collectGarbage();
     expect(await stack.gw.runtime.keys.revoke(stack.tenantId, other.keyId)).toBe(true);
     stack.gw.forgetKeys(stack.tenantId);
     const ended = await Promise.race([

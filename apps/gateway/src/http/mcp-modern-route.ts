@@ -9,6 +9,7 @@ import type { McpRouteDeps } from './mcp.ts';
 import { FORWARDED_HEADERS } from './mcp-messages.ts';
 import { carrying, KeyedEventBus, modernHandler } from './mcp-modern.ts';
 import { LIST_CHANGED, RESOURCES_CHANGED, type ToolListStreams } from './mcp-streams.ts';
+import { webRequest } from './web-request.ts';
 
 /**
  * The handler for 2026-07-28 requests, closed with the app. `streams` is read when a request
@@ -79,18 +80,10 @@ export function modernServing(
         headers.set(name, value);
       }
     }
-    const aborted = new AbortController();
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) {
-        aborted.abort();
-      }
-    });
-    const end = () => aborted.abort();
+    // Aborting ends a listen stream: the key stopped working, or the client left.
+    const { request: asked, abort: end } = webRequest(reply, deps.mcpUrl, headers);
     const response = await bus.run({ key, authorization: request.headers.authorization ?? '', end }, () =>
-      modern.fetch(new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }), {
-        parsedBody: request.body,
-        authInfo: carrying(key, session),
-      }),
+      modern.fetch(asked, { parsedBody: request.body, authInfo: carrying(key, session) }),
     );
     reply.status(response.status);
     response.headers.forEach((value, name) => {

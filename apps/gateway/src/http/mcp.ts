@@ -64,6 +64,7 @@ import type { ToolStreamOptions } from './mcp-streams.ts';
 import { openToolStream, toolListStreams } from './mcp-tool-streams.ts';
 import type { Metrics } from './metrics.ts';
 import { originPolicy } from './origins.ts';
+import { webRequest } from './web-request.ts';
 
 export { principalOf } from './mcp-principal.ts';
 
@@ -368,23 +369,19 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       }
     }
     speak2025(transport);
-    const aborted = new AbortController();
+    // A client that goes away mid-call aborts the handlers (the request's signal). A finished
+    // exchange needs no close: nothing outlives the request, and closing costs an Error per call.
+    const { request: asked } = webRequest(reply, deps.mcpUrl, headers);
     const unwatch = canElicit ? relay.watch(transport, key.keyId) : undefined;
-    // A client that goes away mid-call aborts the handlers. A finished exchange needs no close:
-    // nothing outlives the request, and closing costs an Error per call in the SDK.
     reply.raw.once('close', () => {
       unwatch?.();
       if (!reply.raw.writableFinished) {
-        aborted.abort();
         void transport.close();
         void server.close();
       }
     });
     await server.connect(transport);
-    const response = await transport.handleRequest(
-      new Request(deps.mcpUrl, { method: 'POST', headers, signal: aborted.signal }),
-      { parsedBody: request.body },
-    );
+    const response = await transport.handleRequest(asked, { parsedBody: request.body });
     early?.drop();
     reply.status(response.status);
     response.headers.forEach((value, name) => {

@@ -9,7 +9,8 @@
  *   Calgate's JSON is measured for both protocol revisions: 2025-11-25 clients get the JSON text
  *   beside structuredContent, 2026-07-28 clients structuredContent alone.
  * - 20 instances on a new connection per call (a kept-alive connection's small answers can wait on
- *   Nagle and delayed ACK, which would flatter or hide a server's own time).
+ *   Nagle and delayed ACK, which would flatter or hide a server's own time). Beside them, the
+ *   runtime's floor: a bare `node:http` server answering Calgate's bytes with no work at all.
  *
  * Each round runs every case once for each server, the order of the servers alternating from
  * round to round. Prints medians and p90 per case and the bytes answered, and appends them to
@@ -70,6 +71,36 @@ async function startTemporalCortex(): Promise<{ url: string; pid: number; stop()
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The floor of the runtime: a bare `node:http` server (another process, same Node) that answers
+ * every POST with a fixed body — Calgate's own answer to the 20-instance call, its id set to the
+ * request's. No MCP, no key, no work: what a Node server costs for the same bytes on a new connection.
+ */
+async function startBareNode(answer: Buffer): Promise<{ url: string; pid: number; stop(): void }> {
+  const port = await freePort();
+  const source = `
+    const body = Buffer.from(process.env.ANSWER, 'base64').toString('utf8');
+    require('node:http').createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        const id = JSON.parse(Buffer.concat(chunks).toString()).id;
+        const out = id === undefined ? '' : body.replace(/"id":[^,}]+/, '"id":' + JSON.stringify(id));
+        res.writeHead(id === undefined ? 202 : 200, { 'content-type': 'application/json' });
+        res.end(out);
+      });
+    }).listen(${port}, '127.0.0.1', () => console.log('listening'));`;
+  const child = spawn(process.execPath, ['-e', source], {
+    env: { ANSWER: answer.toString('base64') },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`bare Node server exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') };
 }
 
 /** CPU time a process has used, in ms (user and system, all its threads; 10 ms ticks). */
@@ -220,6 +251,9 @@ const say = (line = '') => {
   process.stdout.write(`${line}\n`);
 };
 const clients: McpClient[] = [];
+let bare: Awaited<ReturnType<typeof startBareNode>> | undefined;
+/** The rule in Calgate's words. */
+const ours20 = () => ({ rrule: RULE.rrule, dtstart: RULE.dtstart, timeZone: RULE.zone });
 try {
   const calgate2025: McpTarget = {
     url: `${stack.base}/api/mcp`,
@@ -227,6 +261,12 @@ try {
   };
   const calgate2026: McpTarget = { ...calgate2025, revision: '2026-07-28' };
   const cortex: McpTarget = { url: peer.url };
+  const probe = new McpClient(calgate2025);
+  await probe.initialize();
+  const smallAnswer = await probe.call('expand_rrule', { ...ours20(), count: 20, format: 'json' });
+  probe.close();
+  bare = await startBareNode(smallAnswer.body);
+  const floor: McpTarget = { url: bare.url };
   /** A client per server and case, kept alive, or opened again per call (same session). */
   const keep = async (target: McpTarget) => {
     const client = new McpClient(target);
@@ -246,7 +286,7 @@ try {
     return () => client;
   };
   // The same rule in each server's words: Calgate's `timeZone`, Temporal Cortex's `timezone`.
-  const ours = { rrule: RULE.rrule, dtstart: RULE.dtstart, timeZone: RULE.zone };
+  const ours = ours20();
   const theirs = { rrule: RULE.rrule, dtstart: RULE.dtstart, timezone: RULE.zone };
   /** The servers: where each listens, how its answers are read (paged or whole), what it is asked. */
   const servers = {
@@ -261,6 +301,13 @@ try {
       label: 'Calgate (2026-07-28)',
       pid: stack.pid,
       target: calgate2026,
+      side: calgateSide,
+      args: ours,
+    },
+    bare: {
+      label: 'bare Node server, same bytes (floor)',
+      pid: bare.pid,
+      target: floor,
       side: calgateSide,
       args: ours,
     },
@@ -294,7 +341,7 @@ try {
       count: 20,
       format: 'json',
       fresh: true,
-      on: ['calgate2025', 'cortex'],
+      on: ['calgate2025', 'cortex', 'bare'],
     },
   ];
   const cases: Case[] = [];
@@ -357,6 +404,7 @@ try {
   for (const client of clients) {
     client.close();
   }
+  bare?.stop();
   await peer.stop();
   await stack.stop();
 }

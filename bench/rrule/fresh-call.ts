@@ -13,6 +13,8 @@ import { McpClient } from '../peer/load.ts';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const WARMUP = Number(process.env.BENCH_WARMUP_CALLS ?? 300);
+/** A pause before each call, as between the calls of an interleaved comparison (0: back to back). */
+const GAP_MS = Number(process.env.BENCH_GAP_MS ?? 0);
 const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 function cpuMs(pid: number): number {
@@ -42,6 +44,9 @@ try {
   let cpu = 0;
   for (let i = 0; i < WARMUP + CALLS; i++) {
     client.close();
+    if (GAP_MS > 0) {
+      await new Promise((resolve) => setTimeout(resolve, GAP_MS));
+    }
     const cpuBefore = i === WARMUP ? cpuMs(stack.pid) : 0;
     const before = performance.now();
     const answer = await client.call('expand_rrule', args);

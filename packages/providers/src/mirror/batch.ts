@@ -2,8 +2,11 @@
  * Mirror lookups made in the same turn of the event loop, coalesced into one query: a listing
  * over 30 calendars asks Postgres twice (freshness of all, rows of all) instead of 60 times.
  * Calls are grouped by what must be equal to share a query (the window and text of a read).
+ * A calendar's rows read alone at a known version are kept for that version (see VersionCache):
+ * the same read at the same version is answered without Postgres.
  */
 import type { MirrorFreshness, MirrorRangeQuery, MirrorRepository, MirrorResourceRow } from '@calgate/store';
+import { VersionCache } from './version-cache.ts';
 
 interface Waiting<R> {
   key: string;
@@ -63,7 +66,7 @@ export type MirrorReads = Pick<MirrorRepository, 'freshness' | 'readResources' |
  * A calendar's first rows (see MirrorRepository.readFirst). `shared`: read together with other
  * calendars' in one merged read, so `throughMs` is where all of them together are complete.
  */
-export type FirstRows = { rows: MirrorResourceRow[]; throughMs: number | null; shared: boolean };
+export type FirstRows = { rows: readonly MirrorResourceRow[]; throughMs: number | null; shared: boolean };
 
 export class MirrorBatches {
   readonly #freshness: Coalescer<null, MirrorFreshness>;
@@ -81,23 +84,86 @@ export class MirrorBatches {
     );
   }
 
+  /**
+   * Rows read at a version: kept frozen, so that no reader can change what the next one gets.
+   * Only a calendar's own read is kept: a merged read's `throughMs` depends on the calendars read
+   * with it.
+   */
+  readonly #kept = new VersionCache<{ rows: readonly MirrorResourceRow[] }>({
+    weight: (read) => read.rows.length + 1,
+    maxEntries: KEPT_READS,
+    maxTotal: KEPT_ROWS,
+    maxEach: KEPT_ROWS / 10,
+  });
+
   /** The calendar's sync state as reads need it; undefined when it was never synced. */
   freshness(calendarId: string): Promise<MirrorFreshness | undefined> {
     return this.#freshness.get('', calendarId, null);
   }
 
-  async rows(calendarId: string, query: MirrorRangeQuery): Promise<MirrorResourceRow[]> {
-    return (await this.#rows.get(groupOf(query), calendarId, query)) ?? [];
+  /** The calendar's rows of a window; `version`: the calendar's mirror version, when known. */
+  async rows(
+    calendarId: string,
+    query: MirrorRangeQuery,
+    version?: string,
+  ): Promise<readonly MirrorResourceRow[]> {
+    const group = groupOf(query);
+    const key = version === undefined ? undefined : VersionCache.key(calendarId, version, 'rows', group);
+    const kept = key === undefined ? undefined : this.#kept.get(key);
+    if (kept !== undefined) {
+      return kept.rows;
+    }
+    const rows = (await this.#rows.get(group, calendarId, query)) ?? [];
+    if (key !== undefined) {
+      // Rows read after the version was: at least as new as it (a later version misses the key).
+      this.#kept.set(key, { rows: frozen(rows) });
+    }
+    return rows;
   }
 
-  async firstRows(calendarId: string, query: MirrorRangeQuery & { first: number }): Promise<FirstRows> {
-    return (
-      (await this.#first.get(groupOf(query), calendarId, query)) ?? {
-        rows: [],
-        throughMs: null,
-        shared: false,
-      }
-    );
+  /** The calendar's first rows of a window; `version` as for rows(). */
+  async firstRows(
+    calendarId: string,
+    query: MirrorRangeQuery & { first: number },
+    version?: string,
+  ): Promise<FirstRows> {
+    const group = groupOf(query);
+    const key = version === undefined ? undefined : VersionCache.key(calendarId, version, 'first', group);
+    const kept = key === undefined ? undefined : (this.#kept.get(key) as FirstRows | undefined);
+    if (kept !== undefined) {
+      return kept;
+    }
+    const read = (await this.#first.get(group, calendarId, query)) ?? {
+      rows: [],
+      throughMs: null,
+      shared: false,
+    };
+    if (key !== undefined && !read.shared) {
+      this.#kept.set(key, Object.freeze({ ...read, rows: frozen(read.rows) }));
+    }
+    return read;
+  }
+}
+
+/** Reads kept at once, and rows in all (each some kB: tens of megabytes at most). */
+const KEPT_READS = 2_000;
+const KEPT_ROWS = 20_000;
+
+/** Rows and what they hold made read-only (a reader that wrote to one would throw, not spoil it). */
+function frozen(rows: readonly MirrorResourceRow[]): readonly MirrorResourceRow[] {
+  for (const row of rows) {
+    deepFreeze(row);
+  }
+  return Object.freeze(rows);
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value) || ArrayBuffer.isView(value)) {
+    return;
+  }
+  Object.freeze(value);
+  for (const inner of Object.values(value)) {
+    deepFreeze(inner);
   }
 }
 

@@ -46,19 +46,24 @@ export class FreshnessRule {
 
   /**
    * Whether the mirror may answer now, syncing first when it is stale; see provider.ts's module
-   * comment. `withVersion`: always read the sync state, so the answer carries the mirror's version.
+   * comment. `version`: `always` reads the sync state unless announcements vouch for it, so the
+   * answer carries the mirror's version; `if-known` does the same while announcements are heard
+   * (the state read is then kept, and the next reads need none), and otherwise decides as
+   * cheaply as without a version.
    */
-  async check(calendar: CalendarRef, withVersion = false): Promise<Fresh> {
+  async check(calendar: CalendarRef, version: 'always' | 'if-known' | 'no' = 'no'): Promise<Fresh> {
     const now = this.#now();
     const dirty = this.#dirty.has(calendar.id);
-    // A sync this process saw recently is enough: other processes' syncs only make it fresher.
-    const known = knownSyncs.get(calendar.id);
-    if (!withVersion && !dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
-      return { ok: true, syncedAt: known };
-    }
-    const trusted = withVersion ? this.#trustedStates?.get(calendar.id) : undefined;
+    const trusted = version === 'no' ? undefined : this.#trustedStates?.get(calendar.id);
     if (!dirty && trusted !== undefined && trusted.syncedAt >= now - this.#deps.maxStalenessMs) {
       return { ok: true, ...trusted };
+    }
+    // A sync this process saw recently is enough: other processes' syncs only make it fresher.
+    const known = knownSyncs.get(calendar.id);
+    const withVersion =
+      version === 'always' || (version === 'if-known' && this.#trustedStates?.live === true);
+    if (!withVersion && !dirty && known !== undefined && known >= now - this.#deps.maxStalenessMs) {
+      return { ok: true, syncedAt: known };
     }
     const mark = this.#trustedStates?.mark();
     let state: MirrorFreshness | undefined;

@@ -148,7 +148,8 @@ export class MirroredCalendarProvider implements CalendarProvider {
       throw new CalgateError('invalid_argument', "orderBy 'startTime' is only available with singleEvents.");
     }
     this.#deps.touch(calendar.id);
-    const fresh = await this.#freshness.check(calendar);
+    // With the version when announcements vouch for it: rows read at it are kept (MirrorBatches).
+    const fresh = await this.#freshness.check(calendar, 'if-known');
     if (!fresh.ok) {
       return this.#fallback(calendar, query, fresh.reason, signal);
     }
@@ -182,9 +183,9 @@ export class MirroredCalendarProvider implements CalendarProvider {
     };
     let read: FirstEvents | null;
     if (query.singleEvents && query.orderBy !== 'updated') {
-      read = await this.#firstEvents(calendar, exact, options, wanted, query.elastic === true);
+      read = await this.#firstEvents(calendar, exact, options, wanted, query.elastic === true, fresh.version);
     } else {
-      const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS });
+      const rows = await this.#batch.rows(calendar.id, { ...window, limit: READ_ROWS }, fresh.version);
       read =
         rows.length >= READ_ROWS ? null : { events: listingEvents(rows, calendar, options, this.#format) };
     }
@@ -231,11 +232,16 @@ export class MirroredCalendarProvider implements CalendarProvider {
     options: ListingOptions,
     wanted: number,
     elastic: boolean,
+    version: string | undefined,
   ): Promise<FirstEvents | null> {
     // A few rows more than wanted: the last row read only bounds what is known (rows starting
     // at the same instant may follow it), so `wanted` rows alone would always need a second read.
     for (let first = wanted + FIRST_SLACK; ; first = Math.min(first * 4, READ_ROWS)) {
-      const { rows, throughMs, shared } = await this.#batch.firstRows(calendar.id, { ...window, first });
+      const { rows, throughMs, shared } = await this.#batch.firstRows(
+        calendar.id,
+        { ...window, first },
+        version,
+      );
       if (throughMs === null) {
         return { events: listingEvents(rows, calendar, options, this.#format) };
       }
@@ -385,7 +391,7 @@ export class MirroredCalendarProvider implements CalendarProvider {
       this.#deps.onFallback?.(calendar.id, 'window outside what the mirror keeps');
       return null;
     }
-    const fresh = await this.#freshness.check(calendar, true);
+    const fresh = await this.#freshness.check(calendar, 'always');
     if (!fresh.ok) {
       this.#deps.onFallback?.(calendar.id, fresh.reason);
       return null;

@@ -56,6 +56,11 @@ export class TrustedStates {
     this.#resets += 1;
   }
 
+  /** Whether announcements are heard now, so that a state read can be kept. */
+  get live(): boolean {
+    return this.#watch.live;
+  }
+
   get(calendarId: string): TrustedState | undefined {
     return this.#watch.live ? this.#states.get(calendarId) : undefined;
   }

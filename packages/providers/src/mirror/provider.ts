@@ -12,8 +12,10 @@
  *
  * Writes go to the upstream and their answers into the mirror at once (write-through), so a read
  * right after a write sees it. Free/busy is answered from the mirror under the same rule (see
- * mirror/busy.ts), and kept per calendar version until the events change (mirror/busy-cache.ts). Quick add, colours and single-event fetches stay with the upstream, and so do
- * listings and free/busy that ask for `fresh` data (booking's conflict check).
+ * mirror/busy.ts), and kept per calendar version until the events change (mirror/busy-cache.ts);
+ * a listing's rows are kept per version the same way (mirror/batch.ts). Quick add, colours and
+ * single-event fetches stay with the upstream, and so do listings and free/busy that ask for
+ * `fresh` data (booking's conflict check).
  * The caller has already checked the key's grant on the calendar, as for every provider.
  */
 import { CalgateError } from '@calgate/core';

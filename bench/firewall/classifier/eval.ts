@@ -251,3 +251,24 @@ export function loko(dev: Entry[]): Split[] {
     };
   });
 }
+
+/**
+ * The protocols' folds, scored only on held-out texts: those FIREWALL_PROTOCOLS names (default
+ * cv5,lolo,loko), and of lolo and loko only the folds of FIREWALL_LOLO_LANGS=ar,ja and
+ * FIREWALL_LOKO_KINDS=obfuscated when set (a quicker look).
+ */
+export function protocolSplits(data: Entry[]): [string, Split[]][] {
+  const list = (name: string): string[] | undefined => process.env[name]?.split(',');
+  const langs = list('FIREWALL_LOLO_LANGS');
+  const kinds = list('FIREWALL_LOKO_KINDS');
+  const kept = (protocol: string) => (sp: Split) =>
+    protocol === 'lolo' && langs !== undefined
+      ? langs.includes(sp.test[0]?.lang ?? '')
+      : protocol === 'loko' && kinds !== undefined
+        ? sp.test.some((e) => e.label === 1 && kinds.includes(e.kind))
+        : true;
+  const wanted = list('FIREWALL_PROTOCOLS') ?? ['cv5', 'lolo', 'loko'];
+  return Object.entries({ cv5, lolo, loko })
+    .filter(([name]) => wanted.includes(name))
+    .map(([name, split]) => [name, scoredOnlyOnHeldOut(split(data)).filter(kept(name))]);
+}

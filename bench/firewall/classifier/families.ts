@@ -10,18 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_MODEL, type Sparse } from '@calgate/tools/firewall-model';
 import { loadAll } from './data.ts';
-import {
-  cv5,
-  decide,
-  loko,
-  lolo,
-  type Method,
-  type Result,
-  type Scored,
-  type Split,
-  scoredOnlyOnHeldOut,
-  scoreSplits,
-} from './eval.ts';
+import { decide, type Method, protocolSplits, type Result, type Scored, scoreSplits } from './eval.ts';
 import { DEFAULT_TRAIN } from './logreg.ts';
 import { DEFAULT_MLP, type MlpOptions } from './mlp.ts';
 import { ruleSignals } from './rules.ts';
@@ -64,21 +53,7 @@ const METHODS: Record<string, () => Method> = {
     }),
 };
 
-function only(protocol: string): (sp: Split) => boolean {
-  const list = (name: string): string[] | undefined => process.env[name]?.split(',');
-  const langs = list('FIREWALL_LOLO_LANGS');
-  const kinds = list('FIREWALL_LOKO_KINDS');
-  return (sp) =>
-    protocol === 'lolo' && langs !== undefined
-      ? langs.includes(sp.test[0]?.lang ?? '')
-      : protocol === 'loko' && kinds !== undefined
-        ? sp.test.some((e) => e.label === 1 && kinds.includes(e.kind))
-        : true;
-}
-const wanted = (process.env.FIREWALL_PROTOCOLS ?? 'cv5,lolo,loko').split(',');
-const protocols = Object.entries({ cv5, lolo, loko })
-  .filter(([n]) => wanted.includes(n))
-  .map(([n, split]) => [n, scoredOnlyOnHeldOut(split(data)).filter(only(n))] as const);
+const protocols = protocolSplits(data);
 
 const pct = (a: number, b: number): string => `${((100 * a) / Math.max(b, 1)).toFixed(1)} %`;
 const tag = process.env.FAMILY_TAG ?? '';

@@ -1,6 +1,7 @@
 // Sparse binary logistic regression, class-balanced, trained with Adagrad + L2. The shuffle is
 // seeded, so the same data and options always give the same weights.
 import type { Sparse } from '@calgate/tools/firewall-model';
+import { classWeights, linearStep, rng, shuffledPasses, sigmoid } from './sgd.ts';
 
 export interface LinearModel {
   w: Float32Array;
@@ -17,19 +18,6 @@ export interface TrainOptions {
 }
 export const DEFAULT_TRAIN: TrainOptions = { epochs: 20, lr: 0.5, l2: 1e-5, seed: 1, negWeight: 1 };
 
-/** xorshift32 in [0, 1). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
-
 export function score(m: LinearModel, x: Sparse): number {
   let z = m.b;
   for (let k = 0; k < x.idx.length; k++) {
@@ -37,8 +25,6 @@ export function score(m: LinearModel, x: Sparse): number {
   }
   return z;
 }
-
-export const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
 
 export function train(
   xs: Sparse[],
@@ -50,40 +36,17 @@ export function train(
   const g2 = new Float32Array(dim).fill(1e-8);
   let b = 0;
   let gb2 = 1e-8;
-  const pos = ys.filter((y) => y === 1).length;
-  const neg = ys.length - pos;
-  const classWeight = [
-    (o.negWeight * ys.length) / (2 * Math.max(neg, 1)),
-    ys.length / (2 * Math.max(pos, 1)),
-  ];
-  const order = ys.map((_, i) => i);
-  const random = rng(o.seed);
-  for (let epoch = 0; epoch < o.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      const t = order[i] ?? 0;
-      order[i] = order[j] ?? 0;
-      order[j] = t;
+  const classWeight = classWeights(ys, o.negWeight);
+  shuffledPasses(ys.length, o.epochs, rng(o.seed), (i) => {
+    const x = xs[i];
+    const y = ys[i] ?? 0;
+    if (x === undefined) {
+      return;
     }
-    for (const i of order) {
-      const x = xs[i];
-      const y = ys[i] ?? 0;
-      if (x === undefined) {
-        continue;
-      }
-      const p = sigmoid(score({ w, b }, x));
-      const g = (p - y) * (classWeight[y] ?? 1);
-      for (let k = 0; k < x.idx.length; k++) {
-        const j = x.idx[k] ?? 0;
-        const wj = w[j] ?? 0;
-        const gj = g * (x.val[k] ?? 0) + o.l2 * wj;
-        const acc = Math.fround((g2[j] ?? 0) + gj * gj);
-        g2[j] = acc;
-        w[j] = wj - (o.lr * gj) / Math.sqrt(acc);
-      }
-      gb2 += g * g;
-      b -= (o.lr * g) / Math.sqrt(gb2);
-    }
-  }
+    const g = (sigmoid(score({ w, b }, x)) - y) * classWeight[y];
+    linearStep(w, g2, x, g, o.lr, o.l2);
+    gb2 += g * g;
+    b -= (o.lr * g) / Math.sqrt(gb2);
+  });
   return { w, b };
 }

@@ -5,6 +5,7 @@
 // the score can weigh combinations the linear part cannot. Class-balanced logistic loss, Adagrad,
 // L2; the shuffle and the initial weights are seeded, so the same data gives the same weights.
 import { DIM, type Sparse } from '@calgate/tools/firewall-model';
+import { classWeights, linearStep, rng, shuffledPasses, sigmoid } from './sgd.ts';
 
 export interface MlpOptions {
   /** Hidden units. */
@@ -57,20 +58,6 @@ export function embRow(j: number, hbits: number): number {
   return (hbits === 0 ? 0 : 1 << hbits) + (j - DIM);
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 4294967296;
-  };
-}
-
-const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
-
 /** Score of `x`; `h` receives the hidden activations (after the ReLU). */
 export function mlpScore(m: Mlp, x: Sparse, h: Float32Array = new Float32Array(m.hidden)): number {
   const H = m.hidden;
@@ -120,67 +107,50 @@ export function trainMlp(xs: Sparse[], ys: (0 | 1)[], dim: number, o: MlpOptions
   const gW = new Float32Array(dim).fill(1e-8);
   let gB = 1e-8;
   const m: Mlp = { hidden: H, hbits: o.hbits, emb, b1, v, w, b: 0 };
-  const pos = ys.filter((y) => y === 1).length;
-  const classWeight = [
-    (o.negWeight * ys.length) / (2 * Math.max(ys.length - pos, 1)),
-    ys.length / (2 * Math.max(pos, 1)),
-  ];
-  const order = ys.map((_, i) => i);
+  const classWeight = classWeights(ys, o.negWeight);
   const h = new Float32Array(H);
   const dh = new Float32Array(H);
-  for (let epoch = 0; epoch < o.epochs; epoch++) {
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = Math.floor(random() * (i + 1));
-      const t = order[i] ?? 0;
-      order[i] = order[j] ?? 0;
-      order[j] = t;
+  shuffledPasses(ys.length, o.epochs, random, (i) => {
+    const x = xs[i];
+    if (x === undefined) {
+      return;
     }
-    for (const i of order) {
-      const x = xs[i];
-      if (x === undefined) {
+    const y = ys[i] ?? 0;
+    const g = (sigmoid(mlpScore(m, x, h)) - y) * classWeight[y];
+    for (let u = 0; u < H; u++) {
+      const a = h[u] ?? 0;
+      const vu = v[u] ?? 0;
+      dh[u] = a > 0 ? g * vu : 0;
+      const gv = g * a + o.l2 * vu;
+      gV[u] = (gV[u] ?? 0) + gv * gv;
+      v[u] = vu - (o.lr * gv) / Math.sqrt(gV[u] ?? 1);
+      const gb1 = dh[u] ?? 0;
+      gB1[u] = (gB1[u] ?? 0) + gb1 * gb1;
+      b1[u] = (b1[u] ?? 0) - (o.lr * gb1) / Math.sqrt(gB1[u] ?? 1);
+    }
+    gB += g * g;
+    m.b -= (o.lr * g) / Math.sqrt(gB);
+    // The skip's weights and the embeddings are apart: each step reads only its own.
+    linearStep(w, gW, x, g, o.lrLinear, o.l2);
+    for (let k = 0; k < x.idx.length; k++) {
+      const row = embRow(x.idx[k] ?? 0, o.hbits);
+      if (row < 0) {
         continue;
       }
-      const y = ys[i] ?? 0;
-      const g = (sigmoid(mlpScore(m, x, h)) - y) * (classWeight[y] ?? 1);
+      const val = x.val[k] ?? 0;
+      const off = row * H;
       for (let u = 0; u < H; u++) {
-        const a = h[u] ?? 0;
-        const vu = v[u] ?? 0;
-        dh[u] = a > 0 ? g * vu : 0;
-        const gv = g * a + o.l2 * vu;
-        gV[u] = (gV[u] ?? 0) + gv * gv;
-        v[u] = vu - (o.lr * gv) / Math.sqrt(gV[u] ?? 1);
-        const gb1 = dh[u] ?? 0;
-        gB1[u] = (gB1[u] ?? 0) + gb1 * gb1;
-        b1[u] = (b1[u] ?? 0) - (o.lr * gb1) / Math.sqrt(gB1[u] ?? 1);
-      }
-      gB += g * g;
-      m.b -= (o.lr * g) / Math.sqrt(gB);
-      for (let k = 0; k < x.idx.length; k++) {
-        const j = x.idx[k] ?? 0;
-        const val = x.val[k] ?? 0;
-        const wj = w[j] ?? 0;
-        const gj = g * val + o.l2 * wj;
-        const acc = Math.fround((gW[j] ?? 0) + gj * gj);
-        gW[j] = acc;
-        w[j] = wj - (o.lrLinear * gj) / Math.sqrt(acc);
-        const row = embRow(j, o.hbits);
-        if (row < 0) {
+        const d = dh[u] ?? 0;
+        if (d === 0) {
           continue;
         }
-        const off = row * H;
-        for (let u = 0; u < H; u++) {
-          const d = dh[u] ?? 0;
-          if (d === 0) {
-            continue;
-          }
-          const e = emb[off + u] ?? 0;
-          const ge = d * val + o.l2 * e;
-          const a2 = Math.fround((gEmb[off + u] ?? 0) + ge * ge);
-          gEmb[off + u] = a2;
-          emb[off + u] = e - (o.lr * ge) / Math.sqrt(a2);
-        }
+        const e = emb[off + u] ?? 0;
+        const ge = d * val + o.l2 * e;
+        const a2 = Math.fround((gEmb[off + u] ?? 0) + ge * ge);
+        gEmb[off + u] = a2;
+        emb[off + u] = e - (o.lr * ge) / Math.sqrt(a2);
       }
     }
-  }
+  });
   return m;
 }

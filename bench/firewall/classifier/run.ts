@@ -11,14 +11,10 @@ import { classifierOf, DEFAULT_MODEL, loadClassifier, MODEL_DIR } from '@calgate
 import { machineSummary, today } from '../../lib/machine.ts';
 import { loadAll } from './data.ts';
 import {
-  cv5,
   decide,
-  loko,
-  lolo,
+  protocolSplits,
   type Result,
   type Scored,
-  type Split,
-  scoredOnlyOnHeldOut,
   scoreSplits,
   type Tally,
   TRAIN_ONLY,
@@ -81,24 +77,7 @@ const network: MlpOptions | undefined =
 const method =
   network === undefined ? linear : networkMethod('classifier', network, linear.featuresOf, modelOptions);
 const cvOn = process.env.FIREWALL_CV !== '0';
-// FIREWALL_LOLO_LANGS=ar,ja and FIREWALL_LOKO_KINDS=obfuscated: only those folds (a quicker look).
-function only(protocol: string): (sp: Split) => boolean {
-  const list = (name: string): string[] | undefined => process.env[name]?.split(',');
-  const langs = list('FIREWALL_LOLO_LANGS');
-  const kinds = list('FIREWALL_LOKO_KINDS');
-  return (sp) =>
-    protocol === 'lolo' && langs !== undefined
-      ? langs.includes(sp.test[0]?.lang ?? '')
-      : protocol === 'loko' && kinds !== undefined
-        ? sp.test.some((e) => e.label === 1 && kinds.includes(e.kind))
-        : true;
-}
-const wanted = (process.env.FIREWALL_PROTOCOLS ?? 'cv5,lolo,loko').split(',');
-const protocols = Object.fromEntries(
-  Object.entries({ cv5, lolo, loko })
-    .filter(([name]) => cvOn && wanted.includes(name))
-    .map(([name, split]) => [name, scoredOnlyOnHeldOut(split(data)).filter(only(name))]),
-);
+const protocols = Object.fromEntries(cvOn ? protocolSplits(data) : []);
 const heldOut = data.filter((e) => e.kind !== TRAIN_ONLY);
 const scored: Record<string, Scored[]> = {};
 for (const [name, splits] of Object.entries(protocols)) {

@@ -15,6 +15,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { mirrorComparison } from './mirror-compare.ts';
 import {
   DAY,
   date,
@@ -25,6 +26,7 @@ import {
   SEED,
   wall,
 } from './random-calendars.ts';
+import { callOk } from './tool-calls.ts';
 
 const CLIENT = { clientId: 'avail-mirror.apps.googleusercontent.com', clientSecret: 'avail-mirror-secret' };
 const ANN = 'ann@example.com';
@@ -127,11 +129,7 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
 
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = callOk;
   const freeBusyQueries = () => emulator.admin.requests().filter((r) => r.op === 'freebusy.query').length;
 
   beforeAll(async () => {
@@ -235,25 +233,19 @@ describe(`availability from the mirror of Google calendars (SEED=${SEED})`, () =
    * and asked Google nothing, except for Bob's calendar, whose private events Ann sees only as
    * times (not whether they are free, declined or repeat): only Google's free/busy knows.
    */
-  const compare = async (name: string, args: Record<string, unknown>) => {
+  const compared = mirrorComparison({
+    viaMirror: () => viaMirror,
+    viaUpstream: () => viaGoogle,
+    upstream: 'Google',
+    upstreamReads: freeBusyQueries,
+  });
+  const compare = (name: string, args: Record<string, unknown>) => {
     const bob = ids[CALENDARS.findIndex((calendar) => calendar.id === BOB)];
     const own = (args.calendarIds as string[]).filter((id) => id !== bob);
-    const queries = freeBusyQueries();
-    const mirrored = await call(viaMirror, name, args);
-    if (own.length === (args.calendarIds as string[]).length) {
-      expect(freeBusyQueries(), `${name} asked Google's free/busy`).toBe(queries);
-    } else {
-      expect(freeBusyQueries(), `${name} asked Google about Bob's calendar`).toBeGreaterThan(queries);
-    }
-    const google = await call(viaGoogle, name, args);
-    const { syncedAt, ...rest } = mirrored;
-    if (own.length > 0) {
-      expect(typeof syncedAt, `${name} says which sync it reflects`).toBe('string');
-      expect(Date.parse(String(syncedAt))).toBeLessThanOrEqual(Date.now());
-    }
-    expect(google.syncedAt).toBeUndefined();
-    expect(rest, `${name} ${JSON.stringify(args)}`).toEqual(google);
-    return rest;
+    return compared(name, args, {
+      asksUpstream: own.length !== (args.calendarIds as string[]).length,
+      synced: own.length > 0,
+    });
   };
 
   it('find_free_time answers from the mirror exactly as Google does, in every zone', async () => {

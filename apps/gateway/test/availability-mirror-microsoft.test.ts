@@ -20,12 +20,13 @@ import type { SeedEvent } from '@calgate/microsoft-emulator';
 import { MICROSOFT_WRITE_SCOPES } from '@calgate/providers';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import {
   connectOutlookAccount,
   startTestMicrosoftEmulator,
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
+import { mirrorComparison } from './mirror-compare.ts';
 import {
   DAY,
   date,
@@ -36,6 +37,7 @@ import {
   SEED,
   wall,
 } from './random-calendars.ts';
+import { callOk } from './tool-calls.ts';
 
 const ANN = 'ann@contoso.com';
 const MAILBOX_ZONES = ['W. Europe Standard Time', 'Pacific Standard Time', 'India Standard Time', 'UTC'];
@@ -165,26 +167,17 @@ describe(`availability from the mirror of Outlook calendars (SEED=${SEED})`, () 
   const rng = random(SEED);
   const mailboxZone = rng.pick(MAILBOX_ZONES);
 
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = callOk;
   const graphReads = () =>
     ms.admin.requests().filter((r) => r.op === 'calendarView.list' || r.op === 'calendar.getSchedule').length;
 
   /** The same call through both gateways: equal answers; the mirror's says its sync and asks Graph nothing. */
-  const compare = async (name: string, args: Record<string, unknown>) => {
-    const before = graphReads();
-    const mirrored = await call(viaMirror, name, args);
-    expect(graphReads(), `${name} asked Graph`).toBe(before);
-    const graph = await call(viaGraph, name, args);
-    const { syncedAt, ...rest } = mirrored;
-    expect(typeof syncedAt, `${name} says which sync it reflects`).toBe('string');
-    expect(graph.syncedAt).toBeUndefined();
-    expect(rest, `${name} ${JSON.stringify(args)}`).toEqual(graph);
-    return rest;
-  };
+  const compare = mirrorComparison({
+    viaMirror: () => viaMirror,
+    viaUpstream: () => viaGraph,
+    upstream: 'Graph',
+    upstreamReads: graphReads,
+  });
 
   /** A random window inside the four weeks (or overlapping their ends), read in a random zone. */
   const anyWindow = (maxHours: number) => randomWindow(rng, WEEKS, WINDOW_ZONES, maxHours);

@@ -19,6 +19,7 @@ import {
 } from './microsoft-fixture.ts';
 import { startMirroredAndDirect } from './mirror-gateways.ts';
 import { testDays } from './test-days.ts';
+import { callOk } from './tool-calls.ts';
 
 const ANN = 'ann@contoso.com';
 const STALENESS_S = 2;
@@ -49,11 +50,7 @@ describe('Outlook calendars in the event mirror (calendarView/delta)', () => {
   let calendarId: string;
   const window = { timeMin: at(-1, 0), timeMax: at(30, 0) };
 
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = callOk;
   const listAll = async (client: Client, args: Record<string, unknown>) => {
     const events: EventOut[] = [];
     let pageToken: string | undefined;

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
 import { testDays } from './test-days.ts';
+import { callOk } from './tool-calls.ts';
 
 const CLIENT = { clientId: 'mirror-reads.apps.googleusercontent.com', clientSecret: 'mirror-reads-secret' };
 const ANN = 'ann@example.com';
@@ -50,11 +51,7 @@ describe('reads of Google calendars from the mirror', () => {
   let viaGoogle: Client;
   const cal: Record<string, string> = {};
 
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = callOk;
   const list = async (client: Client, args: Record<string, unknown>) =>
     (await call(client, 'list_events', { format: 'json', ...args })) as unknown as Listing;
   /** Every page of a listing, as one list. */

@@ -12,8 +12,8 @@
 import { newEventId, newId } from '@calgate/core';
 import { type Receiver, startReceiver } from '@calgate/testkit';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
-import { expect } from 'vitest';
-import { connectClient, type TestGateway, textOf } from './harness.ts';
+import { connectClient, type TestGateway } from './harness.ts';
+import { callOk } from './tool-calls.ts';
 
 /** Everything a key could try to reach in one calendar: real ids here, or fakes of the same shape. */
 export interface Ids {
@@ -102,15 +102,7 @@ export interface World {
 
 const DAY_MS = 86_400_000;
 
-async function call(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const result = await client.callTool({ name, arguments: args });
-  expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-  return result.structuredContent as Record<string, unknown>;
-}
+const call = callOk;
 
 /**
  * A calendar whose events came with it (a subscribed feed, which takes no writes): the ids of its

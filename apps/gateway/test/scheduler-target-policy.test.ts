@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.ts';
 import { type Browser, call, sessionFor } from './api-client.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { callOk } from './tool-calls.ts';
 import { startWorker as spawnWorker } from './workers.ts';
 
 const SETTING =
@@ -100,11 +101,7 @@ describe('delivery targets and the URL policy of each process', () => {
     return textOf(result);
   }
 
-  async function tool(client: Client, name: string, args: Record<string, unknown>) {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  }
+  const tool = callOk;
 
   async function schedules(client: Client) {
     return ((await tool(client, 'list_scheduled_prompts', {})) as { schedules: Record<string, unknown>[] })

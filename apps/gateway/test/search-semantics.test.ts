@@ -11,6 +11,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
 import { connectClient, HIGH_RATE_LIMITS, startTestGateway, type TestGateway, textOf } from './harness.ts';
+import { callOk } from './tool-calls.ts';
 
 const CLIENT = { clientId: 'search-semantics.apps.googleusercontent.com', clientSecret: 'search-secret' };
 const ANN = 'ann@example.com';
@@ -103,11 +104,7 @@ describe('search means one thing on every kind of calendar', () => {
   const clients: Client[] = [];
   const kinds: Kind[] = [];
 
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: args });
-    expect(result.isError, textOf(result)).toBeFalsy();
-    return result.structuredContent as Record<string, unknown>;
-  };
+  const call = callOk;
   const ids = (events: unknown) => (events as { id: string }[]).map((event) => event.id);
   /** The three tools' answers for one query on one calendar, as event ids. */
   const answers = async ({ client, calendarId }: Kind, query: string) => {

@@ -15,15 +15,14 @@
  *
  *   npm run bench:peer-availability    (BENCH_DURATION=10 BENCH_RUNS=3 BENCH_CLIENTS=16 BENCH_WARMUP=20)
  */
-import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '@calgate/store';
 import { Redis } from 'ioredis';
 import { machineSummary, today } from '../lib/machine.ts';
-import { GATEWAY_NODE_FLAGS, startBenchStack } from '../lib/stack.ts';
-import { CALENDAR, EVENTS, OAUTH_CLIENT, seedBenchCalendars, startEmulatorProcess } from './emulator.ts';
+import { GATEWAY_NODE_FLAGS } from '../lib/stack.ts';
+import { CALENDAR, EVENTS, startEmulatorProcess, startGoogleBenchStack } from './emulator.ts';
 import { type LoadResult, McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { startPeer } from './peer-server.ts';
 import {
@@ -200,28 +199,7 @@ function peerCheck(message: ReturnType<typeof messageOf>): void {
 }
 
 const emulator = await startEmulatorProcess();
-const tokens = await emulator.issueTokens();
-const encryptionKey = randomBytes(32).toString('base64');
-const google = {
-  GOOGLE_CLIENT_ID: OAUTH_CLIENT.clientId,
-  GOOGLE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
-  GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-  GOOGLE_OAUTH_URL: emulator.url,
-  ENCRYPTION_KEY: encryptionKey,
-};
-let googleCalendarId = '';
-const stack = await startBenchStack({
-  nodeArgs,
-  env: google,
-  // The worker fills the Google calendar's mirror, as in a deployment (gateway + worker).
-  worker: true,
-  async seed(db, calendar) {
-    googleCalendarId = await seedBenchCalendars(db, calendar, google, tokens.refresh_token);
-  },
-}).catch(async (error: unknown) => {
-  await emulator.stop();
-  throw error;
-});
+const { stack, googleCalendarId } = await startGoogleBenchStack(emulator, nodeArgs);
 const peer = await startPeer(emulator).catch(async (error: unknown) => {
   await stack.stop();
   await emulator.stop();
@@ -237,9 +215,6 @@ const redis = new Redis(stack.redisUrl, { lazyConnect: true });
 const counting = openDatabase({ url: stack.databaseUrl, max: 1 });
 try {
   await redis.connect();
-  if (googleCalendarId === '') {
-    throw new Error('the emulator calendar was not connected to Calgate');
-  }
   const calgateTarget = {
     url: `${stack.base}/api/mcp`,
     headers: { authorization: `Bearer ${stack.secret}` },

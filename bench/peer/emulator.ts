@@ -4,6 +4,7 @@
  * for that account issued through its admin API.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { LocalCalendarProvider } from '@calgate/providers';
 import { type Database, LocalEventStore } from '@calgate/store';
 import { freePort } from '@calgate/testkit';
 import { main as calgateCli } from '../../apps/gateway/src/cli.ts';
+import { type BenchStack, startBenchStack } from '../lib/stack.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -145,4 +147,42 @@ export async function seedBenchCalendars(
   }
   const connected = JSON.parse(out) as { calendars: { id: string; summary: string }[] };
   return connected.calendars.find((c) => c.summary === 'Peer bench')?.id ?? '';
+}
+
+/**
+ * Calgate's stack for a peer bench: the gateway (with `nodeArgs`) and its worker, which fills the
+ * Google calendar's mirror as in a deployment, with Google pointed at the emulator and seeded by
+ * seedBenchCalendars. Stops the emulator when the stack does not start. Returns the stack and the
+ * connected Google calendar's id.
+ */
+export async function startGoogleBenchStack(
+  emulator: EmulatorProcess,
+  nodeArgs: string[],
+): Promise<{ stack: BenchStack; googleCalendarId: string }> {
+  const tokens = await emulator.issueTokens();
+  const google = {
+    GOOGLE_CLIENT_ID: OAUTH_CLIENT.clientId,
+    GOOGLE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
+    GOOGLE_API_ROOT_URL: `${emulator.url}/`,
+    GOOGLE_OAUTH_URL: emulator.url,
+    ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
+  let googleCalendarId = '';
+  const stack = await startBenchStack({
+    nodeArgs,
+    env: google,
+    worker: true,
+    async seed(db, calendar) {
+      googleCalendarId = await seedBenchCalendars(db, calendar, google, tokens.refresh_token);
+    },
+  }).catch(async (error: unknown) => {
+    await emulator.stop();
+    throw error;
+  });
+  if (googleCalendarId === '') {
+    await stack.stop();
+    await emulator.stop();
+    throw new Error('the emulator calendar was not connected to Calgate');
+  }
+  return { stack, googleCalendarId };
 }

@@ -13,10 +13,8 @@
  * BENCH_ALLOCATION=1 adds a sampled run per phase that prints allocation per call by function;
  * BENCH_NO_2026=1 leaves out the 2026-07-28 phase (for builds without that revision).
  */
-import { randomBytes } from 'node:crypto';
 import { freePort } from '@calgate/testkit';
-import { startBenchStack } from '../lib/stack.ts';
-import { EVENTS, OAUTH_CLIENT, seedBenchCalendars, startEmulatorProcess } from './emulator.ts';
+import { EVENTS, startEmulatorProcess, startGoogleBenchStack } from './emulator.ts';
 import { McpClient, type McpTarget, messageOf, runLoad } from './load.ts';
 import { rssPeak } from './procs.ts';
 
@@ -100,27 +98,10 @@ const fmt = (m: NodeJS.MemoryUsage) =>
   `rss ${(m.rss / MB).toFixed(1)} heapUsed ${(m.heapUsed / MB).toFixed(1)} heapTotal ${(m.heapTotal / MB).toFixed(1)} external ${(m.external / MB).toFixed(1)} arrayBuffers ${(m.arrayBuffers / MB).toFixed(1)}`;
 
 const emulator = await startEmulatorProcess();
-const tokens = await emulator.issueTokens();
-const google = {
-  GOOGLE_CLIENT_ID: OAUTH_CLIENT.clientId,
-  GOOGLE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
-  GOOGLE_API_ROOT_URL: `${emulator.url}/`,
-  GOOGLE_OAUTH_URL: emulator.url,
-  ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-};
 const inspectorPort = await freePort();
-let googleCalendarId = '';
-const stack = await startBenchStack({
-  nodeArgs: [`--inspect=127.0.0.1:${inspectorPort}`],
-  env: google,
-  worker: true,
-  async seed(db, calendar) {
-    googleCalendarId = await seedBenchCalendars(db, calendar, google, tokens.refresh_token);
-  },
-}).catch(async (error: unknown) => {
-  await emulator.stop();
-  throw error;
-});
+const { stack, googleCalendarId } = await startGoogleBenchStack(emulator, [
+  `--inspect=127.0.0.1:${inspectorPort}`,
+]);
 const probe = await inspect(inspectorPort);
 try {
   const target: McpTarget = {

@@ -120,3 +120,14 @@ export function loadAll(withRulesCorpus = process.env.FIREWALL_RULES_CORPUS !== 
   }
   return out;
 }
+
+/** 50 synthetic descriptions of `size` characters, each the entries' texts joined from a different start. */
+export function longDescriptions(entries: readonly Entry[], size: number): string[] {
+  return Array.from({ length: 50 }, (_, i) => {
+    let s = '';
+    for (let j = i; s.length < size; j = (j + 7) % entries.length) {
+      s += `${entries[j]?.text ?? ''}\n`;
+    }
+    return s.slice(0, size);
+  });
+}

@@ -9,7 +9,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { classifierOf, DEFAULT_MODEL, loadClassifier, MODEL_DIR } from '@calgate/tools/firewall-model';
 import { machineSummary, today } from '../../lib/machine.ts';
-import { loadAll } from './data.ts';
+import { loadAll, longDescriptions } from './data.ts';
 import {
   decide,
   protocolSplits,
@@ -203,14 +203,7 @@ const byKind = [
 for (const e of data.slice(0, 300)) {
   clf.logit(e.text);
 }
-const longTexts = (size: number): string[] =>
-  Array.from({ length: 50 }, (_, i) => {
-    let s = '';
-    for (let j = i; s.length < size; j = (j + 7) % data.length) {
-      s += `${data[j]?.text ?? ''}\n`;
-    }
-    return s.slice(0, size);
-  });
+const longTexts = (size: number): string[] => longDescriptions(data, size);
 const latencyRows: { group: string; texts: string[] }[] = [
   { group: 'all training fields', texts: data.map((e) => e.text) },
   { group: 'synthetic 2 KB descriptions', texts: longTexts(2048) },

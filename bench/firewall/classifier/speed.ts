@@ -4,19 +4,12 @@
 // Usage: node bench/firewall/classifier/speed.ts <model dir A> <model dir B>
 import { pathToFileURL } from 'node:url';
 import { loadClassifier } from '@calgate/tools/firewall-model';
-import { loadAll } from './data.ts';
+import { loadAll, longDescriptions } from './data.ts';
 
 const dirs = process.argv.slice(2, 4);
 const models = dirs.map((d) => loadClassifier(pathToFileURL(d.endsWith('/') ? d : `${d}/`)));
 const data = loadAll();
-const longTexts = (size: number): string[] =>
-  Array.from({ length: 50 }, (_, i) => {
-    let s = '';
-    for (let j = i; s.length < size; j = (j + 7) % data.length) {
-      s += `${data[j]?.text ?? ''}\n`;
-    }
-    return s.slice(0, size);
-  });
+const longTexts = (size: number): string[] => longDescriptions(data, size);
 const q = (xs: number[], p: number): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))] ?? 0;
 const med3 = (f: () => number): number => q([f(), f(), f()], 0.5);

@@ -5,30 +5,16 @@
  * event bodies (Google's `start.date`, Graph's `isAllDay` in a zone of its own, recurrence rules
  * or patterns).
  */
+import { type SeededRandom, seededRandom } from '@calgate/testkit';
 
 /** The run's seed: `SEED` when given (to replay a run), otherwise a new one. */
 export const SEED = Number(process.env.SEED ?? Date.now() % 1_000_000);
 
 export const DAY = 86_400_000;
 
-/** A small deterministic generator (mulberry32): the same seed, the same calendars. */
-export function random(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return {
-    next,
-    int: (from: number, to: number) => from + Math.floor(next() * (to - from + 1)),
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T,
-    chance: (p: number) => next() < p,
-  };
-}
-export type Random = ReturnType<typeof random>;
+/** The same seed, the same calendars. */
+export const random = seededRandom;
+export type Random = SeededRandom;
 
 /** `ms` read as if UTC, as a wall time without offset (`YYYY-MM-DDTHH:MM:SS`): the zone goes beside it. */
 export const wall = (ms: number) => new Date(ms).toISOString().slice(0, 19);

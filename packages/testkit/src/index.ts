@@ -4,6 +4,7 @@
  */
 export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
 export { collectGarbage } from './gc.ts';
+export { type SeededRandom, seededRandom } from './random.ts';
 export { cuttableRelay, type Relay } from './relay.ts';
 export {
   freePort,

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { seededRandom } from '@calgate/testkit';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
 import { tokenCount } from '../src/answer-limit.ts';
@@ -77,14 +78,7 @@ describe('tokenCount', () => {
 
   it('equals the o200k tokenizer on random texts made to break the split and the merge, and never exceeds the bytes', () => {
     const seed = Number(process.env.SEED ?? Date.now() % 1_000_000);
-    let state = seed >>> 0;
-    const next = () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-    };
+    const { next } = seededRandom(seed);
     const int = (n: number) => Math.floor(next() * n);
     // Every class the split tells apart, ASCII and not: letters of each case, contractions, digits
     // (Arabic-Indic too), spaces, tabs, line breaks, no-break and other Unicode spaces, slashes,

@@ -11,6 +11,7 @@
  * mirror with a staleness bound of an hour, so what it shows changes only by its own writes;
  * `direct` has MIRROR_READS=false and asks Google's free/busy. SEED=<n> replays a run.
  */
+import { parseDateTime } from '@calgate/core';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectGoogleAccountByCli, startTestEmulator, type TestEmulator } from './google-fixture.ts';
@@ -59,6 +60,18 @@ const SHAPE = {
   maxQuarters: 16,
 };
 
+/**
+ * The zone a timed event is written in: its own, unless the start falls in a DST gap and moves
+ * past a short event's end there (Google refuses an empty range); such an event is written in UTC.
+ */
+function zoneFor(start: number, end: number, zone: string): string {
+  const at = (ms: number) => {
+    const read = parseDateTime(wall(ms), zone);
+    return read.ok ? read.value : Number.NaN;
+  };
+  return at(end) < at(start) ? 'UTC' : zone;
+}
+
 /** Events of one calendar: single, all-day and recurring, with the flags free/busy reads. */
 function eventsFor(rng: Random, calendar: (typeof CALENDARS)[number], n: number) {
   const flags = (i: number) => {
@@ -91,16 +104,16 @@ function eventsFor(rng: Random, calendar: (typeof CALENDARS)[number], n: number)
         ...extra,
         id: `series${calendar.zone.replace(/[^a-z]/gi, '').toLowerCase()}${index}`,
         recurrence: [rule],
-        start: { dateTime: wall(start), timeZone: zone },
-        end: { dateTime: wall(end), timeZone: zone },
+        start: { dateTime: wall(start), timeZone: zoneFor(start, end, zone) },
+        end: { dateTime: wall(end), timeZone: zoneFor(start, end, zone) },
       };
     }
     // Timed in their own zone, or as an instant with an offset.
     return rng.chance(0.7)
       ? {
           ...extra,
-          start: { dateTime: wall(start), timeZone: zone },
-          end: { dateTime: wall(end), timeZone: zone },
+          start: { dateTime: wall(start), timeZone: zoneFor(start, end, zone) },
+          end: { dateTime: wall(end), timeZone: zoneFor(start, end, zone) },
         }
       : { ...extra, start: { dateTime: `${wall(start)}Z` }, end: { dateTime: `${wall(end)}Z` } };
   });

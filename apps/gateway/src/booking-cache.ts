@@ -9,52 +9,42 @@
  * announcement overtook is not kept, and a write through this process forgets at once (before its
  * announcement comes back). book_slot's own checks (`overlapping`) always read the ledger.
  */
-import type { MirrorVersionWatch } from '@calgate/providers';
+import { Announcements, type MirrorVersionWatch, type ReadMark } from '@calgate/providers';
 import type { BookingRecord } from '@calgate/store';
 
 interface Entry {
   calendarIds: readonly string[];
   rows: readonly BookingRecord[];
-  /** The announcement number when its read began. */
-  seq: number;
-  resets: number;
+  /** Where its read began. */
+  mark: ReadMark;
 }
 
 const MAX_ENTRIES = 4_000;
 /** Rows kept in all (a calendar with many bookings in a window is read each time). */
 const MAX_ROWS = 50_000;
 const MAX_ROWS_PER_ENTRY = 500;
-const MAX_CALENDARS = 50_000;
 
 export class ConfirmedBookingsCache {
-  readonly #watch: MirrorVersionWatch;
+  readonly #announcements: Announcements;
   readonly #entries = new Map<string, Entry>();
-  /** The announcement number of each calendar's last change. */
-  readonly #changed = new Map<string, number>();
-  #seq = 0;
-  #resets = 0;
   #rows = 0;
 
   constructor(watch: MirrorVersionWatch) {
-    this.#watch = watch;
-    watch.subscribe({ changed: (calendarId) => this.changed(calendarId), reset: () => this.reset() });
+    // Entries are checked when read (see #valid); a reset drops them all at once.
+    this.#announcements = new Announcements(watch, undefined, () => {
+      this.#entries.clear();
+      this.#rows = 0;
+    });
   }
 
   /** Something about the calendar's bookings changed: nothing read of it before is used again. */
   changed(calendarId: string): void {
-    this.#seq += 1;
-    this.#changed.set(calendarId, this.#seq);
-    if (this.#changed.size > MAX_CALENDARS) {
-      this.reset();
-    }
+    this.#announcements.changed(calendarId);
   }
 
   /** Forgets everything (announcements may have been missed, or a write's calendar is unknown). */
   reset(): void {
-    this.#entries.clear();
-    this.#changed.clear();
-    this.#rows = 0;
-    this.#resets += 1;
+    this.#announcements.reset();
   }
 
   /** The calendars' confirmed bookings in [start, end): kept ones, or `read`'s (then kept). */
@@ -73,9 +63,9 @@ export class ConfirmedBookingsCache {
       }
       this.#drop(key, kept);
     }
-    const mark = { seq: this.#seq, resets: this.#resets };
+    const mark = this.#announcements.mark();
     const rows = await read();
-    const entry: Entry = { calendarIds: [...calendarIds], rows: Object.freeze([...rows]), ...mark };
+    const entry: Entry = { calendarIds: [...calendarIds], rows: Object.freeze([...rows]), mark };
     if (rows.length <= MAX_ROWS_PER_ENTRY && this.#valid(entry)) {
       const other = this.#entries.get(key);
       if (other !== undefined) {
@@ -95,15 +85,7 @@ export class ConfirmedBookingsCache {
 
   /** Heard live since the read began, and nothing about its calendars announced since. */
   #valid(entry: Entry): boolean {
-    if (!this.#watch.live || entry.resets !== this.#resets) {
-      return false;
-    }
-    for (const calendarId of entry.calendarIds) {
-      if ((this.#changed.get(calendarId) ?? 0) > entry.seq) {
-        return false;
-      }
-    }
-    return true;
+    return this.#announcements.unchangedSince(entry.mark, entry.calendarIds);
   }
 
   #drop(key: string, entry: Entry): void {

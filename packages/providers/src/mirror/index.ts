@@ -13,4 +13,4 @@ export type {
   SyncWindow,
 } from './source.ts';
 export { type SyncMirrorOptions, type SyncResult, syncMirror } from './sync.ts';
-export type { MirrorVersionWatch } from './trusted.ts';
+export { Announcements, type MirrorVersionWatch, type ReadMark } from './trusted.ts';

@@ -89,7 +89,7 @@ export class MirrorBatches {
    * Only a calendar's own read is kept: a merged read's `throughMs` depends on the calendars read
    * with it.
    */
-  readonly #kept = new VersionCache<{ rows: readonly MirrorResourceRow[] }>({
+  readonly #kept = new VersionCache<FirstRows>({
     weight: (read) => read.rows.length + 1,
     maxEntries: KEPT_READS,
     maxTotal: KEPT_ROWS,
@@ -116,7 +116,7 @@ export class MirrorBatches {
     const rows = (await this.#rows.get(group, calendarId, query)) ?? [];
     if (key !== undefined) {
       // Rows read after the version was: at least as new as it (a later version misses the key).
-      this.#kept.set(key, { rows: frozen(rows) });
+      this.#kept.set(key, { rows: frozen(rows), throughMs: null, shared: false });
     }
     return rows;
   }
@@ -129,7 +129,7 @@ export class MirrorBatches {
   ): Promise<FirstRows> {
     const group = groupOf(query);
     const key = version === undefined ? undefined : VersionCache.key(calendarId, version, 'first', group);
-    const kept = key === undefined ? undefined : (this.#kept.get(key) as FirstRows | undefined);
+    const kept = key === undefined ? undefined : this.#kept.get(key);
     if (kept !== undefined) {
       return kept;
     }

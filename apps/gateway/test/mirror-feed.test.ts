@@ -309,6 +309,8 @@ describe('the change feed and prompts relative to events', () => {
       }),
     );
     await until(() => seen.length >= missed.length, 10_000, 50);
+    // The turn's handler has seen the changes; its commit (which moves the cursor) follows.
+    await until(async () => (await cursors.position(EVENT_SCHEDULES_FEED)) === missed.at(-1), 10_000, 50);
     expect(attempts).toBe(2);
     expect(restarted.stats.failures).toBe(1);
     expect(seen).toEqual(missed);

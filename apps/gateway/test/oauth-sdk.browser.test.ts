@@ -239,7 +239,14 @@ describe('the SDK client connects through OAuth with dynamic registration (Chrom
   });
 });
 
-describe('toolsets and scopes on the consent page (Chromium)', () => {
+/**
+ * A whole OAuth flow in Chromium (registration, consent page, token, MCP calls) takes seconds on a
+ * quiet machine but has taken over 30 s when the whole suite loads the machine; a flow cut short
+ * by the timeout would also leave its late redirect for the next test's callback.
+ */
+const BROWSER_FLOW_MS = 90_000;
+
+describe('toolsets and scopes on the consent page (Chromium)', { timeout: BROWSER_FLOW_MS }, () => {
   const email = 'cara@example.test';
   let stack: Awaited<ReturnType<typeof consentStack>>;
   let gw: TestGateway;

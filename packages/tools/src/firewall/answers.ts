@@ -271,13 +271,10 @@ class Walk {
   /**
    * A fetched document's text ("Label: value" lines, attendee lines, then the description to the
    * end): only the flagged parts are replaced; when only the whole reads as addressed to an AI,
-   * the whole is.
+   * the whole is. Parts are screened first, each on its own: a verdict on a part need not hold for
+   * the longer text around it.
    */
   #documentText(text: string, target: Json): string {
-    const whole = this.#options.screener.screen(text);
-    if (whole === undefined) {
-      return text;
-    }
     const cut = text.indexOf('\nDescription: ');
     const head = (cut < 0 ? text : text.slice(0, cut)).split('\n');
     const parts: string[] = [];
@@ -306,7 +303,11 @@ class Walk {
         parts.push(`Description: ${description}`);
       }
     }
-    return found ? parts.join('\n') : this.#flag(target, 'text', 'text', text, whole);
+    if (found) {
+      return parts.join('\n');
+    }
+    const whole = this.#options.screener.screen(text);
+    return whole === undefined ? text : this.#flag(target, 'text', 'text', text, whole);
   }
 }
 

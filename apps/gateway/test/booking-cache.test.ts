@@ -1,31 +1,9 @@
-import type { MirrorVersionWatch } from '@calgate/providers';
 import type { BookingRecord } from '@calgate/store';
+import { drivenWatch } from '@calgate/testkit';
 import { describe, expect, it } from 'vitest';
 import { ConfirmedBookingsCache } from '../src/booking-cache.ts';
 
-/** Announcements as the store's listener gives them, driven by the test. */
-function watch() {
-  const subscribers = new Set<{ changed(calendarId: string): void; reset(): void }>();
-  const source = {
-    live: true,
-    subscribe(events: { changed(calendarId: string): void; reset(): void }) {
-      subscribers.add(events);
-      return () => subscribers.delete(events);
-    },
-    announce(calendarId: string) {
-      for (const s of subscribers) {
-        s.changed(calendarId);
-      }
-    },
-    lose() {
-      source.live = false;
-      for (const s of subscribers) {
-        s.reset();
-      }
-    },
-  };
-  return source satisfies MirrorVersionWatch;
-}
+const watch = drivenWatch;
 
 const row = (id: string, calendarId: string): BookingRecord =>
   ({

@@ -4,6 +4,7 @@
  * while they are not, the check needs no read at all and gives no version (nothing may be kept).
  */
 import type { MirrorFreshness } from '@calgate/store';
+import { drivenWatch } from '@calgate/testkit';
 import { describe, expect, it } from 'vitest';
 import { MirrorBatches } from '../src/mirror/batch.ts';
 import { FreshnessRule } from '../src/mirror/freshness.ts';
@@ -12,22 +13,7 @@ import type { MirrorVersionWatch } from '../src/mirror/trusted.ts';
 
 const NOW = Date.parse('2026-12-01T09:00:00Z');
 
-/** A watch driven by the test. */
-function watch(live: boolean) {
-  const subscribers: { changed(calendarId: string): void; reset(): void }[] = [];
-  return {
-    live,
-    subscribe(events: { changed(calendarId: string): void; reset(): void }) {
-      subscribers.push(events);
-      return () => {};
-    },
-    announce: (calendarId: string) => {
-      for (const s of subscribers) {
-        s.changed(calendarId);
-      }
-    },
-  } satisfies MirrorVersionWatch & { announce(calendarId: string): void };
-}
+const watch = drivenWatch;
 
 /** A rule over one calendar whose sync state reads are counted; `version` is what they find. */
 function rule(versions: MirrorVersionWatch | undefined) {

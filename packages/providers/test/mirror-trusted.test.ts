@@ -1,29 +1,8 @@
+import { drivenWatch } from '@calgate/testkit';
 import { describe, expect, it } from 'vitest';
-import { type MirrorVersionWatch, TrustedStates } from '../src/mirror/trusted.ts';
+import { TrustedStates } from '../src/mirror/trusted.ts';
 
-/** A watch whose announcements the test sends. */
-function watch() {
-  const subscribers: { changed(id: string): void; reset(): void }[] = [];
-  const source = {
-    live: true,
-    subscribe(events: { changed(id: string): void; reset(): void }) {
-      subscribers.push(events);
-      return () => {};
-    },
-    announce: (id: string) => {
-      for (const s of subscribers) {
-        s.changed(id);
-      }
-    },
-    lose: () => {
-      source.live = false;
-      for (const s of subscribers) {
-        s.reset();
-      }
-    },
-  };
-  return source satisfies MirrorVersionWatch;
-}
+const watch = drivenWatch;
 
 const state = { syncedAt: 1_000, version: '7' };
 

@@ -3,6 +3,7 @@
  * Redis on free loopback ports; each test file clones a migrated database from a template.
  */
 export { createTestDatabase, redisUrl, type TestDatabase } from './db.ts';
+export { drivenWatch } from './driven-watch.ts';
 export { collectGarbage } from './gc.ts';
 export { type SeededRandom, seededRandom } from './random.ts';
 export { cuttableRelay, type Relay } from './relay.ts';

@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { classifierOf, hiddenRows, shippedClassifier } from '@calgate/tools/firewall-model';
 import { describe, expect, it } from 'vitest';
-import { type Entry, loadDev, loadTrain, readCorpusFile, refuseFrozenTest } from './data.ts';
+import {
+  type Entry,
+  loadAll,
+  loadDev,
+  loadSpent,
+  loadTrain,
+  readCorpusFile,
+  refuseFrozenTest,
+  SPENT_ROUNDS,
+} from './data.ts';
 import { DEFAULT_TRAIN } from './logreg.ts';
 import { DEFAULT_MLP } from './mlp.ts';
 import { classifierMethod, networkMethod, trainClassifier } from './train.ts';
@@ -80,22 +89,38 @@ describe('firewall classifier', () => {
     expect(UNSEEN_LANGUAGE_CASES).toHaveLength(24);
   });
 
-  it('refuses to read the frozen test corpus', () => {
-    const testFile = fileURLToPath(new URL('../frozen/test/injections.jsonl', import.meta.url));
-    expect(() => readCorpusFile(testFile, 1)).toThrow(/frozen test corpus/);
-    expect(() => refuseFrozenTest('bench/firewall/frozen/test/benign.jsonl')).toThrow(/frozen test corpus/);
-    expect(() => refuseFrozenTest('bench/firewall/frozen/test2/injections.jsonl')).toThrow(
+  it('refuses to read the fresh frozen test set, and any frozen set that is not spent', () => {
+    const fresh = (name: string) => fileURLToPath(new URL(`../frozen/test7/${name}`, import.meta.url));
+    expect(SPENT_ROUNDS).not.toContain('test7');
+    expect(() => readCorpusFile(fresh('injections.jsonl'), 1)).toThrow(/frozen test corpus/);
+    expect(() => refuseFrozenTest(fresh('benign.jsonl'))).toThrow(/frozen test corpus/);
+    expect(() => loadDev(fileURLToPath(new URL('../frozen/test7/', import.meta.url)))).toThrow(
       /frozen test corpus/,
     );
-    expect(() => refuseFrozenTest('bench/firewall/frozen/test3/benign.jsonl')).toThrow(/frozen test corpus/);
-    expect(() => refuseFrozenTest('bench/firewall/frozen/test4/injections.jsonl')).toThrow(
+    // A round not yet written is refused too, and so is a copy of a spent one kept elsewhere.
+    expect(() => refuseFrozenTest('bench/firewall/frozen/test8/injections.jsonl')).toThrow(
       /frozen test corpus/,
     );
-    expect(() => loadDev(fileURLToPath(new URL('../frozen/test/', import.meta.url)))).toThrow(
+    expect(() => refuseFrozenTest('/tmp/elsewhere/frozen/test2/injections.jsonl')).toThrow(
       /frozen test corpus/,
     );
+    for (const round of SPENT_ROUNDS) {
+      expect(() =>
+        refuseFrozenTest(fileURLToPath(new URL(`../frozen/${round}/benign.jsonl`, import.meta.url))),
+      ).not.toThrow();
+    }
     expect(() =>
       refuseFrozenTest(fileURLToPath(new URL('../frozen/dev/benign.jsonl', import.meta.url))),
     ).not.toThrow();
+  });
+
+  it('trains on every spent round once, each text labelled as its file says', () => {
+    const spent = loadSpent();
+    for (const round of SPENT_ROUNDS) {
+      expect(spent.filter((e) => e.id.startsWith(`${round}:`)).length).toBeGreaterThan(500);
+    }
+    expect(spent.every((e) => (e.label === 1) === e.id.includes('-inj-'))).toBe(true);
+    const all = loadAll(false, true);
+    expect(all.length).toBeGreaterThan(loadAll(false, false).length + 3_000);
   });
 });

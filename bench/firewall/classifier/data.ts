@@ -1,7 +1,8 @@
-// Loads the classifier's training data: the firewall's DEV corpus (bench/firewall/frozen/dev/) and
+// Loads the classifier's training data: the firewall's DEV corpus (bench/firewall/frozen/dev/),
 // the training corpus (bench/firewall/train/<group>/<lang>-inj-NN.jsonl and <lang>-ben-NN.jsonl;
-// FIREWALL_TRAIN_DIR names another folder of the same shape). The frozen TEST corpus is never
-// read: every load goes through readCorpusFile, which refuses any path inside it.
+// FIREWALL_TRAIN_DIR names another folder of the same shape) and the SPENT frozen test sets. The
+// fresh frozen test set is never read: every load goes through readCorpusFile, which refuses any
+// frozen test set that is not listed in SPENT_ROUNDS.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,13 +21,26 @@ export interface Entry {
 export const DEV_DIR = fileURLToPath(new URL('../frozen/dev/', import.meta.url));
 export const TRAIN_DIR =
   process.env.FIREWALL_TRAIN_DIR ?? fileURLToPath(new URL('../train/', import.meta.url));
-const TEST_DIR = fileURLToPath(new URL('../frozen/test/', import.meta.url));
+const FROZEN_DIR = fileURLToPath(new URL('../frozen/', import.meta.url));
 
-/** Throws when `path` lies inside a frozen test set, bench/firewall/frozen/test or test2, … (by resolved path or by name). */
+/**
+ * Frozen test sets whose figure has been reported and has decided a change of the detector: each
+ * was measured when fresh, and its figure stays recorded in bench/results/firewall.md. A spent set
+ * is independent, hand-written data of exactly the kinds attackers use, so it becomes training data;
+ * from then on its own figure is no longer a measurement (bench:firewall says so). The newest set
+ * (round 7, frozen/test7) is not listed: it is the figure users get, and it is never read here.
+ */
+export const SPENT_ROUNDS: readonly string[] = ['test', 'test2', 'test3', 'test4', 'test5', 'test6'];
+
+/**
+ * Throws when `path` lies inside a frozen test set (bench/firewall/frozen/test, test2, …, by resolved
+ * path or by name) that is not spent.
+ */
 export function refuseFrozenTest(path: string): void {
-  const full = resolve(path);
-  const normalised = full.replaceAll('\\', '/');
-  if (`${full}/`.startsWith(TEST_DIR) || /\/frozen\/test\d*(\/|$)/.test(normalised)) {
+  const normalised = resolve(path).replaceAll('\\', '/');
+  const round = /\/frozen\/(test\d*)(\/|$)/.exec(normalised)?.[1];
+  const insideFrozen = `${normalised}/`.startsWith(FROZEN_DIR.replaceAll('\\', '/'));
+  if (round !== undefined && !(insideFrozen && SPENT_ROUNDS.includes(round))) {
     throw new Error(`refusing to read ${path}: the frozen test corpus is never used for training or tuning`);
   }
 }
@@ -108,11 +122,28 @@ export function loadRulesCorpus(dir: string = RULES_CORPUS_DIR): Entry[] {
   ];
 }
 
-/** DEV, the training corpus and the corpus written with the rules together, each text once. */
-export function loadAll(withRulesCorpus = process.env.FIREWALL_RULES_CORPUS !== '0'): Entry[] {
+/** The spent frozen test sets (SPENT_ROUNDS), ids prefixed with their round. */
+export function loadSpent(rounds: readonly string[] = SPENT_ROUNDS): Entry[] {
+  return rounds.flatMap((round) =>
+    [
+      ...readCorpusFile(join(FROZEN_DIR, round, 'injections.jsonl'), 1),
+      ...readCorpusFile(join(FROZEN_DIR, round, 'benign.jsonl'), 0),
+    ].map((e) => ({ ...e, id: `${round}:${e.id}` })),
+  );
+}
+
+/**
+ * DEV, the training corpus, the spent frozen sets (FIREWALL_SPENT=0 leaves them out) and the corpus
+ * written with the rules together, each text once.
+ */
+export function loadAll(
+  withRulesCorpus = process.env.FIREWALL_RULES_CORPUS !== '0',
+  withSpent = process.env.FIREWALL_SPENT !== '0',
+): Entry[] {
   const out: Entry[] = [];
   const texts = new Set<string>();
-  for (const e of [...loadDev(), ...loadTrain(), ...(withRulesCorpus ? loadRulesCorpus() : [])]) {
+  const sources = [...loadDev(), ...loadTrain(), ...(withSpent ? loadSpent() : [])];
+  for (const e of [...sources, ...(withRulesCorpus ? loadRulesCorpus() : [])]) {
     if (!texts.has(e.text)) {
       texts.add(e.text);
       out.push(e);

@@ -253,8 +253,22 @@ export function loko(dev: Entry[]): Split[] {
 }
 
 /**
+ * Leave one spent round out: each of the last two spent frozen rounds (ids `testN:…`, see
+ * SPENT_ROUNDS) is scored by a model trained on everything else, with the threshold from the
+ * training part — the closest stand-in for a fresh round written by people who saw no corpus.
+ */
+export function loro(dev: Entry[]): Split[] {
+  const roundOf = (e: Entry): string | undefined => /^(test\d*):/.exec(e.id)?.[1];
+  const rounds = [...new Set(dev.map(roundOf).filter((r) => r !== undefined))].sort().slice(-2);
+  return rounds.map((r) => ({
+    train: dev.filter((e) => roundOf(e) !== r),
+    test: dev.filter((e) => roundOf(e) === r),
+  }));
+}
+
+/**
  * The protocols' folds, scored only on held-out texts: those FIREWALL_PROTOCOLS names (default
- * cv5,lolo,loko), and of lolo and loko only the folds of FIREWALL_LOLO_LANGS=ar,ja and
+ * cv5,lolo,loko; loro also when spent rounds are trained on), and of lolo and loko only the folds of FIREWALL_LOLO_LANGS=ar,ja and
  * FIREWALL_LOKO_KINDS=obfuscated when set (a quicker look).
  */
 export function protocolSplits(data: Entry[]): [string, Split[]][] {
@@ -267,8 +281,9 @@ export function protocolSplits(data: Entry[]): [string, Split[]][] {
       : protocol === 'loko' && kinds !== undefined
         ? sp.test.some((e) => e.label === 1 && kinds.includes(e.kind))
         : true;
-  const wanted = list('FIREWALL_PROTOCOLS') ?? ['cv5', 'lolo', 'loko'];
-  return Object.entries({ cv5, lolo, loko })
+  const spent = data.some((e) => /^test\d*:/.test(e.id));
+  const wanted = list('FIREWALL_PROTOCOLS') ?? ['cv5', 'lolo', 'loko', ...(spent ? ['loro'] : [])];
+  return Object.entries({ cv5, lolo, loko, loro })
     .filter(([name]) => wanted.includes(name))
     .map(([name, split]) => [name, scoredOnlyOnHeldOut(split(data)).filter(kept(name))]);
 }

@@ -1,15 +1,15 @@
-// Trains the firewall's prompt-injection classifier on the DEV corpus (bench/firewall/frozen/dev)
-// and the training corpus (bench/firewall/train), prints its cross-validation figures beside the
+// Trains the firewall's prompt-injection classifier on the DEV corpus (bench/firewall/frozen/dev),
+// the training corpus (bench/firewall/train) and the spent frozen rounds (data.ts SPENT_ROUNDS), prints its cross-validation figures beside the
 // rules', picks the operating point (threshold at a target false-positive rate, and the bonus a
 // text gets when the rules also find it) on cross-validation, times it per field, and writes the
-// model the firewall ships (packages/tools/src/firewall/model/). The frozen test corpus is never
+// model the firewall ships (packages/tools/src/firewall/model/). The fresh frozen test set is never
 // read. Appends the report to bench/results/firewall-classifier.md (BENCH_RECORD=0 to skip).
 // Usage: npm run bench:firewall-classifier   (FIREWALL_CV=0: train and export only)
 import { appendFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { classifierOf, DEFAULT_MODEL, loadClassifier, MODEL_DIR } from '@calgate/tools/firewall-model';
 import { machineSummary, today } from '../../lib/machine.ts';
-import { loadAll, longDescriptions } from './data.ts';
+import { loadAll, longDescriptions, SPENT_ROUNDS } from './data.ts';
 import {
   decide,
   protocolSplits,
@@ -114,7 +114,7 @@ log(`rule bonus ${bonus}`);
 
 const model = trainClassifier(
   data,
-  'bench/firewall/frozen/dev + bench/firewall/train',
+  `bench/firewall/frozen/dev + bench/firewall/train + spent rounds ${SPENT_ROUNDS.join(', ')}`,
   TARGET_FPR,
   bonus,
   rule,
@@ -216,15 +216,15 @@ const latency = latencyRows.map(({ group, texts }) => {
 
 const unseenRight = UNSEEN_LANGUAGE_CASES.filter((c) => clf.isInjection(c.text) === (c.label === 1)).length;
 const m = model.meta;
-const report = `Cross-validation on the training data only (bench/firewall/frozen/dev and bench/firewall/train: ${
+const report = `Cross-validation on the training data only (bench/firewall/frozen/dev, bench/firewall/train and the spent frozen rounds ${SPENT_ROUNDS.join(', ')}: ${
   m.trainedOn.injections
 } injections, ${m.trainedOn.entries - m.trainedOn.injections} benign texts, ${
   langs.length
-} languages); the frozen test corpus was not read. Each fold's threshold is picked on its training part (inner 3-fold) at a target false-positive rate of ${(
+} languages); the fresh frozen test set was not read. Each fold's threshold is picked on its training part (inner 3-fold) at a target false-positive rate of ${(
   100 * TARGET_FPR
 ).toFixed(
   1,
-)} %. cv5 = 5 stratified folds; lolo = leave one language out; loko = leave one injection kind out (a fifth of the benign texts held out each time). "firewall" is the shipped decision: flagged when the logit, plus ${bonus} when the rules find a payload, reaches the threshold (hidden text is always refused).
+)} %. cv5 = 5 stratified folds; lolo = leave one language out; loko = leave one injection kind out (a fifth of the benign texts held out each time); loro = leave one of the last two spent rounds out (trained on everything else). "firewall" is the shipped decision: flagged when the logit, plus ${bonus} when the rules find a payload, reaches the threshold (hidden text is always refused).
 
 ${summary}
 

@@ -2,7 +2,7 @@
 // injection payloads refused (target ≥ 90 %, every language ≥ 80 %), the share of hard benign texts
 // refused (target ≤ 0.5 %) and the time to screen one text. The newest frozen test set comes
 // first: it was written and frozen before the detector's last round of changes
-// (bench/firewall/frozen/test6/README.md), so it is the figure users get; earlier rounds follow,
+// (bench/firewall/frozen/test7/README.md), so it is the figure users get; earlier rounds follow,
 // spent. Only their totals by kind and language are printed, never their texts, so that nobody
 // tunes on them. Then the data the classifier was trained and cross-validated on: the development
 // set (frozen/dev), the training corpus (train/) and the corpus written with the rules
@@ -43,37 +43,44 @@ interface Corpus {
 const CORPORA: readonly Corpus[] = [
   {
     title:
-      'frozen test set, round 6 (never tuned on; written without sight of any corpus; the current figure)',
+      'frozen test set, round 7 (never tuned on; written without sight of any corpus; the current figure)',
+    dir: 'frozen/test7/',
+    showMisses: false,
+    frozen: true,
+  },
+  {
+    title:
+      'frozen test set, round 6 (spent, and trained on since round 7: not a measurement; its figure when fresh is in bench/results/firewall.md)',
     dir: 'frozen/test6/',
     showMisses: false,
     frozen: true,
   },
   {
-    title: 'frozen test set, round 5 (spent: a candidate model was measured on it and not adopted)',
+    title: 'frozen test set, round 5 (spent, trained on since round 7: not a measurement)',
     dir: 'frozen/test5/',
     showMisses: false,
     frozen: true,
   },
   {
-    title: 'frozen test set, round 4 (spent: its result decided the changes of round 5)',
+    title: 'frozen test set, round 4 (spent, trained on since round 7: not a measurement)',
     dir: 'frozen/test4/',
     showMisses: false,
     frozen: true,
   },
   {
-    title: 'frozen test set, round 3 (spent: its result decided the changes of round 4)',
+    title: 'frozen test set, round 3 (spent, trained on since round 7: not a measurement)',
     dir: 'frozen/test3/',
     showMisses: false,
     frozen: true,
   },
   {
-    title: 'frozen test set, round 2 (spent: its result decided the changes of round 3)',
+    title: 'frozen test set, round 2 (spent, trained on since round 7: not a measurement)',
     dir: 'frozen/test2/',
     showMisses: false,
     frozen: true,
   },
   {
-    title: 'frozen test set, round 1 (spent: its result decided the changes of round 2)',
+    title: 'frozen test set, round 1 (spent, trained on since round 7: not a measurement)',
     dir: 'frozen/test/',
     showMisses: false,
     frozen: true,
@@ -228,7 +235,7 @@ if (process.env.BENCH_RECORD !== '0') {
   await mkdir(`${root}bench/results`, { recursive: true });
   await appendFile(
     `${root}bench/results/firewall.md`,
-    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 6) is the figure to quote; rounds 1 to 5 are spent, the others were trained and tuned on.\n\n${body}`,
+    `\n## ${today()} — ${machineSummary()}\n\nThe newest frozen test set (round 7) is the figure to quote; rounds 1 to 6 are spent and, since round 7, trained on, as are the others.\n\n${body}`,
   );
 }
 const [test] = results;

@@ -157,7 +157,8 @@ document.addEventListener('click', (event) => {
   }
   if (url.origin === location.origin && PAGES.some((page) => page.path === url.pathname)) {
     event.preventDefault();
-    navigate(url.pathname);
+    // The query goes along: /accounts?reconnect=… fills the CalDAV form for that account.
+    navigate(`${url.pathname}${url.search}`);
     document.getElementById('main')?.focus();
   }
 });

@@ -17,6 +17,8 @@ interface Connection {
   calendars: {
     id: string;
     summary: string;
+    /** The calendar's id at its provider (a CalDAV calendar's URL). */
+    externalId?: string;
     accessRole: string;
     enabled: boolean;
     primary: boolean;
@@ -213,8 +215,9 @@ async function confirmDisconnect(connection: Connection): Promise<boolean> {
 export async function renderAccounts(root: HTMLElement): Promise<void> {
   const status = h('div', { 'aria-live': 'polite' });
   const list = h('div', {});
+  let connections: Connection[] = [];
   async function load(): Promise<void> {
-    const { connections } = await api<{ connections: Connection[] }>('GET', '/connections');
+    ({ connections } = await api<{ connections: Connection[] }>('GET', '/connections'));
     // Accounts Google no longer accepts, named at the top of the page.
     root.querySelector('.reauth-banner')?.remove();
     const banner = reauthBanner(connections);
@@ -261,24 +264,31 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           ? null
           : h('span', { class: 'muted provider' }, providerName(connection.provider)),
       ),
-      connection.status === 'needs_reauth'
+      connection.status === 'needs_reauth' && connection.provider === 'caldav'
         ? h(
             'p',
             { class: 'notice error' },
-            `${providerName(connection.provider)} no longer accepts this account’s token. `,
-            h(
-              'a',
-              {
-                href:
-                  connection.provider === 'microsoft'
-                    ? reconnectUrl(connection)
-                    : startUrl('none', connection.writable === false ? 'read' : 'write'),
-                class: 'button',
-              },
-              `Reconnect ${name}`,
-            ),
+            'The CalDAV server no longer accepts this account’s password. ',
+            h('button', { type: 'button', onclick: () => caldav.reconnect(connection) }, `Reconnect ${name}`),
           )
-        : readOnlyNotice(connection, name),
+        : connection.status === 'needs_reauth'
+          ? h(
+              'p',
+              { class: 'notice error' },
+              `${providerName(connection.provider)} no longer accepts this account’s token. `,
+              h(
+                'a',
+                {
+                  href:
+                    connection.provider === 'microsoft'
+                      ? reconnectUrl(connection)
+                      : startUrl('none', connection.writable === false ? 'read' : 'write'),
+                  class: 'button',
+                },
+                `Reconnect ${name}`,
+              ),
+            )
+          : readOnlyNotice(connection, name),
       h(
         'ul',
         { 'aria-label': `Calendars of ${name}` },
@@ -314,6 +324,7 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
           ),
     );
   }
+  const caldav = caldavSection(load);
   const [google, microsoft] = await Promise.all([
     api<GoogleStatus>('GET', '/google/status'),
     api<MicrosoftStatus>('GET', '/microsoft/status'),
@@ -322,11 +333,17 @@ export async function renderAccounts(root: HTMLElement): Promise<void> {
     connectForm(google),
     microsoftForm(microsoft),
     await serviceAccountSection(load),
-    caldavSection(load),
+    caldav.section,
     await icsSection(load),
     status,
     h('h2', {}, 'Connected accounts'),
     list,
   );
   await load();
+  // Reconnect links elsewhere (the overview's banner) land here with the account to fill in.
+  const reconnecting = new URLSearchParams(location.search).get('reconnect');
+  const account = connections.find((c) => c.id === reconnecting && c.provider === 'caldav');
+  if (account !== undefined) {
+    caldav.reconnect(account);
+  }
 }

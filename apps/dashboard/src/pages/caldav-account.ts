@@ -19,8 +19,32 @@ const PRESETS: Record<string, { url: string; hint: string; link?: string }> = {
   other: { url: 'https://', hint: "The server's CalDAV address, a principal or one calendar's URL." },
 };
 
-/** "Connect a CalDAV account": presets for iCloud, Fastmail and Nextcloud, or any server. */
-export function caldavSection(onAdded: () => Promise<void>): HTMLElement {
+/** A connected CalDAV account, as GET /connections lists it: its calendars' URLs name its server. */
+export interface CaldavAccount {
+  accountEmail: string | null;
+  calendars: { externalId?: string }[];
+}
+
+/** The preset whose server an account's calendars are on (iCloud answers from partition hosts). */
+function presetOf(origin: string): string {
+  const host = new URL(origin).hostname;
+  return host === 'icloud.com' || host.endsWith('.icloud.com')
+    ? 'icloud'
+    : host === 'fastmail.com' || host.endsWith('.fastmail.com')
+      ? 'fastmail'
+      : 'other';
+}
+
+/**
+ * "Connect a CalDAV account": presets for iCloud, Fastmail and Nextcloud, or any server.
+ * `reconnect` fills the form for an account whose server refuses its stored password: its server
+ * and username, so that only the new password is asked for (connecting the same account again
+ * keeps its calendars and grants).
+ */
+export function caldavSection(onAdded: () => Promise<void>): {
+  section: HTMLElement;
+  reconnect(account: CaldavAccount): void;
+} {
   const status = h('div', { 'aria-live': 'polite' });
   const preset = h(
     'select',
@@ -84,18 +108,20 @@ export function caldavSection(onAdded: () => Promise<void>): HTMLElement {
     event.preventDefault();
     void (async () => {
       try {
-        const result = await api<{ accountEmail: string; calendars: { summary: string }[] }>(
-          'POST',
-          '/connections/caldav',
-          {
-            url: url.value.trim(),
-            username: username.value.trim(),
-            password: password.value,
-            access: access.value,
-          },
-        );
+        const result = await api<{
+          accountEmail: string;
+          reconnected: boolean;
+          calendars: { summary: string }[];
+        }>('POST', '/connections/caldav', {
+          url: url.value.trim(),
+          username: username.value.trim(),
+          password: password.value,
+          access: access.value,
+        });
         status.replaceChildren(
-          notice(`Connected ${result.accountEmail}: ${result.calendars.map((c) => c.summary).join(', ')}.`),
+          notice(
+            `${result.reconnected ? 'Reconnected' : 'Connected'} ${result.accountEmail}: ${result.calendars.map((c) => c.summary).join(', ')}.`,
+          ),
         );
         form.reset();
         choose();
@@ -106,7 +132,7 @@ export function caldavSection(onAdded: () => Promise<void>): HTMLElement {
       }
     })();
   });
-  return h(
+  const section = h(
     'section',
     { class: 'card', 'aria-labelledby': 'caldav-title' },
     h('h2', { id: 'caldav-title' }, 'Connect a CalDAV account'),
@@ -114,4 +140,22 @@ export function caldavSection(onAdded: () => Promise<void>): HTMLElement {
     form,
     status,
   );
+  const reconnect = (account: CaldavAccount) => {
+    const calendarUrl = account.calendars.find((calendar) => calendar.externalId)?.externalId;
+    const origin = calendarUrl === undefined ? undefined : new URL(calendarUrl).origin;
+    preset.value = origin === undefined ? 'other' : presetOf(origin);
+    choose();
+    if (preset.value === 'other' && origin !== undefined) {
+      // Discovery finds the account's calendars again from its server's root.
+      url.value = `${origin}/`;
+    }
+    username.value = account.accountEmail ?? '';
+    password.value = '';
+    // Calendars the account already has keep their grants; new ones wait for the matrix.
+    access.value = 'none';
+    status.replaceChildren();
+    section.scrollIntoView({ block: 'center' });
+    password.focus();
+  };
+  return { section, reconnect };
 }

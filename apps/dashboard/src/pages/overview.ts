@@ -36,18 +36,25 @@ export function providerName(provider: string): string {
       ? 'Google'
       : provider === 'ics'
         ? 'Calendar feed'
-        : provider;
-}
-
-/** Where an account that needs reconnecting is reconnected: its own provider's consent. */
-export function reconnectUrl(account: { id: string; provider: string }): string {
-  return account.provider === 'microsoft'
-    ? `/oauth/microsoft/start?reconnect=${encodeURIComponent(account.id)}`
-    : '/oauth/google/start?access=none';
+        : provider === 'caldav'
+          ? 'CalDAV'
+          : provider;
 }
 
 /**
- * A banner naming the accounts their provider (Google, Microsoft) no longer accepts, each with its reconnect link; null when
+ * Where an account that needs reconnecting is reconnected: its own provider's consent, or for a
+ * CalDAV account the Accounts page's form filled for it (a new password is all it needs).
+ */
+export function reconnectUrl(account: { id: string; provider: string }): string {
+  return account.provider === 'microsoft'
+    ? `/oauth/microsoft/start?reconnect=${encodeURIComponent(account.id)}`
+    : account.provider === 'caldav'
+      ? `/accounts?reconnect=${encodeURIComponent(account.id)}`
+      : '/oauth/google/start?access=none';
+}
+
+/**
+ * A banner naming the accounts their provider (Google, Microsoft, a CalDAV server) no longer accepts, each with its reconnect link; null when
  * every account is fine.
  */
 export function reauthBanner(
@@ -58,7 +65,15 @@ export function reauthBanner(
     return null;
   }
   const providers = [...new Set(broken.map((account) => providerName(account.provider)))];
-  const who = providers.length === 1 ? providers[0] : 'their providers';
+  const who =
+    providers.length !== 1
+      ? 'their providers'
+      : providers[0] === 'CalDAV'
+        ? 'the CalDAV server'
+        : providers[0];
+  // A CalDAV account signs in with a password, the others with a token.
+  const passwords = broken.filter((account) => account.provider === 'caldav').length;
+  const secret = passwords === 0 ? 'token' : passwords === broken.length ? 'password' : 'token or password';
   return h(
     'section',
     { class: 'card notice error reauth-banner', role: 'alert' },
@@ -66,8 +81,8 @@ export function reauthBanner(
       'p',
       {},
       broken.length === 1
-        ? `An account needs reconnecting: ${who} no longer accepts its token, so its calendars cannot be reached.`
-        : `${broken.length} accounts need reconnecting: ${who} no longer ${providers.length === 1 ? 'accepts' : 'accept'} their tokens, so their calendars cannot be reached.`,
+        ? `An account needs reconnecting: ${who} no longer accepts its ${secret}, so its calendars cannot be reached.`
+        : `${broken.length} accounts need reconnecting: ${who} no longer ${providers.length === 1 ? 'accepts' : 'accept'} their ${secret.replace(/(token|password)/g, '$1s')}, so their calendars cannot be reached.`,
     ),
     h(
       'ul',

@@ -32,6 +32,11 @@ export interface TestCaldavServer {
   ): Promise<void>;
   /** PUTs hand-written iCalendar text at `path`. */
   seed(path: string, ics: string): Promise<void>;
+  /**
+   * The main user's password changes on the server (as after a leak): the old one is refused
+   * from the next request on; `raw`, `makeCalendar` and `seed` use the new one.
+   */
+  changePassword(password: string): void;
   stop(): Promise<void>;
 }
 
@@ -80,11 +85,12 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function helpers(root: string, username: string, password: string) {
+/** Requests as `username`; `password` is read on each request (it may change). */
+function helpers(root: string, username: string, password: () => string) {
   const raw = (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
     fetch(new URL(path, root), {
       method,
-      headers: { authorization: basic(username, password), ...headers },
+      headers: { authorization: basic(username, password()), ...headers },
       ...(body === undefined ? {} : { body }),
     });
   return {
@@ -217,8 +223,9 @@ export async function startRadicale(): Promise<
   });
   const root = `http://127.0.0.1:${port}/`;
   await waitForHttp(root, child, () => output);
-  const alice = helpers(root, 'alice', HARD_PASSWORD);
-  const bob = helpers(root, 'bob', 'bob-password');
+  let password = HARD_PASSWORD;
+  const alice = helpers(root, 'alice', () => password);
+  const bob = helpers(root, 'bob', () => 'bob-password');
   // Radicale makes a principal's collection on its first authenticated request.
   await alice.raw('PROPFIND', '/alice/', undefined, { depth: '0' });
   await bob.raw('PROPFIND', '/bob/', undefined, { depth: '0' });
@@ -226,9 +233,16 @@ export async function startRadicale(): Promise<
     kind: 'radicale',
     root,
     username: 'alice',
-    password: HARD_PASSWORD,
+    get password() {
+      return password;
+    },
     home: `${root}alice/`,
     ...alice,
+    changePassword(changed: string) {
+      // Radicale reads its htpasswd file on every request.
+      password = changed;
+      writeFileSync(join(dir, 'users'), `alice:${changed}\nbob:bob-password\n`, 'utf8');
+    },
     bob,
     /** Radicale's storage folder (collection-root/<user>/<calendar>/<object>.ics). */
     storage: join(dir, 'collections'),
@@ -266,9 +280,9 @@ export async function startXandikos(): Promise<TestCaldavServer> {
     output += d.toString();
   });
   await waitForHttp(`http://127.0.0.1:${backendPort}/`, child, () => output);
-  const expected = basic('alice', HARD_PASSWORD);
+  let password = HARD_PASSWORD;
   const proxy: Server = createServer((req, res) => {
-    if (req.headers.authorization !== expected) {
+    if (req.headers.authorization !== basic('alice', password)) {
       req.resume();
       res.writeHead(401, { 'www-authenticate': 'Basic realm="xandikos"', 'content-type': 'text/plain' });
       res.end('authentication required');
@@ -298,9 +312,14 @@ export async function startXandikos(): Promise<TestCaldavServer> {
     kind: 'xandikos',
     root,
     username: 'alice',
-    password: HARD_PASSWORD,
+    get password() {
+      return password;
+    },
     home: `${root}alice/calendars/`,
-    ...helpers(root, 'alice', HARD_PASSWORD),
+    ...helpers(root, 'alice', () => password),
+    changePassword(changed: string) {
+      password = changed;
+    },
     async stop() {
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await stopChild(child);

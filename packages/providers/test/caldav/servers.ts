@@ -12,6 +12,12 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** A VCALENDAR around hand-written lines, CRLF-terminated as the RFC has it. */
+export const ics = (...lines: string[]) =>
+  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//hand written//EN', ...lines, 'END:VCALENDAR', ''].join(
+    '\r\n',
+  );
+
 /** A password with every character Basic auth gets wrong when it is not UTF-8 throughout. */
 export const HARD_PASSWORD = 'pä:ss wörd%41 ✓';
 

@@ -1,10 +1,15 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DEFAULT_TOOLSETS, hashApiKey, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  HARD_PASSWORD,
+  startRadicale,
+  type TestCaldavServer,
+} from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
 
 const run = promisify(execFile);
@@ -553,4 +558,88 @@ describe('calgate tenant create --owner-email (plain text)', () => {
       value: { email, role: 'owner', tenantId, tenantName: 'Initech' },
     });
   }, 60_000);
+});
+
+describe('calgate connect caldav: the password', () => {
+  let db: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+  let server: TestCaldavServer;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await startRadicale();
+    await server.makeCalendar('/alice/home/', { displayName: 'Home' });
+    env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+    };
+    const made = await main(['tenant', 'create', '--name', 'Pty'], env, { out: () => {}, err: () => {} });
+    expect(made).toBe(0);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.close();
+  });
+
+  const connectArgs = () => [
+    'connect',
+    'caldav',
+    '--url',
+    server.root,
+    '--username',
+    server.username,
+    '--json',
+  ];
+
+  it('refuses plainly when CALDAV_PASSWORD is unset and no terminal is attached', async () => {
+    const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
+    const failure = await run(process.execPath, [BIN, ...connectArgs()], { env: rest }).catch(
+      (e: unknown) => e as { code: number; stdout: string; stderr: string },
+    );
+    expect(failure).toMatchObject({ code: 2, stdout: '' });
+    expect((failure as { stderr: string }).stderr.split('\n')[0]).toBe(
+      'Set the CalDAV password in the environment variable CALDAV_PASSWORD (it is never a flag), or run this on a terminal to be asked for it.',
+    );
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
+  it('asks on a terminal (a pseudo-terminal from script(1)) and takes the password without echoing it', async () => {
+    const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, BIN, ...connectArgs()].map(quote).join(' ');
+    const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { ...rest, TERM: 'dumb' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    child.stdout.on('data', (d: Buffer) => {
+      screen += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      screen += d.toString('utf8');
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // Typed only once the prompt is up: the terminal is then raw, so nothing typed is echoed.
+      await until(async () => screen.includes('CalDAV password:'), 20_000);
+      child.stdin.write(`${HARD_PASSWORD}\r`);
+      expect(await exited).toBe(0);
+    } finally {
+      child.stdin.end();
+      if (child.exitCode === null) {
+        child.kill();
+      }
+    }
+    expect(screen).toContain('"connectionId":"con_');
+    expect(screen).toContain('"summary":"Home"');
+    for (const part of [HARD_PASSWORD, 'pä:ss', 'wörd', '%41', '✓']) {
+      expect(screen).not.toContain(part);
+    }
+    expect(screen).not.toMatch(/\*{4,}/);
+    const { rows } = await db.pool.query("SELECT account_email FROM connections WHERE provider = 'caldav'");
+    expect(rows).toEqual([{ account_email: server.username }]);
+  });
 });

@@ -593,6 +593,25 @@ describe('calgate connect caldav: the password', () => {
     '--json',
   ];
 
+  it('refuses a --password flag, naming CALDAV_PASSWORD and never repeating the value', async () => {
+    for (const flag of [['--password', 'hunter2-secret'], ['--password=hunter2-secret']]) {
+      let out = '';
+      let err = '';
+      const code = await main([...connectArgs(), ...flag], env, {
+        out: (t) => (out += t),
+        err: (t) => (err += t),
+      });
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err.split('\n')[0]).toBe(
+        'calgate takes no --password flag (a command line is seen by other users and kept in shell history): set the environment variable CALDAV_PASSWORD, or run the command on a terminal to be asked for the password.',
+      );
+      expect(err).not.toContain('hunter2');
+    }
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
   it('refuses plainly when CALDAV_PASSWORD is unset and no terminal is attached', async () => {
     const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
     const failure = await run(process.execPath, [BIN, ...connectArgs()], { env: rest }).catch(

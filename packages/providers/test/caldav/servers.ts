@@ -342,11 +342,12 @@ export async function startRedirector(target: string): Promise<{ url: string; st
 /**
  * A front for a CalDAV server that does not offer RFC 6578: every REPORT sync-collection is
  * answered with `status` (403 with DAV:supported-report, as servers that do not know the report
- * answer, or 501) while `refusing` is true; everything else passes through unchanged.
+ * answer, a bare 403 with no reason, or 501) while `refusing` is true; everything else passes
+ * through unchanged.
  */
 export async function startSyncRefusingProxy(
   target: string,
-  status: 403 | 501,
+  status: 403 | '403 bare' | 501,
 ): Promise<{ root: string; refusing: boolean; refused: number; stop(): Promise<void> }> {
   const backend = new URL(target);
   const state = {
@@ -367,6 +368,9 @@ export async function startSyncRefusingProxy(
           res.end(
             '<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:supported-report/></D:error>',
           );
+        } else if (status === '403 bare') {
+          res.writeHead(403, { 'content-type': 'text/plain' });
+          res.end('Forbidden');
         } else {
           res.writeHead(501, { 'content-type': 'text/plain' });
           res.end('REPORT sync-collection is not implemented');

@@ -108,4 +108,41 @@ describe.each([
       }
     },
   );
+
+  it.each([403, '403 bare'] as const)(
+    'starts over on the fallback when a server that gave a sync token stops offering sync-collection (%s)',
+    async (status) => {
+      const proxy = await startSyncRefusingProxy(server.root, status);
+      try {
+        proxy.refusing = false;
+        const path = `${new URL(server.home).pathname}downgraded-${String(status).replace(' ', '-')}/`;
+        const url = new URL(path, proxy.root).toString();
+        await server.makeCalendar(path, { displayName: 'Downgraded' });
+        await server.seed(`${path}a.ics`, single(`a-down-${status}@hand`, 'Before', 1));
+        const client = new CaldavClient({
+          credentials: { username: server.username, password: server.password },
+          policy: { allowPrivate: true },
+        });
+        const source = caldavSyncSource(client, { zoneOf: async () => 'UTC' });
+        const calendar = {
+          calendarId: `cal_${String(status).replace(' ', '_')}`,
+          tenantId: 'ten_x',
+          externalId: url,
+        };
+        const first = await fullSync(source, calendar);
+        expect(first.cursor.startsWith('s:')).toBe(true);
+
+        proxy.refusing = true;
+        await server.seed(`${path}b.ics`, single(`b-down-${status}@hand`, 'After', 2));
+        const step = await source.changes(calendar, { cursor: first.cursor, pageToken: null });
+        // The engine starts a full sync over on `expired`; that one takes the fallback.
+        expect(step.kind).toBe('expired');
+        const again = await fullSync(source, calendar);
+        expect(again.seen).toEqual(['After', 'Before']);
+        expect(again.cursor.startsWith('e:')).toBe(true);
+      } finally {
+        await proxy.stop();
+      }
+    },
+  );
 });

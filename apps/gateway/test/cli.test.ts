@@ -625,7 +625,8 @@ describe('calgate connect caldav: the password', () => {
     expect(rows).toEqual([]);
   });
 
-  it('asks on a terminal (a pseudo-terminal from script(1)) and takes the password without echoing it', async () => {
+  /** Runs connect on a pseudo-terminal (script(1)), typing `typed` once the prompt is up. */
+  async function onTerminal(typed: string): Promise<{ code: number | null; screen: string }> {
     const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const command = [process.execPath, BIN, ...connectArgs()].map(quote).join(' ');
     const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
@@ -644,15 +645,31 @@ describe('calgate connect caldav: the password', () => {
     try {
       // Typed only once the prompt is up: the terminal is then raw, so nothing typed is echoed.
       await until(async () => screen.includes('CalDAV password:'), 20_000);
-      child.stdin.write(`${HARD_PASSWORD}\r`);
-      expect(await exited).toBe(0);
+      child.stdin.write(typed);
+      return { code: await exited, screen };
     } finally {
       child.stdin.end();
       if (child.exitCode === null) {
         child.kill();
       }
     }
-    expect(screen).toContain('"connectionId":"con_');
+  }
+
+  it('on a terminal, Ctrl-C at the prompt cancels and connects nothing', async () => {
+    const { code, screen } = await onTerminal('abc\u0003');
+    expect(code).toBe(2);
+    expect(screen).toMatch(/^CalDAV password: \r\nCancelled\./);
+    expect(screen).not.toContain('abc');
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
+  it('asks on a terminal (a pseudo-terminal from script(1)) and takes the password without echoing it, backspace included', async () => {
+    // A slip corrected with backspace (one per character, multi-byte ones too) before the password.
+    const { code, screen } = await onTerminal(`wö✓${'\u007f'.repeat(3)}${HARD_PASSWORD}\r`);
+    expect(code, screen).toBe(0);
+    // The answer is typed on the prompt's own line; Enter ends that line, then the JSON follows.
+    expect(screen).toMatch(/^CalDAV password: \r\n\{"connectionId":"con_/);
     expect(screen).toContain('"summary":"Home"');
     for (const part of [HARD_PASSWORD, 'pä:ss', 'wörd', '%41', '✓']) {
       expect(screen).not.toContain(part);

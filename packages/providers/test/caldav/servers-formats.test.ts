@@ -134,7 +134,7 @@ describe.each([
     expect(instants(last.events)).toEqual([['UTC until', '2026-03-24T17:00:00.000Z']]);
   });
 
-  it('adds RDATE instances, with a TZID and in UTC, to a rule and on their own', async () => {
+  it('adds RDATE instances, with a TZID, in UTC and floating, to a rule and on their own', async () => {
     const path = `${server.home}rdates/`;
     await server.makeCalendar(new URL(path).pathname, { displayName: 'Rdates' });
     await server.seed(
@@ -198,6 +198,33 @@ describe.each([
       Date.parse('2026-05-21T00:00:00Z'),
     );
     expect(instants(alone.events)).toEqual([['Checkup', '2026-05-20T13:00:00.000Z']]);
+
+    // Floating start and RDATEs (no TZID, no Z): all read in the calendar's zone (Auckland, +12 in June).
+    await server.seed(
+      `${new URL(path).pathname}floating-rdates.ics`,
+      ics(
+        'BEGIN:VEVENT',
+        'UID:rdate-floating@hand',
+        'DTSTAMP:20260101T000000Z',
+        'DTSTART:20260601T090000',
+        'DURATION:PT1H',
+        'RDATE:20260603T140000,20260605T090000',
+        'SUMMARY:Floating',
+        'END:VEVENT',
+      ),
+    );
+    const floating = await readWindow(
+      client,
+      path,
+      'Pacific/Auckland',
+      Date.parse('2026-05-31T12:00:00Z'),
+      Date.parse('2026-06-07T12:00:00Z'),
+    );
+    expect(instants(floating.events)).toEqual([
+      ['Floating', '2026-05-31T21:00:00.000Z'],
+      ['Floating', '2026-06-03T02:00:00.000Z'],
+      ['Floating', '2026-06-04T21:00:00.000Z'],
+    ]);
   });
 
   it('reads DTSTART;TZID=America/New_York with the VTIMEZONE Apple Calendar writes at the right instants across both DST changes', async () => {

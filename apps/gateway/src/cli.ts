@@ -83,7 +83,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    io.err(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    // A password on the command line is seen by other users and kept in shell history; the
+    // value itself is never repeated.
+    const message = argv.some((arg) => arg === '--password' || arg.startsWith('--password='))
+      ? 'calgate takes no --password flag (a command line is seen by other users and kept in shell history): set the environment variable CALDAV_PASSWORD, or run the command on a terminal to be asked for the password.'
+      : error instanceof Error
+        ? error.message
+        : String(error);
+    io.err(`${message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;

@@ -404,6 +404,44 @@ describe.each([
     expect(ok.code, ok.err).toBe(0);
     const connection = JSON.parse(ok.out) as { connectionId: string; calendars: { id: string }[] };
     expect(connection.calendars).toHaveLength(1);
+    // Sealed at rest: the row holds neither the password nor the username in clear, in any form
+    // a reader of the database could undo (text, UTF-8 bytes, base64, the Basic header); the
+    // account's name is kept only as its identity, account_email.
+    const { rows } = await gw.db.pool.query('SELECT * FROM connections WHERE id = $1', [
+      connection.connectionId,
+    ]);
+    expect(rows).toHaveLength(1);
+    const row = rows[0] as Record<string, unknown>;
+    expect(row).toMatchObject({ provider: 'caldav', auth: 'password', account_email: server.username });
+    const sealed = Buffer.from(row.credentials_ciphertext as Buffer);
+    expect(sealed.length).toBeGreaterThan(0);
+    const forms = (secret: string) => [
+      secret,
+      Buffer.from(secret, 'utf8').toString('base64'),
+      Buffer.from(secret, 'utf8').toString('hex'),
+      encodeURIComponent(secret),
+      JSON.stringify(secret),
+    ];
+    const basicHeader = Buffer.from(`${server.username}:${HARD_PASSWORD}`, 'utf8').toString('base64');
+    const { account_email: _identity, ...rest } = row;
+    const rowText = JSON.stringify(rest, (_key, value: unknown) =>
+      value instanceof Buffer || (value as { type?: string })?.type === 'Buffer'
+        ? Buffer.from(value as Buffer).toString('latin1')
+        : value,
+    );
+    for (const secret of [HARD_PASSWORD, server.username]) {
+      for (const form of forms(secret)) {
+        expect(rowText).not.toContain(form);
+        expect(sealed.includes(Buffer.from(form, 'utf8'))).toBe(false);
+      }
+    }
+    expect(rowText).not.toContain(basicHeader);
+    expect(sealed.includes(Buffer.from(HARD_PASSWORD, 'utf8'))).toBe(false);
+    // What is sealed is the password Calgate reads back.
+    const unsealed = JSON.parse(
+      (await gw.runtime.connections.readCredentials(second.tenantId, connection.connectionId)) as string,
+    ) as { username: string; password: string };
+    expect(unsealed).toMatchObject({ username: server.username, password: HARD_PASSWORD });
     await gw.runtime.connections.storeCredentials(
       second.tenantId,
       connection.connectionId,

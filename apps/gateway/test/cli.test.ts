@@ -1,10 +1,15 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { DEFAULT_TOOLSETS, hashApiKey, TOOLSETS } from '@calgate/store';
 import { createTestDatabase, type TestDatabase, until } from '@calgate/testkit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  HARD_PASSWORD,
+  startRadicale,
+  type TestCaldavServer,
+} from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
 
 const run = promisify(execFile);
@@ -553,4 +558,124 @@ describe('calgate tenant create --owner-email (plain text)', () => {
       value: { email, role: 'owner', tenantId, tenantName: 'Initech' },
     });
   }, 60_000);
+});
+
+describe('calgate connect caldav: the password', () => {
+  let db: TestDatabase;
+  let env: NodeJS.ProcessEnv;
+  let server: TestCaldavServer;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await startRadicale();
+    await server.makeCalendar('/alice/home/', { displayName: 'Home' });
+    env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: db.url,
+      ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      OUTBOUND_ALLOW_PRIVATE: 'true',
+    };
+    const made = await main(['tenant', 'create', '--name', 'Pty'], env, { out: () => {}, err: () => {} });
+    expect(made).toBe(0);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.close();
+  });
+
+  const connectArgs = () => [
+    'connect',
+    'caldav',
+    '--url',
+    server.root,
+    '--username',
+    server.username,
+    '--json',
+  ];
+
+  it('refuses a --password flag, naming CALDAV_PASSWORD and never repeating the value', async () => {
+    for (const flag of [['--password', 'hunter2-secret'], ['--password=hunter2-secret']]) {
+      let out = '';
+      let err = '';
+      const code = await main([...connectArgs(), ...flag], env, {
+        out: (t) => (out += t),
+        err: (t) => (err += t),
+      });
+      expect(code).toBe(2);
+      expect(out).toBe('');
+      expect(err.split('\n')[0]).toBe(
+        'calgate takes no --password flag (a command line is seen by other users and kept in shell history): set the environment variable CALDAV_PASSWORD, or run the command on a terminal to be asked for the password.',
+      );
+      expect(err).not.toContain('hunter2');
+    }
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
+  it('refuses plainly when CALDAV_PASSWORD is unset and no terminal is attached', async () => {
+    const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
+    const failure = await run(process.execPath, [BIN, ...connectArgs()], { env: rest }).catch(
+      (e: unknown) => e as { code: number; stdout: string; stderr: string },
+    );
+    expect(failure).toMatchObject({ code: 2, stdout: '' });
+    expect((failure as { stderr: string }).stderr.split('\n')[0]).toBe(
+      'Set the CalDAV password in the environment variable CALDAV_PASSWORD (it is never a flag), or run this on a terminal to be asked for it.',
+    );
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
+  /** Runs connect on a pseudo-terminal (script(1)), typing `typed` once the prompt is up. */
+  async function onTerminal(typed: string): Promise<{ code: number | null; screen: string }> {
+    const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, BIN, ...connectArgs()].map(quote).join(' ');
+    const { CALDAV_PASSWORD: _unset, ...rest } = { ...process.env, ...env };
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { ...rest, TERM: 'dumb' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let screen = '';
+    child.stdout.on('data', (d: Buffer) => {
+      screen += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      screen += d.toString('utf8');
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      // Typed only once the prompt is up: the terminal is then raw, so nothing typed is echoed.
+      await until(async () => screen.includes('CalDAV password:'), 20_000);
+      child.stdin.write(typed);
+      return { code: await exited, screen };
+    } finally {
+      child.stdin.end();
+      if (child.exitCode === null) {
+        child.kill();
+      }
+    }
+  }
+
+  it('on a terminal, Ctrl-C at the prompt cancels and connects nothing', async () => {
+    const { code, screen } = await onTerminal('abc\u0003');
+    expect(code).toBe(2);
+    expect(screen).toMatch(/^CalDAV password: \r\nCancelled\./);
+    expect(screen).not.toContain('abc');
+    const { rows } = await db.pool.query('SELECT id FROM connections');
+    expect(rows).toEqual([]);
+  });
+
+  it('asks on a terminal (a pseudo-terminal from script(1)) and takes the password without echoing it, backspace included', async () => {
+    // A slip corrected with backspace (one per character, multi-byte ones too) before the password.
+    const { code, screen } = await onTerminal(`wö✓${'\u007f'.repeat(3)}${HARD_PASSWORD}\r`);
+    expect(code, screen).toBe(0);
+    // The answer is typed on the prompt's own line; Enter ends that line, then the JSON follows.
+    expect(screen).toMatch(/^CalDAV password: \r\n\{"connectionId":"con_/);
+    expect(screen).toContain('"summary":"Home"');
+    for (const part of [HARD_PASSWORD, 'pä:ss', 'wörd', '%41', '✓']) {
+      expect(screen).not.toContain(part);
+    }
+    expect(screen).not.toMatch(/\*{4,}/);
+    const { rows } = await db.pool.query("SELECT account_email FROM connections WHERE provider = 'caldav'");
+    expect(rows).toEqual([{ account_email: server.username }]);
+  });
 });

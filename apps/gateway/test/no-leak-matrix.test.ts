@@ -3,7 +3,11 @@ import { BookingRepository } from '@calgate/store';
 import { catalogue } from '@calgate/tools';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRadicale } from '../../../packages/providers/test/caldav/servers.ts';
+import {
+  startRadicale,
+  startXandikos,
+  type TestCaldavServer,
+} from '../../../packages/providers/test/caldav/servers.ts';
 import { connectCaldav } from '../src/caldav/connect.ts';
 import { subscribeIcs } from '../src/ics/subscriptions.ts';
 import { HIGH_RATE_LIMITS, startTestGateway, type TestGateway } from './harness.ts';
@@ -480,7 +484,8 @@ function brief(result: CallToolResult): string {
 describe.each([
   ['Calgate calendars', 'local'],
   ["tenant B's calendar on Outlook", 'outlook'],
-  ["tenant B's calendar on a CalDAV server", 'caldav'],
+  ["tenant B's calendar on a CalDAV server (Radicale)", 'caldav'],
+  ["tenant B's calendar on a CalDAV server (Xandikos)", 'xandikos'],
   ["tenant B's subscribed calendar feed", 'ics'],
 ] as const)('no leak between tenants, keys and grants, tool by tool (%s)', (_label, where) => {
   let gw: TestGateway;
@@ -488,7 +493,7 @@ describe.each([
   let world: World;
   let fakes: Record<CalendarKey, Ids>;
   let asSeeded: unknown;
-  let radicale: Awaited<ReturnType<typeof startRadicale>> | undefined;
+  let caldav: TestCaldavServer | undefined;
   let feeds: FeedServer | undefined;
   const visible = new Map<KeyName, Set<string>>();
 
@@ -501,12 +506,15 @@ describe.each([
     }
     gw = await startTestGateway({ ...ms?.env, ...HIGH_RATE_LIMITS, TARGETS_ALLOW_PRIVATE: 'true' });
     const emulator = ms;
-    if (where === 'caldav') {
-      // Tenant B's calendar is a CalDAV account's (Radicale), read and written through the caldav provider.
-      radicale = await startRadicale();
-      await radicale.makeCalendar('/alice/narwhal/', { displayName: 'Narwhal Ledger', timeZone: 'UTC' });
+    if (where === 'caldav' || where === 'xandikos') {
+      // Tenant B's calendar is a CalDAV account's, read and written through the caldav provider.
+      caldav = where === 'caldav' ? await startRadicale() : await startXandikos();
+      await caldav.makeCalendar(new URL('narwhal/', caldav.home).pathname, {
+        displayName: 'Narwhal Ledger',
+        timeZone: 'UTC',
+      });
     }
-    const server = radicale;
+    const server = caldav;
     if (where === 'ics') {
       // Tenant B's calendar is a subscription to a feed holding its events; its booking is recorded
       // beside them (a feed takes no writes, book_slot included).
@@ -615,7 +623,7 @@ describe.each([
       [world.calendars.b1.calendarId],
     );
     expect(rows[0]?.provider).toBe(
-      { local: 'local', outlook: 'microsoft', caldav: 'caldav', ics: 'ics' }[where],
+      { local: 'local', outlook: 'microsoft', caldav: 'caldav', xandikos: 'caldav', ics: 'ics' }[where],
     );
     fakes = {
       a1: fakeIds(world.calendars.a1),
@@ -634,7 +642,7 @@ describe.each([
     await gw?.stop();
     await ms?.close();
     await Promise.all(world?.receivers.map((receiver) => receiver.close()) ?? []);
-    await radicale?.stop();
+    await caldav?.stop();
     await feeds?.close();
   });
 

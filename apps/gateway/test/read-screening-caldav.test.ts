@@ -1,6 +1,6 @@
 /**
- * Read-side screening of CalDAV calendars over MCP (a real Radicale, seeded by plain PUTs as
- * another client would write invitations): a stranger's invitation whose description and location
+ * Read-side screening of CalDAV calendars over MCP (real Radicale and Xandikos servers, seeded by
+ * plain PUTs as another client would write invitations): a stranger's invitation whose description and location
  * address an AI assistant, and another's whose summary is the payload, are withheld by
  * list_events, get_event and search_events, shown fenced by get_event with includeFlagged, and
  * marked as organised outside; afterwards the hijack guard stops deleting an event and inviting
@@ -8,11 +8,15 @@
  * with them). Both as read through the event mirror and as read from the server.
  *
  * Two gateways share one database and one Redis: `gw` syncs the mirror (its worker runs in
- * process) and reads from it; `direct` has MIRROR_READS=false and reads every event from Radicale.
+ * process) and reads from it; `direct` has MIRROR_READS=false and reads every event from the server.
  */
 import { Client, type ElicitRequest, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRadicale, type TestCaldavServer } from '../../../packages/providers/test/caldav/servers.ts';
+import {
+  startRadicale,
+  startXandikos,
+  type TestCaldavServer,
+} from '../../../packages/providers/test/caldav/servers.ts';
 import { caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
 import { type TestGateway, textOf } from './harness.ts';
 import { readsVia, startMirroredAndDirect, waitForMirror } from './mirror-gateways.ts';
@@ -69,7 +73,10 @@ interface Event {
   organizerOutside?: boolean;
 }
 
-describe('read-side screening of CalDAV calendars over MCP (Radicale, mirrored and direct)', () => {
+describe.each([
+  ['Radicale', startRadicale],
+  ['Xandikos', startXandikos],
+] as const)('read-side screening of CalDAV calendars over MCP (%s, mirrored and direct)', (_name, start) => {
   let server: TestCaldavServer;
   let gw: TestGateway;
   let direct: TestGateway;
@@ -79,7 +86,7 @@ describe('read-side screening of CalDAV calendars over MCP (Radicale, mirrored a
   const window = { timeMin: at(-1, 0), timeMax: at(3, 0) };
 
   beforeAll(async () => {
-    server = await startRadicale();
+    server = await start();
     workPath = new URL(`${server.home}work/`).pathname;
     await server.makeCalendar(workPath, { displayName: 'Work' });
     await server.seed(

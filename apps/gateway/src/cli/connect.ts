@@ -22,8 +22,10 @@ async function caldavPassword(io: Io): Promise<string> {
       'Set the CalDAV password in the environment variable CALDAV_PASSWORD (it is never a flag), or run this on a terminal to be asked for it.',
     );
   }
-  io.err('CalDAV password: ');
-  const { stdin } = process;
+  // On the terminal itself, not through `io` (which ends each message with a newline): the
+  // password is typed on the prompt's line.
+  const { stdin, stderr } = process;
+  stderr.write('CalDAV password: ');
   return new Promise((resolve, reject) => {
     let text = '';
     stdin.setRawMode(true);
@@ -33,7 +35,7 @@ async function caldavPassword(io: Io): Promise<string> {
       stdin.setRawMode(false);
       stdin.pause();
       stdin.off('data', onData);
-      io.err('\n');
+      stderr.write('\n');
       if (error) {
         reject(error);
       } else {

@@ -33,10 +33,18 @@ export async function syncCollection(
     }
     if (
       conditions.includes('sync-traversal-supported') ||
+      conditions.includes('supported-report') ||
       response.status === 501 ||
       (token === undefined && (response.status === 403 || response.status === 405 || response.status === 400))
     ) {
       return { kind: 'unsupported' };
+    }
+    if (token !== undefined && (response.status === 403 || response.status === 405)) {
+      // Refused with a token and no reason given: a server that no longer offers the report
+      // refuses it without a token too (then compare ETags); one that still offers it refused
+      // the token.
+      const bare = await syncCollection(session, calendarUrl, undefined, signal);
+      return bare.kind === 'unsupported' ? bare : { kind: 'token-invalid' };
     }
     if (
       token !== undefined &&

@@ -13,12 +13,7 @@ import {
   patchEventIcs,
   readWindow,
 } from '../../src/caldav/index.ts';
-import { startRadicale, startRedirector, startXandikos, type TestCaldavServer } from './servers.ts';
-
-const ics = (...lines: string[]) =>
-  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//hand written//EN', ...lines, 'END:VCALENDAR', ''].join(
-    '\r\n',
-  );
+import { ics, startRadicale, startRedirector, startXandikos, type TestCaldavServer } from './servers.ts';
 
 const WEEKLY = ics(
   'BEGIN:VEVENT',

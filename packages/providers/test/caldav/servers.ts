@@ -12,6 +12,12 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** A VCALENDAR around hand-written lines, CRLF-terminated as the RFC has it. */
+export const ics = (...lines: string[]) =>
+  ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//hand written//EN', ...lines, 'END:VCALENDAR', ''].join(
+    '\r\n',
+  );
+
 /** A password with every character Basic auth gets wrong when it is not UTF-8 throughout. */
 export const HARD_PASSWORD = 'pä:ss wörd%41 ✓';
 
@@ -350,4 +356,75 @@ export async function startRedirector(target: string): Promise<{ url: string; st
     url: `http://localhost:${port}/`,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * A front for a CalDAV server that does not offer RFC 6578: every REPORT sync-collection is
+ * answered with `status` (403 with DAV:supported-report, as servers that do not know the report
+ * answer, a bare 403 with no reason, or 501) while `refusing` is true; everything else passes
+ * through unchanged.
+ */
+export async function startSyncRefusingProxy(
+  target: string,
+  status: 403 | '403 bare' | 501,
+): Promise<{ root: string; refusing: boolean; refused: number; stop(): Promise<void> }> {
+  const backend = new URL(target);
+  const state = {
+    root: '',
+    refusing: true,
+    refused: 0,
+    stop: async () => {},
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (state.refusing && req.method === 'REPORT' && /sync-collection/.test(body.toString('utf8'))) {
+        state.refused += 1;
+        if (status === 403) {
+          res.writeHead(403, { 'content-type': 'application/xml; charset=utf-8' });
+          res.end(
+            '<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:supported-report/></D:error>',
+          );
+        } else if (status === '403 bare') {
+          res.writeHead(403, { 'content-type': 'text/plain' });
+          res.end('Forbidden');
+        } else {
+          res.writeHead(501, { 'content-type': 'text/plain' });
+          res.end('REPORT sync-collection is not implemented');
+        }
+        return;
+      }
+      const headers = { ...req.headers, host: backend.host, 'content-length': String(body.length) };
+      delete headers['transfer-encoding'];
+      const upstream = httpRequest(
+        {
+          host: backend.hostname,
+          port: backend.port,
+          method: req.method,
+          path: req.url,
+          headers,
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on('error', () => {
+        res.writeHead(502);
+        res.end();
+      });
+      upstream.end(body);
+    });
+  });
+  const port = await new Promise<number>((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : 0);
+    });
+  });
+  state.root = `http://127.0.0.1:${port}/`;
+  state.stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  return state;
 }

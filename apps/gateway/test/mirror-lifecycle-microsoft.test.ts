@@ -370,4 +370,28 @@ describe('push on: subscriptions renewed, and deleted when a calendar or the acc
     await stack.ms.admin.notificationsIdle();
     expect(stack.ms.admin.notifications()).toHaveLength(sent);
   }, 60_000);
+
+  it("connecting the account again (as the dashboard does) queues its calendars' first syncs at once, and subscribes them again", async () => {
+    const connected = await stack.gw.runtime.deps.dashboard.microsoft.connectOAuth(
+      stack.tenant.tenantId,
+      { refreshToken: stack.ms.refreshToken(ANN) },
+      { access: 'read', keyIds: [stack.tenant.keyId] },
+    );
+    expect(connected.accountEmail).toBe(ANN);
+    const { rows } = await stack.gw.db.pool.query<{ id: string; external_id: string }>(
+      'SELECT id, external_id FROM calendars WHERE connection_id = $1',
+      [connected.connectionId],
+    );
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      // Queued by the connect itself, not left to the planner's next pass.
+      expect(await syncReasons(stack, row.id)).toEqual(['initial']);
+      await until(
+        async () =>
+          (await channelRows(stack, row.id)).length === 1 &&
+          stack.ms.admin.subscriptions().some((sub) => sub.calendarId === row.external_id),
+        20_000,
+      );
+    }
+  }, 60_000);
 });

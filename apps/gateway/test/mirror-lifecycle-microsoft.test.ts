@@ -228,14 +228,18 @@ describe('a PUBLIC_URL Graph cannot reach (MIRROR_PUSH=true, nothing listening t
   });
 
   it("Graph's validation of the notification URL fails, no subscription is kept, and polling follows changes", async () => {
-    // The worker tried after each first sync; Graph refused, since the validation request found nobody.
+    // The worker tried once after each first sync; Graph refused: its validation request found nobody.
     await until(() => stack.ms.admin.requests({ op: 'subscriptions.create' }).length >= 2, 20_000);
     expect(
       stack.ms.admin.requests({ op: 'subscriptions.create' }).every((entry) => entry.status === 400),
     ).toBe(true);
     expect(stack.gw.logs.some((line) => line.includes('push channel not opened'))).toBe(true);
+    const attempts = stack.ms.admin.requests({ op: 'subscriptions.create' }).length;
+    expect(attempts).toBe(2);
     await followedByPolling(stack, 'Polled although unreachable');
     expect(stack.ms.admin.subscriptions()).toEqual([]);
+    // Polls do not ask Graph again each time (nor does the pass): a failed open waits 15 minutes.
+    expect(stack.ms.admin.requests({ op: 'subscriptions.create' })).toHaveLength(attempts);
     for (const calendarId of Object.values(stack.outlook.calendars)) {
       expect(await count(stack, 'mirror_channels', calendarId)).toBe(0);
       const { rows } = await stack.gw.db.pool.query(

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectClient, HIGH_RATE_LIMITS, type TestGateway, textOf } from './harness.ts';
 import {
   type ConnectedOutlook,
+  connectOutlookAccount,
   startOutlookCalendarGateway,
   type TestMicrosoftEmulator,
 } from './microsoft-fixture.ts';
@@ -21,6 +22,8 @@ import { testDays } from './test-days.ts';
 
 const ANN = 'ann@contoso.com';
 const ZED = 'zed@contoso.com';
+/** A mailbox with Outlook's "Save declined events" on. */
+const BEA = 'bea@contoso.com';
 /** Two Graph ids with the same letters, in different case, and a third with no twin. */
 const LOWER_ID = 'AAMkAGI2TG9va3NBbGlrZQBGAAAAAAD-caseCheck-abcdefAAA=';
 const UPPER_ID = 'AAMkAGI2TG9va3NBbGlrZQBGAAAAAAD-CASECHECK-ABCDEFAAA=';
@@ -48,6 +51,8 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
   let client: Client;
   let outlook: ConnectedOutlook;
   let calendarId: string;
+  let beaCalendar: string;
+  let beaExternal: string;
 
   const callTool = async (name: string, args: Record<string, unknown>) => {
     const result = await client.callTool({ name, arguments: args });
@@ -122,6 +127,26 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
             ],
           },
           { email: ZED, displayName: 'Zed', timeZone: 'UTC', calendars: [{ name: 'Calendar' }] },
+          {
+            email: BEA,
+            displayName: 'Bea',
+            timeZone: 'UTC',
+            preserveDeclinedMeetings: true,
+            calendars: [
+              {
+                name: 'Bea',
+                events: [
+                  timed('Invitation Bea keeps', 1, 9, 10, {
+                    organizerAddress: ZED,
+                    attendees: [
+                      { emailAddress: { address: ZED, name: 'Zed' }, type: 'required' },
+                      { emailAddress: { address: BEA, name: 'Bea' }, type: 'required' },
+                    ],
+                  }),
+                ],
+              },
+            ],
+          },
         ],
       },
       env: { ...HIGH_RATE_LIMITS, WORKER_IN_PROCESS: 'true', MIRROR_MAX_STALENESS: '3600' },
@@ -129,6 +154,16 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
     });
     ({ ms, gw, outlook } = started);
     calendarId = outlook.calendars.Calendar as string;
+    const bea = await connectOutlookAccount(
+      gw,
+      ms,
+      started.tenant.tenantId,
+      [started.tenant.keyId],
+      BEA,
+      'write',
+    );
+    beaCalendar = bea.calendars.Bea as string;
+    beaExternal = bea.externalIds.Bea as string;
     client = await connectClient(gw.mcpUrl, started.tenant.secret);
     // The first read queues the first sync; reads come from the mirror once it is done.
     await until(
@@ -221,6 +256,32 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
       'Declined; the calendar took the invitation off (Outlook does unless the mailbox saves declined events): it is no longer listed, and get_event no longer finds it.',
     );
     expect(answered.out).toMatchObject({ event: { status: 'cancelled' } });
+  });
+
+  it('declined in a mailbox that saves declined events: the invitation stays, shown as free, and the answer says nothing more', async () => {
+    const listed = (await call('list_events', {
+      calendarId: beaCalendar,
+      timeMin: at(1, 0),
+      timeMax: at(2, 0),
+      format: 'json',
+    })) as { events: EventOut[] };
+    const id = listed.events[0]?.id as string;
+    const answered = await callTool('respond_to_event', {
+      calendarId: beaCalendar,
+      eventId: id,
+      response: 'declined',
+    });
+    expect(answered.isError, answered.text).toBe(false);
+    expect(answered.text.startsWith('{')).toBe(true);
+    expect(answered.out).toMatchObject({
+      attendee: BEA,
+      response: 'declined',
+      event: { id, status: 'confirmed', transparency: 'transparent' },
+    });
+    expect(ms.admin.events(beaExternal).find((event) => event.id === id)).toMatchObject({
+      showAs: 'free',
+      responseStatus: { response: 'declined' },
+    });
   });
 
   it('delete_event with scope all from an occurrence deletes the whole series at Graph', async () => {

@@ -204,6 +204,19 @@ export async function createRuntime(
     const rulesRepository = new RulesRepository(db);
     const schedulerRepository = new SchedulerRepository(db, box);
     const channelTokens = new ChannelTokens(box);
+    // Connecting queues the calendars' first syncs; disconnecting stops pushes, drops the mirror.
+    const accountMirror = connectionMirror({
+      jobs: mirrorJobs,
+      mirror: new MirrorRepository(db),
+      store: new MirrorChannelRepository(db),
+      channels: new MirrorChannels({
+        publicUrl: config.publicUrl,
+        store: new MirrorChannelRepository(db),
+        tokens: channelTokens,
+        sources,
+      }),
+      log,
+    });
     const google = new GoogleConnections(
       googleProviders,
       connections,
@@ -211,19 +224,7 @@ export async function createRuntime(
       log,
       (tenantId) => authenticator.invalidate('here', tenantId),
       keys,
-      // Connecting queues the calendars' first syncs; disconnecting stops pushes, drops the mirror.
-      connectionMirror({
-        jobs: mirrorJobs,
-        mirror: new MirrorRepository(db),
-        store: new MirrorChannelRepository(db),
-        channels: new MirrorChannels({
-          publicUrl: config.publicUrl,
-          store: new MirrorChannelRepository(db),
-          tokens: channelTokens,
-          sources,
-        }),
-        log,
-      }),
+      accountMirror,
     );
     if (runsWorker) {
       const worker = await startBackgroundWork({
@@ -317,6 +318,7 @@ export async function createRuntime(
           log,
           (tenantId) => authenticator.invalidate('here', tenantId),
           keys,
+          accountMirror,
         ),
         googleProviders,
         connections,

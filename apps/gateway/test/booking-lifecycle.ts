@@ -1,5 +1,5 @@
 /**
- * What the booking-lifecycle tests share (local calendars and the Google emulator): calls over
+ * What the booking-lifecycle tests share (local calendars, the Google and Graph emulators): calls over
  * MCP, the one question they keep asking (is a slot free in every availability tool, and does
  * book_slot agree?), and the cases that run the same steps on both.
  */
@@ -207,4 +207,26 @@ export async function deletedElsewhereIsNoticed(
   expect(await freeIn(client, calendarId, slot)).toEqual(ALL_FREE);
   expect(await bookingStatus(gw, booked.bookingId)).toBe('cancelled');
   await book(client, { calendarId, ...slot, summary: 'Free again' });
+}
+
+/**
+ * An event moved behind Calgate's back (`moveElsewhere` puts it at `moved`) moves its booking at
+ * the next read: book_slot is the first to meet it, books the old slot, and the booking shows
+ * the new times (`local`: in the calendar's zone).
+ */
+export async function movedElsewhereMovesBooking(
+  { client, calendarId }: BookingSetup,
+  slot: Range,
+  moveElsewhere: (eventId: string, moved: Range) => Promise<void>,
+  moved: Range,
+  local: Range,
+): Promise<void> {
+  const booked = await book(client, { calendarId, ...slot, summary: 'Moved elsewhere' });
+  await moveElsewhere(booked.eventId, moved);
+  await book(client, { calendarId, ...slot, summary: 'Old slot' });
+  expect(await bookingOf(client, calendarId, booked.bookingId)).toMatchObject({
+    status: 'confirmed',
+    ...local,
+  });
+  expect(await freeIn(client, calendarId, moved)).toEqual(ALL_BUSY);
 }

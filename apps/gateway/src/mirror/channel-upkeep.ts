@@ -49,9 +49,14 @@ export class ChannelUpkeep {
 
   /**
    * Opens the calendar's channel unless it has one still open (or another worker is opening it
-   * right now). Returns the new channel, or null when nothing was needed.
+   * right now), or opening it failed here within REOPEN_AFTER_MS (an upstream that cannot reach
+   * PUBLIC_URL is not asked again after every poll). Returns the new channel, or null when
+   * nothing was done.
    */
   async ensure(calendar: WatchedCalendar): Promise<MirrorChannelRow | null> {
+    if (this.#failedRecently(calendar.calendarId)) {
+      return null;
+    }
     return this.#locked(calendar.calendarId, async () => {
       const known = await this.#deps.store.forCalendar(calendar.calendarId);
       if (known.some((channel) => channel.expiration > this.#now())) {
@@ -106,8 +111,7 @@ export class ChannelUpkeep {
       }
     }
     for (const calendar of await store.unwatched(PASS_LIMIT)) {
-      const failedAt = this.#failedAt.get(calendar.calendarId);
-      if (failedAt !== undefined && this.#now() - failedAt < REOPEN_AFTER_MS) {
+      if (this.#failedRecently(calendar.calendarId)) {
         continue;
       }
       if (await attempt('opened', calendar.calendarId, async () => (await this.ensure(calendar)) !== null)) {
@@ -118,6 +122,11 @@ export class ChannelUpkeep {
       log.info(outcome, 'mirror push channels kept up');
     }
     return outcome;
+  }
+
+  #failedRecently(calendarId: string): boolean {
+    const failedAt = this.#failedAt.get(calendarId);
+    return failedAt !== undefined && this.#now() - failedAt < REOPEN_AFTER_MS;
   }
 
   /** Replaces a channel that ends soon, unless another worker already did. */

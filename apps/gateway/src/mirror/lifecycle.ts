@@ -1,8 +1,8 @@
 /**
- * What connecting and disconnecting a Google account means for the mirror, on the gateway side.
+ * What connecting and disconnecting an account (Google, Microsoft) means for the mirror, gateway side.
  * Gateways only enqueue: a calendar found on a connection gets its sync job ('initial' when it is
  * new, 'reconnect' when a reconnect may have ended a needs_reauth pause), and a worker syncs it.
- * Disconnecting stops the connection's push channels at Google while its token still works, then
+ * Disconnecting stops the connection's push channels upstream while its token still works, then
  * deletes its mirror (the calendars' foreign keys would cascade too; this keeps the order
  * explicit and the delete independent of how the connection row goes).
  */

@@ -91,9 +91,14 @@ export async function respond(
   try {
     return await reread();
   } catch (error) {
-    // Outlook takes a declined meeting off the attendee's calendar: answer what was written.
+    // Outlook takes a declined meeting off the attendee's calendar (unless the mailbox saves
+    // declined events): answer what was written, deleted, so that a mirror drops it too.
     if (isCalgateError(error) && error.code === 'not_found' && response.status === 'declined') {
-      return { ...current, ...(patch.attendees === undefined ? {} : { attendees: patch.attendees }) };
+      return {
+        ...current,
+        ...(patch.attendees === undefined ? {} : { attendees: patch.attendees }),
+        status: 'cancelled',
+      };
     }
     throw error;
   }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool } from '../../catalogue.ts';
 import { timeZoneOut } from '../../local-time.ts';
 import { callZone } from '../availability/window.ts';
+import { isCode } from '../write/common.ts';
 import { deleteScoped } from '../write/scoped.ts';
 import { bookingOut, ledgerOf, toBookingOut, visibleBooking, zoneIn } from './shape.ts';
 
@@ -45,9 +46,19 @@ export const cancelBooking = defineTool({
     }
     // The event first: if it cannot be deleted, the booking stays confirmed and the error says why.
     // Attendees are not emailed, as book_slot did not email them either.
-    const deletion = await deleteScoped(handle, found.eventId, undefined, { signal });
+    let deleted: boolean;
+    try {
+      deleted = (await deleteScoped(handle, found.eventId, undefined, { signal })).deleted;
+    } catch (error) {
+      // The booking's own event, no longer found: deleted upstream (Graph answers a deleted event
+      // 404 where Google keeps it cancelled), as reconciling the booking would conclude too.
+      if (!isCode(error, 'not_found')) {
+        throw error;
+      }
+      deleted = false;
+    }
     const cancelled = await ledger.cancel(found.id);
-    return out(!cancelled && !deletion.deleted, deletion.deleted);
+    return out(!cancelled && !deleted, deleted);
   },
   text(result) {
     const what = result.alreadyCancelled

@@ -108,4 +108,13 @@ export const respondToEvent = defineTool({
       };
     });
   },
+  text(result) {
+    // Outlook deletes a declined invitation from the calendar unless the mailbox saves declined
+    // events; the event then comes back cancelled (deleted), and the answer says so.
+    const removed =
+      result.response === 'declined' && result.event.status === 'cancelled'
+        ? 'Declined; the calendar took the invitation off (Outlook does unless the mailbox saves declined events): it is no longer listed, and get_event no longer finds it.\n'
+        : '';
+    return `${removed}${JSON.stringify(result)}`;
+  },
 });

@@ -45,8 +45,12 @@ describe('firewall classifier: loading', () => {
     const clf = shippedClassifier();
     expect(shippedClassifier()).toBe(clf);
     expect(clf.meta.format).toBe('calgate-clf-v1');
-    expect(clf.meta.trainedOn.corpus).toBe('bench/firewall/frozen/dev + bench/firewall/train');
-    expect(clf.meta.targetFpr).toBeLessThanOrEqual(0.005);
+    expect(clf.meta.trainedOn.corpus).toBe(
+      'bench/firewall/frozen/dev + bench/firewall/train + spent rounds test, test2, test3, test4, test5, test6',
+    );
+    // 1 % of the training corpus's benign texts, the hardest their writers could make: 0.3–0.4 % of
+    // a held-out round's (bench/firewall/classifier/README.md, "Operating point").
+    expect(clf.meta.targetFpr).toBeLessThanOrEqual(0.01);
     expect(clf.meta.ruleThreshold).toBeLessThanOrEqual(clf.meta.threshold);
     const size = readFileSync(new URL('clf.weights.bin', MODEL_DIR)).length;
     expect(size).toBe(clf.meta.totalDim);

@@ -189,7 +189,7 @@ export async function createRuntime(
       // Nothing waits for it: until it listens, free/busy reads the sync state every time.
       void listener.start();
     }
-    const { googleProviders, microsoftProviders, providers, sources } = await calendarProviders(
+    const { googleProviders, microsoftProviders, caldav, providers, sources } = await calendarProviders(
       config,
       db,
       connections,
@@ -321,6 +321,7 @@ export async function createRuntime(
           accountMirror,
         ),
         googleProviders,
+        forgetCaldav: (connectionId) => caldav.forget(connectionId),
         connections,
         tenancy,
         states: new OAuthStateRepository(db),

@@ -412,7 +412,12 @@ describe.each([
     ]);
     expect(rows).toHaveLength(1);
     const row = rows[0] as Record<string, unknown>;
-    expect(row).toMatchObject({ provider: 'caldav', auth: 'password', account_email: server.username });
+    // Neither server gives the principal an address: the identity is the username on its server.
+    expect(row).toMatchObject({
+      provider: 'caldav',
+      auth: 'password',
+      account_email: `${server.username}@${new URL(server.root).host}`,
+    });
     const sealed = Buffer.from(row.credentials_ciphertext as Buffer);
     expect(sealed.length).toBeGreaterThan(0);
     const forms = (secret: string) => [

@@ -676,6 +676,6 @@ describe('calgate connect caldav: the password', () => {
     }
     expect(screen).not.toMatch(/\*{4,}/);
     const { rows } = await db.pool.query("SELECT account_email FROM connections WHERE provider = 'caldav'");
-    expect(rows).toEqual([{ account_email: server.username }]);
+    expect(rows).toEqual([{ account_email: `${server.username}@${new URL(server.root).host}` }]);
   });
 });

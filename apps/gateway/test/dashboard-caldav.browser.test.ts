@@ -86,7 +86,9 @@ describe.each([
   });
 
   const form = () => page.getByRole('region', { name: 'Connect a CalDAV account' });
-  const account = () => page.locator('li[data-account="alice"]');
+  /** The account's identity: its username qualified by its server (neither server gives an address). */
+  const alice = () => `alice@${new URL(server.root).host}`;
+  const account = () => page.locator(`li[data-account="${alice()}"]`);
 
   /** GET /api/v1/connections as the signed-in page sees it. */
   const connections = async (): Promise<Connection[]> => {
@@ -165,7 +167,7 @@ describe.each([
     // The password is not left in the form for another try to resend.
     await expect(form().getByLabel('Password').inputValue()).resolves.toBe('');
     expect(await connections()).toEqual(before);
-    await expect(page.locator('li[data-account="alice"]').count()).resolves.toBe(0);
+    await expect(account().count()).resolves.toBe(0);
   });
 
   it('connects with the right password: the account and its calendars on the Accounts page, then granted by ticking in the matrix', async () => {
@@ -177,9 +179,12 @@ describe.each([
     await form().getByLabel('Password').fill(HARD_PASSWORD);
     await form().getByLabel('Give every existing API key').selectOption('none');
     await form().getByRole('button', { name: 'Connect CalDAV account' }).click();
-    await form().getByRole('status').filter({ hasText: 'Connected alice:' }).waitFor();
+    await form()
+      .getByRole('status')
+      .filter({ hasText: `Connected ${alice()}:` })
+      .waitFor();
     await account().getByText('CalDAV', { exact: true }).waitFor();
-    const calendars = account().getByRole('list', { name: 'Calendars of alice' });
+    const calendars = account().getByRole('list', { name: `Calendars of ${alice()}` });
     await calendars.getByText('Work').waitFor();
     await calendars.getByText('Family').waitFor();
     await screenshot(page, `81-caldav-connected-${name.toLowerCase()}`);
@@ -229,7 +234,7 @@ describe.each([
         'An account needs reconnecting: the CalDAV server no longer accepts its password, so its calendars cannot be reached.',
       )
       .waitFor();
-    await banner.getByRole('link', { name: 'Reconnect alice' }).click();
+    await banner.getByRole('link', { name: `Reconnect ${alice()}` }).click();
     await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
     await page.locator('main[data-ready="true"]').waitFor();
     // The form is filled for this account; only the new password is asked for.
@@ -248,11 +253,16 @@ describe.each([
     // The account's own button fills the form the same way.
     await form().getByLabel('Username').fill('');
     await form().getByLabel('Service').selectOption({ label: 'iCloud' });
-    await account().getByRole('button', { name: 'Reconnect alice' }).click();
+    await account()
+      .getByRole('button', { name: `Reconnect ${alice()}` })
+      .click();
     await filled();
     await form().getByLabel('Password').fill(password);
     await form().getByRole('button', { name: 'Connect CalDAV account' }).click();
-    await form().getByRole('status').filter({ hasText: 'Reconnected alice:' }).waitFor();
+    await form()
+      .getByRole('status')
+      .filter({ hasText: `Reconnected ${alice()}:` })
+      .waitFor();
     await account().getByText('active', { exact: true }).waitFor();
     await expect(account().getByText('needs reauth').count()).resolves.toBe(0);
 
@@ -273,11 +283,11 @@ describe.each([
     // Xandikos makes a calendar of its own besides Work and Family.
     const calendars = ((await caldav()) as Connection).calendars.length;
     await openPage(page, 'Accounts');
-    await page.getByRole('button', { name: 'Disconnect alice' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Disconnect alice?' });
+    await page.getByRole('button', { name: `Disconnect ${alice()}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Disconnect ${alice()}?` });
     await dialog.getByText(`Its ${calendars} calendars and their grants on 1 key are removed`).waitFor();
     await dialog.getByRole('button', { name: 'Disconnect' }).click();
-    await page.getByText('Disconnected alice.').waitFor();
+    await page.getByText(`Disconnected ${alice()}.`).waitFor();
     expect(await caldav()).toBeUndefined();
     expect((await grants()).filter((g) => g.keyId === agent.id)).toEqual([]);
 

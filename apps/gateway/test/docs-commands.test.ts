@@ -237,6 +237,8 @@ describe('CalDAV accounts: the connect command as written, against Radicale', ()
     expect(answer.calendars).toEqual([
       expect.objectContaining({ summary: 'Work', created: true, id: expect.stringMatching(/^cal_/) }),
     ]);
+    // Radicale gives the principal no address: the username on its server, as the page says.
+    expect(answer.accountEmail).toBe(`${server.username}@${new URL(server.root).host}`);
     gw.forgetKeys(tenant.tenantId);
     const client = await connectClient(gw.mcpUrl, tenant.secret);
     try {

@@ -86,6 +86,17 @@ export class ConnectionRepository {
     });
   }
 
+  /**
+   * Gives a connection another identity (its calendars, grants and credentials stay): an account
+   * whose identity came to be written otherwise, e.g. a CalDAV username qualified by its server.
+   */
+  async rename(tenantId: string, connectionId: string, accountEmail: string): Promise<void> {
+    await this.#prisma.connection.updateMany({
+      where: { id: connectionId, tenantId },
+      data: { accountEmail },
+    });
+  }
+
   get(tenantId: string, connectionId: string): Promise<ConnectionRecord | null> {
     return this.#prisma.connection.findFirst({ where: { id: connectionId, tenantId }, select: SUMMARY });
   }

@@ -36,6 +36,19 @@ function presetOf(origin: string): string {
 }
 
 /**
+ * The username an account signs in with: its identity, less the `@host` Calgate adds to a bare
+ * username (`alice@dav.example.com` on dav.example.com is `alice`); an address the server gave
+ * is kept whole.
+ */
+function usernameOf(accountEmail: string | null, origin: string | undefined): string {
+  const identity = accountEmail ?? '';
+  const server = origin === undefined ? undefined : `@${new URL(origin).host}`;
+  return server !== undefined && identity.length > server.length && identity.endsWith(server)
+    ? identity.slice(0, -server.length)
+    : identity;
+}
+
+/**
  * "Connect a CalDAV account": presets for iCloud, Fastmail and Nextcloud, or any server.
  * `reconnect` fills the form for an account whose server refuses its stored password: its server
  * and username, so that only the new password is asked for (connecting the same account again
@@ -149,7 +162,7 @@ export function caldavSection(onAdded: () => Promise<void>): {
       // Discovery finds the account's calendars again from its server's root.
       url.value = `${origin}/`;
     }
-    username.value = account.accountEmail ?? '';
+    username.value = usernameOf(account.accountEmail, origin);
     password.value = '';
     // Calendars the account already has keep their grants; new ones wait for the matrix.
     access.value = 'none';

@@ -27,11 +27,14 @@ export interface CaldavSecret {
 export const NEEDS_REAUTH_DETAIL =
   'The CalDAV server refused the stored username and password; run calgate connect caldav again with the current password.';
 
-/** A client that reports a refused password once per connection. */
+/**
+ * A client that reports a refused password once per connection; when the account was reconnected
+ * meanwhile (from the CLI or another gateway), the request is sent again once with the new one.
+ */
 class ReportingClient extends CaldavClient {
-  readonly #onRefused: () => void;
+  readonly #onRefused: () => Promise<CaldavClient | undefined>;
 
-  constructor(options: CaldavClientOptions, onRefused: () => void) {
+  constructor(options: CaldavClientOptions, onRefused: () => Promise<CaldavClient | undefined>) {
     super(options);
     this.#onRefused = onRefused;
   }
@@ -41,7 +44,10 @@ class ReportingClient extends CaldavClient {
       return await super.request(...args);
     } catch (error) {
       if (isCalgateError(error) && error.code === 'needs_reauth') {
-        this.#onRefused();
+        const renewed = await this.#onRefused();
+        if (renewed !== undefined) {
+          return renewed.request(...args);
+        }
       }
       throw error;
     }
@@ -84,27 +90,30 @@ export class CaldavAccounts {
         credentials: { username: secret.username, password: secret.password },
         policy: { allowPrivate: this.#allowPrivate },
       },
-      () => {
+      async () => {
         this.forget(connectionId);
-        void this.#refused(tenantId, connectionId, secret).catch((error: unknown) =>
-          this.#log.error({ err: error, connectionId }, 'could not mark needs_reauth'),
-        );
+        const reconnected = await this.#refused(tenantId, connectionId, secret).catch((error: unknown) => {
+          this.#log.error({ err: error, connectionId }, 'could not mark needs_reauth');
+          return false;
+        });
+        return reconnected ? this.client(tenantId, connectionId) : undefined;
       },
     );
   }
 
   /**
    * The server refused `used`: the account needs reconnecting, unless it was reconnected (with
-   * another password) meanwhile, when the next use simply takes the new one.
+   * another password) meanwhile, when it answers true and the new one is used.
    */
-  async #refused(tenantId: string, connectionId: string, used: CaldavSecret): Promise<void> {
+  async #refused(tenantId: string, connectionId: string, used: CaldavSecret): Promise<boolean> {
     const stored = parseCaldavSecret(await this.#connections.readCredentials(tenantId, connectionId));
     if (stored.username !== used.username || stored.password !== used.password) {
-      return;
+      return true;
     }
     this.#log.warn({ connectionId }, 'CalDAV account needs to be reconnected');
     await this.#connections.setStatus(tenantId, connectionId, 'needs_reauth', NEEDS_REAUTH_DETAIL);
     this.#invalidate(tenantId);
+    return false;
   }
 
   forConnection(tenantId: string, connectionId: string, accountEmail?: string): CaldavCalendarProvider {

@@ -5,10 +5,10 @@
  */
 import { CalgateError, isCalgateError } from '@calgate/core';
 import { type CaldavAccount, CaldavClient } from '@calgate/providers';
-import type { ConnectionRepository, TenancyRepository } from '@calgate/store';
+import type { ConnectionRecord, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { ConnectResult, GrantChoice } from '../connections/record.ts';
 import type { GoogleConnections } from '../google/service.ts';
-import type { CaldavSecret } from './accounts.ts';
+import { type CaldavSecret, parseCaldavSecret } from './accounts.ts';
 
 export interface CaldavLogin {
   url: string;
@@ -59,6 +59,62 @@ export async function discoverCaldav(login: CaldavLogin, allowPrivate: boolean):
   }
 }
 
+/**
+ * Which account this is in Calgate (a connection's `accountEmail`): the address the server gives
+ * the principal, else the username qualified by the server the principal is on
+ * (`alice@dav.example.com`, with the port when it is not the scheme's default), so that one
+ * username on two servers is two accounts.
+ */
+export function caldavIdentity(login: CaldavLogin, account: CaldavAccount): string {
+  if (account.accountEmail !== undefined && account.accountEmail !== '') {
+    return account.accountEmail.toLowerCase();
+  }
+  const server = new URL(account.principalUrl ?? account.calendars[0]?.url ?? login.url).host;
+  return `${login.username}@${server}`.toLowerCase();
+}
+
+const originOf = (url: string | undefined): string[] => {
+  try {
+    return url === undefined ? [] : [new URL(url).origin];
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * The tenant's connection of this account: the one under its identity or, for a connection made
+ * when a username's identity was the bare username, the one under that name whose sealed
+ * credentials are for the same server (another server's account of that name is another account).
+ */
+async function connectionOf(
+  deps: CaldavConnectDeps,
+  tenantId: string,
+  before: readonly ConnectionRecord[],
+  identity: string,
+  login: CaldavLogin,
+  account: CaldavAccount,
+): Promise<ConnectionRecord | undefined> {
+  const caldav = before.filter((connection) => connection.provider === 'caldav');
+  const same = caldav.find((connection) => connection.accountEmail === identity);
+  const bare = login.username.toLowerCase();
+  const earlier = caldav.find((connection) => connection.accountEmail === bare);
+  if (same !== undefined || earlier === undefined || identity === bare) {
+    return same;
+  }
+  let secret: CaldavSecret;
+  try {
+    secret = parseCaldavSecret(await deps.connections.readCredentials(tenantId, earlier.id));
+  } catch {
+    return undefined;
+  }
+  const servers = new Set(
+    [login.url, account.principalUrl, ...account.calendars.map((calendar) => calendar.url)].flatMap(originOf),
+  );
+  return [secret.url, secret.principalUrl].flatMap(originOf).some((origin) => servers.has(origin))
+    ? earlier
+    : undefined;
+}
+
 export async function connectCaldav(
   deps: CaldavConnectDeps,
   tenantId: string,
@@ -72,12 +128,15 @@ export async function connectCaldav(
       `The CalDAV server at ${new URL(login.url).origin} has no calendars for '${login.username}'.`,
     );
   }
-  const accountEmail = (account.accountEmail ?? login.username).toLowerCase();
+  const accountEmail = caldavIdentity(login, account);
   const fallbackZone = (await deps.tenancy.getTenant(tenantId))?.timeZone ?? 'UTC';
   const before = await deps.connections.list(tenantId);
-  const reconnected = before.some(
-    (connection) => connection.provider === 'caldav' && connection.accountEmail === accountEmail,
-  );
+  const existing = await connectionOf(deps, tenantId, before, accountEmail, login, account);
+  const reconnected = existing !== undefined;
+  if (existing !== undefined && existing.accountEmail !== accountEmail) {
+    // Kept under the identity naming its server from now on: its id, calendars and grants stay.
+    await deps.connections.rename(tenantId, existing.id, accountEmail);
+  }
   const connection = await deps.connections.upsert(tenantId, {
     provider: 'caldav',
     accountEmail,

@@ -22,6 +22,8 @@ export interface DashboardApiDeps extends SchedulerApiDeps {
   google: GoogleConnections;
   microsoft: MicrosoftConnections;
   googleProviders: GoogleProviders;
+  /** Drops this gateway's cached client of a reconnected CalDAV account (its next use reads the new password). */
+  forgetCaldav: (connectionId: string) => void;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
   /** Where the mirror's sync state is read (each calendar's last sync and its error). */
@@ -176,6 +178,7 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
         tenancy: deps.tenancy,
         google: deps.google,
         allowPrivate: deps.allowPrivateTargets,
+        forget: deps.forgetCaldav,
       },
       tenantId,
       { url: body.url.trim(), username: body.username, password: body.password },

@@ -77,6 +77,7 @@ export async function calendarProviders(
 ): Promise<{
   googleProviders: GoogleProviders;
   microsoftProviders: MicrosoftProviders;
+  caldav: CaldavAccounts;
   providers: ProviderResolver;
   sources: SyncSources;
 }> {
@@ -129,6 +130,7 @@ export async function calendarProviders(
     return {
       googleProviders,
       microsoftProviders,
+      caldav,
       providers: (calendar, tenantId) => (calendar.provider === 'local' ? local : google(calendar, tenantId)),
       sources,
     };
@@ -173,5 +175,5 @@ export async function calendarProviders(
     }
     return provider;
   };
-  return { googleProviders, microsoftProviders, providers, sources };
+  return { googleProviders, microsoftProviders, caldav, providers, sources };
 }

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { connectRedis, redisReady } from '@calgate/locks';
 import { type AccessTokenSource, GraphClient, MailboxLimiters } from '@calgate/providers';
-import { redisUrl } from '@calgate/testkit';
+import { freePort, redisUrl } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -181,6 +181,37 @@ describe('Graph limits per mailbox across processes (real Redis, counting loopba
     // Another mailbox's budget is its own.
     await get(graph(c, mailbox()), 12);
     expect(seen).toBe(11);
+  });
+
+  it('keeps both limits within the process while Redis does not answer, noting the outage once', async () => {
+    reset();
+    const port = await freePort();
+    const away = connectRedis(`redis://127.0.0.1:${port}`);
+    const warnings: string[] = [];
+    const log = {
+      warn: (...args: unknown[]) => {
+        warnings.push(String(args[1]));
+      },
+      info: () => {},
+    };
+    const limits = new SharedMailboxLimits(
+      away,
+      new OutageLog(log, { dependency: 'redis', down: 'Redis away', up: 'back' }),
+      {
+        budget: { limit: 12, windowMs: 60_000 },
+      },
+    );
+    const box = mailbox();
+    try {
+      await Promise.all(Array.from({ length: 12 }, (_, i) => get(graph(limits, box), i)));
+      expect(seen).toBe(12);
+      expect(maxInFlight).toBe(4);
+      await expect(get(graph(limits, box), 13)).rejects.toMatchObject({ code: 'rate_limited' });
+      expect(seen).toBe(12);
+      expect(warnings).toEqual(['Redis away']);
+    } finally {
+      away.disconnect();
+    }
   });
 
   it("recovers a killed process's slots once their leases lapse, and not before", async () => {

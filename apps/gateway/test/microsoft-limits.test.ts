@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { connectRedis, redisReady } from '@calgate/locks';
 import { type AccessTokenSource, GraphClient, MailboxLimiters } from '@calgate/providers';
-import { freePort, redisUrl } from '@calgate/testkit';
+import { freePort, redisUrl, until } from '@calgate/testkit';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ import { OutageLog } from '../src/outage-log.ts';
 import { connectClient, textOf } from './harness.ts';
 import { type OutlookCalendarGateway, startOutlookCalendarGateway } from './microsoft-fixture.ts';
 import { testDays } from './test-days.ts';
+import { startWorker } from './workers.ts';
 
 const HOLDER = fileURLToPath(new URL('./mailbox-holder.ts', import.meta.url));
 const quiet = { warn: () => {}, info: () => {} };
@@ -314,5 +315,67 @@ describe('over MCP: a gateway keeps the mailbox limits other processes share', (
       /Microsoft 365 allows 10,000 requests per mailbox every 10 minutes, and this account's are spent; nothing was sent to Microsoft\. Try again in \d+ min( \d+ s)? \(at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\./,
     );
     expect(setup.ms.admin.requests().length).toBe(requests);
+  });
+});
+
+describe('a `calgate worker` keeps the mailbox limits the gateways share', () => {
+  const ANN = 'ann@contoso.com';
+  let setup: OutlookCalendarGateway;
+  const running = new Set<ChildProcess>();
+  const children: ChildProcess[] = [];
+
+  beforeAll(async () => {
+    setup = await startOutlookCalendarGateway({
+      seed: {
+        users: [
+          { email: ANN, timeZone: 'W. Europe Standard Time', calendars: [{ name: 'Calendar', events: [] }] },
+        ],
+      },
+      connect: { email: ANN, access: 'read' },
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([...children, ...running].map(killed));
+    await setup?.gw.stop();
+    await setup?.ms.close();
+  });
+
+  it("syncs the mailbox's calendar only once the slots another process held come back", {
+    timeout: 90_000,
+  }, async () => {
+    const calendarId = setup.outlook.calendars.Calendar as string;
+    const syncedAt = async () =>
+      (
+        await setup.gw.db.pool.query<{ synced_at: Date | null }>(
+          'SELECT synced_at FROM mirror_sync_state WHERE calendar_id = $1',
+          [calendarId],
+        )
+      ).rows[0]?.synced_at ?? null;
+    const requests = (op: string) => setup.ms.admin.requests().filter((request) => request.op === op).length;
+    const holder = await startHolder([setup.outlook.connectionId, 'hold', '4', '1500'], 'held');
+    children.push(holder);
+    // The worker plans the calendar's first sync as it starts.
+    await startWorker(
+      { ...setup.ms.env, DATABASE_URL: setup.gw.db.url, REDIS_URL: redisUrl(), MIRROR_PUSH: 'false' },
+      running,
+    );
+    // Its first Graph request waits in the mailbox's queue in Redis (SharedMailboxLimits' keys).
+    const redis = connectRedis(redisUrl());
+    try {
+      await redisReady(redis);
+      await until(
+        async () => (await redis.zcard(`calgate:graph:slots:{${setup.outlook.connectionId}}:w`)) > 0,
+        30_000,
+      );
+    } finally {
+      redis.disconnect();
+    }
+    await sleep(2500);
+    expect(requests('calendarView.delta')).toBe(0);
+    expect(await syncedAt()).toBeNull();
+    await killed(holder);
+    await until(async () => (await syncedAt()) !== null, 30_000);
+    expect(requests('calendarView.delta')).toBeGreaterThan(0);
+    expect(setup.ms.admin.requests().filter((request) => request.status === 429)).toEqual([]);
   });
 });

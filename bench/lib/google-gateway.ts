@@ -25,6 +25,8 @@ export function benchGatewayEnv(emulator: GoogleEmulator, databaseUrl: string): 
     GOOGLE_CLIENT_SECRET: BENCH_OAUTH_CLIENT.clientSecret,
     GOOGLE_API_ROOT_URL: `${emulator.url}/`,
     GOOGLE_OAUTH_URL: emulator.url,
+    // The emulator listens on loopback: an API root there needs this.
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_BURST: '1000000',
     LOG_LEVEL: 'warn',

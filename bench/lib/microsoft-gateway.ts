@@ -14,6 +14,8 @@ export function benchMicrosoftEnv(emulator: MicrosoftEmulator): Record<string, s
     MICROSOFT_CLIENT_SECRET: emulator.client.clientSecret,
     MICROSOFT_GRAPH_URL: emulator.graphUrl,
     MICROSOFT_LOGIN_URL: emulator.loginUrl,
+    // The emulator listens on loopback: API roots there need this.
+    OUTBOUND_ALLOW_PRIVATE: 'true',
   };
 }
 

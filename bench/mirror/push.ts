@@ -106,6 +106,7 @@ async function startGateway(env: Record<string, string>): Promise<ChildProcess> 
       GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
       WORKER_IN_PROCESS: 'true',
       MIGRATE_ON_START: 'false',
       LOG_LEVEL: 'warn',

@@ -165,6 +165,8 @@ export async function startGoogleBenchStack(
     GOOGLE_CLIENT_SECRET: OAUTH_CLIENT.clientSecret,
     GOOGLE_API_ROOT_URL: `${emulator.url}/`,
     GOOGLE_OAUTH_URL: emulator.url,
+    // The emulator listens on loopback: an API root there needs this.
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   };
   let googleCalendarId = '';

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CalgateError } from '@calgate/core';
 import { DEFAULT_TOOLSETS, TOOLSETS } from '@calgate/store';
+import { checkApiRootHosts } from './api-roots.ts';
 import { bootstrapFirstRun, welcomeText } from './bootstrap.ts';
 import { adminCommand } from './cli/admin.ts';
 import { type Io, OPTIONS, UsageError } from './cli/common.ts';
@@ -106,6 +107,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
       return await runMicrosoftEmulator(values, io);
     }
     const config = loadConfig(env);
+    await checkApiRootHosts(config);
     const [command] = positionals;
     if (command === 'serve' || command === 'start') {
       const log = createLogger(config.logLevel);

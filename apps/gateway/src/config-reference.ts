@@ -23,8 +23,10 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   GOOGLE_CLIENT_ID:
     'OAuth client ID of your Google Cloud project, for connecting Google accounts. Unset: Google connect is disabled with a clear message.',
   GOOGLE_CLIENT_SECRET: 'OAuth client secret of that client.',
-  GOOGLE_API_ROOT_URL: 'Google Calendar API root; for the emulator in tests and demos only.',
-  GOOGLE_OAUTH_URL: 'Google OAuth endpoints root; for the emulator in tests and demos only.',
+  GOOGLE_API_ROOT_URL:
+    'Google Calendar API root; for the emulator in tests and demos only. A loopback or private address is refused at start unless OUTBOUND_ALLOW_PRIVATE=true.',
+  GOOGLE_OAUTH_URL:
+    'Google OAuth endpoints root; for the emulator in tests and demos only. A loopback or private address is refused at start unless OUTBOUND_ALLOW_PRIVATE=true.',
   GOOGLE_SERVICE_ACCOUNT_KEY_FILE:
     'Path to a service-account JSON key; calendars shared with its email can be added without a user sign-in.',
   MICROSOFT_CLIENT_ID:
@@ -33,9 +35,9 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   MICROSOFT_TENANT:
     'Which accounts may sign in: `common` (work, school and personal), `organizations`, `consumers`, or one tenant (its domain or id).',
   MICROSOFT_GRAPH_URL:
-    'Microsoft Graph root including its version; paths are appended to it. For the emulator in tests and demos only.',
+    'Microsoft Graph root including its version; paths are appended to it. For the emulator in tests and demos only: a loopback or private address is refused at start unless OUTBOUND_ALLOW_PRIVATE=true.',
   MICROSOFT_LOGIN_URL:
-    'Microsoft identity platform root; the token endpoint is `MICROSOFT_LOGIN_URL/MICROSOFT_TENANT/oauth2/v2.0/token`. For the emulator in tests and demos only.',
+    'Microsoft identity platform root; the token endpoint is `MICROSOFT_LOGIN_URL/MICROSOFT_TENANT/oauth2/v2.0/token`. For the emulator in tests and demos only: a loopback or private address is refused at start unless OUTBOUND_ALLOW_PRIVATE=true.',
   ALLOWED_ORIGINS:
     "Comma-separated extra browser origins allowed to call /api/mcp and the OAuth endpoints (PUBLIC_URL's origin always is).",
   RATE_LIMIT_PER_MINUTE: 'MCP requests per minute per API key (sustained).',
@@ -58,7 +60,7 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   AUDIT_SPOOL_DIR:
     'Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool; one subfolder per database). Must survive a restart.',
   OUTBOUND_ALLOW_PRIVATE:
-    'Let tenant-supplied URLs (delivery targets) resolve to loopback, private or link-local addresses and use plain http (tests, labs). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
+    'Let outbound URLs that tenants and the operator supply reach loopback, private or link-local addresses (tests, labs): scheduled-prompt delivery targets, CalDAV servers, subscribed ICS feeds and `import_events` URLs (which may then also use plain http), and the API roots GOOGLE_API_ROOT_URL, GOOGLE_OAUTH_URL, MICROSOFT_GRAPH_URL and MICROSOFT_LOGIN_URL (a process refuses to start with one of those on such an address, `localhost` or a host name resolving to one, unless this is true). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
   TARGETS_ALLOW_PRIVATE:
     'The old name of OUTBOUND_ALLOW_PRIVATE, still read; set one of the two (they must agree).',
   OAUTH_ALLOW_PRIVATE_CLIENTS:
@@ -78,13 +80,14 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   METRICS_TOKEN:
     'Bearer token for GET /metrics (Prometheus, at least 16 characters). Unset: /metrics answers 404.',
   MIRROR_PUSH:
-    'Google push notifications keep mirrored calendars fresh. Unset: on when PUBLIC_URL is https and not loopback (Google must reach `PUBLIC_URL/api/google/push`); `true` or `false` force it. Polling stays the fallback.',
+    'Push keeps mirrored calendars fresh: a Google push channel per Google calendar (delivering to `PUBLIC_URL/api/google/push`) and a Graph subscription per Outlook calendar (`PUBLIC_URL/api/microsoft/push`). Unset: on when PUBLIC_URL is https and not loopback, so Google and Microsoft can reach it; `true` or `false` force it. CalDAV calendars and subscribed feeds have no push and are always polled; polling stays the fallback for the others.',
   MIRROR_POLL_INTERVAL:
-    "Seconds a recently read calendar's mirror may lag before the worker polls Google for it (the fallback when no push arrives).",
-  MIRROR_SYNC_PAGE_SIZE: 'Events asked of Google per page while syncing a mirror (at most 2500).',
+    "Seconds a recently read calendar's mirror may lag before the worker polls its provider for changes: Google (sync token), Outlook (Graph delta link) or the CalDAV server (sync-collection or ctag). The fallback when no push arrives, and the only way for CalDAV; subscribed ICS feeds are refreshed on ICS_REFRESH_INTERVAL instead.",
+  MIRROR_SYNC_PAGE_SIZE:
+    "Events asked per page while syncing a mirror: Google's `maxResults` (at most 2500) and Outlook's `odata.maxpagesize` (at most 1000: Calgate asks no more of Graph). CalDAV objects are read 200 at a time and feeds whole, whatever this says.",
   MIRROR_SYNC_CONCURRENCY: 'Calendars one worker process syncs at once.',
   MIRROR_READS:
-    "Answer listings and searches of Google calendars from the mirror (`false`: every read asks Google). Booking's conflict checks always ask Google.",
+    "Answer listings and searches of mirrored calendars (Google, Outlook, CalDAV, subscribed feeds) from the mirror (`false`: every read asks the provider). Booking's conflict checks always ask the provider.",
   MIRROR_MAX_STALENESS:
     'Seconds since its last sync for which a mirrored calendar is read as it is; older (and no push channel vouching for it), one incremental sync runs before the read. 0: always sync first.',
   ICS_REFRESH_INTERVAL:

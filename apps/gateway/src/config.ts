@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { parseInterval } from '@calgate/scheduler';
+import { type AddressClass, classifyAddress, describeAddressClass, parseInterval } from '@calgate/scheduler';
 import { z } from 'zod';
 import { parseTrustProxy } from './http/trust-proxy.ts';
 
@@ -87,7 +87,11 @@ export const Env = z.object({
   AUDIT_BUFFER_ROWS: z.coerce.number().int().min(500).default(50_000),
   /** Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool). */
   AUDIT_SPOOL_DIR: z.string().min(1).optional(),
-  /** Tenant-supplied URLs (delivery targets) may resolve to loopback and private addresses (tests, labs); default false. */
+  /**
+   * Outbound URLs tenants and the operator supply (delivery targets, CalDAV servers, ICS feeds,
+   * import URLs, the Google and Microsoft API roots) may reach loopback and private addresses
+   * (tests, labs); default false.
+   */
   OUTBOUND_ALLOW_PRIVATE: flag.default(false),
   /** The old name of OUTBOUND_ALLOW_PRIVATE, still read (loadConfig takes it for the new name when that is unset). */
   TARGETS_ALLOW_PRIVATE: flag.optional(),
@@ -269,5 +273,58 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `Invalid configuration:\n  OUTBOUND_ALLOW_PRIVATE=${outbound} and TARGETS_ALLOW_PRIVATE=${targets} disagree; TARGETS_ALLOW_PRIVATE is the old name of OUTBOUND_ALLOW_PRIVATE: set only OUTBOUND_ALLOW_PRIVATE.`,
     );
   }
+  const roots = privateApiRoots(parsed.data);
+  if (roots.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${roots.join('\n  ')}`);
+  }
   return toConfig(parsed.data);
+}
+
+/** Addresses OUTBOUND_ALLOW_PRIVATE lets outbound URLs reach (as for delivery targets). */
+const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set([
+  'loopback',
+  'private',
+  'link-local',
+  'cgnat',
+  'unspecified',
+  'reserved',
+]);
+
+/** The API roots the operator may point elsewhere (the emulators), each an outbound URL. */
+const API_ROOTS = [
+  'GOOGLE_API_ROOT_URL',
+  'GOOGLE_OAUTH_URL',
+  'MICROSOFT_GRAPH_URL',
+  'MICROSOFT_LOGIN_URL',
+] as const;
+
+/**
+ * Why each API root that names a loopback or private address (or `localhost`) is refused,
+ * unless OUTBOUND_ALLOW_PRIVATE is true; cloud metadata, multicast and broadcast addresses are
+ * refused whatever it says. A host name is taken as named: what it resolves to is not looked up
+ * at start.
+ */
+function privateApiRoots(env: z.output<typeof Env>): string[] {
+  const problems: string[] = [];
+  for (const name of API_ROOTS) {
+    const value = env[name];
+    if (value === undefined) {
+      continue;
+    }
+    const host = new URL(value).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    const kind: AddressClass | undefined =
+      host === 'localhost' || host.endsWith('.localhost') ? 'loopback' : classifyAddress(host);
+    if (kind === undefined || kind === 'public') {
+      continue;
+    }
+    const where = `${value} is on ${describeAddressClass(kind)}`;
+    if (!PRIVATE_CLASSES.has(kind)) {
+      problems.push(`${name}: ${where}, which Calgate never calls.`);
+    } else if (!env.OUTBOUND_ALLOW_PRIVATE) {
+      problems.push(
+        `${name}: ${where}; Calgate reaches loopback and private addresses only with OUTBOUND_ALLOW_PRIVATE=true (for an emulator in tests and demos).`,
+      );
+    }
+  }
+  return problems;
 }

@@ -34,6 +34,7 @@ import { Metrics, promptQueueDepth } from './http/metrics.ts';
 import { installHttpClient } from './http-client.ts';
 import { mailerFor } from './mail.ts';
 import { MicrosoftConnections, microsoftSetup } from './microsoft/connect.ts';
+import { mailboxLimits } from './microsoft/mailbox-limits.ts';
 import type { MicrosoftProviders } from './microsoft/providers.ts';
 import { ChannelTokens, MirrorChannels } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
@@ -104,7 +105,7 @@ export async function createRuntime(
     // One warning when Redis or Postgres stops answering and one line when it answers again.
     const redisOutage = new OutageLog(log, {
       dependency: 'redis',
-      down: 'Redis is unreachable: rate limits are not enforced, per-key concurrency is limited per gateway, bookings and sign-in answer "unavailable"',
+      down: 'Redis is unreachable: rate limits are not enforced, per-key concurrency is limited per gateway and Outlook mailboxes\' Graph limits per process, bookings and sign-in answer "unavailable"',
       up: 'Redis is reachable again',
     });
     const postgresOutage = new OutageLog(log, {
@@ -197,6 +198,8 @@ export async function createRuntime(
       (tenantId) => authenticator.invalidate('here', tenantId),
       mirrorJobs,
       versions,
+      // Outlook mailboxes' Graph limits, shared with the other gateways and the workers.
+      mailboxLimits(redis, redisOutage),
     );
     const oauth = new OAuthRepository(db, {
       allowHttpClientDocuments: config.oauth.allowPrivateClients,

@@ -7,11 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { connectRedis } from '@calgate/locks';
 import { startBoss } from '@calgate/scheduler';
 import { ConnectionRepository, migrate, SchedulerRepository } from '@calgate/store';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { type CalendarChangePublisher, publishWhileListened } from './calendar-changes.ts';
 import type { Config } from './config.ts';
+import { mailboxLimits } from './microsoft/mailbox-limits.ts';
 import { ChannelTokens } from './mirror/channels.ts';
 import { createMirrorQueue, MirrorJobs } from './mirror/jobs.ts';
+import { OutageLog } from './outage-log.ts';
 import { publishKeyChange } from './runtime/shared-state.ts';
 import { calendarProviders, connectDatabase, loadSecretBox, startBackgroundWork } from './runtime.ts';
 
@@ -47,15 +50,24 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
     // account a sync found needs_reauth drops its tenant's cached key lookups on every gateway.
     let calendarChanges: CalendarChangePublisher | undefined;
     let keysChanged = (_tenantId: string): void => {};
+    // Outlook mailboxes' Graph limits are shared with the gateways (and other workers) through Redis.
+    let redis: Redis | undefined;
+    const redisOutage = new OutageLog(log, {
+      dependency: 'redis',
+      down: "Redis is unreachable: Outlook mailboxes' Graph limits are kept per process",
+      up: 'Redis is reachable again',
+    });
     if (config.redisUrl !== undefined) {
-      const redis = connectRedis(config.redisUrl, { name: 'calgate-worker' });
-      redis.on('error', () => {});
+      const client = connectRedis(config.redisUrl, { name: 'calgate-worker' });
+      redis = client;
+      client.on('error', () => {});
+      client.on('ready', () => redisOutage.succeeded());
       closers.unshift(async () => {
-        redis.disconnect();
+        client.disconnect();
       });
-      calendarChanges = publishWhileListened(redis);
+      calendarChanges = publishWhileListened(client);
       const workerId = `worker-${randomUUID()}`;
-      keysChanged = (tenantId) => publishKeyChange(redis, workerId, tenantId);
+      keysChanged = (tenantId) => publishKeyChange(client, workerId, tenantId);
     }
     const { providers, sources } = await calendarProviders(
       config,
@@ -64,6 +76,8 @@ export async function runWorker(config: Config, log: Logger): Promise<RunningWor
       log,
       keysChanged,
       new MirrorJobs(boss),
+      undefined,
+      mailboxLimits(redis, redisOutage),
     );
     const worker = await startBackgroundWork({
       config,

@@ -65,6 +65,7 @@ describe('pages a browser lands on', () => {
       GOOGLE_CLIENT_ID: 'calgate-test.apps.googleusercontent.com',
       GOOGLE_CLIENT_SECRET: 'not-used',
       GOOGLE_OAUTH_URL: 'http://127.0.0.1:9',
+      OUTBOUND_ALLOW_PRIVATE: 'true',
     });
     for (const gateway of [gw, google]) {
       const { tenantId } = await gateway.seedTenant('Browser pages');

@@ -11,6 +11,19 @@ import {
   type TestCaldavServer,
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
+import { loadConfig } from '../src/config.ts';
+
+/** The NAME=value settings of an emulator's "Point Calgate at it:" line. */
+function printedSettings(out: string): Record<string, string> {
+  const line = out.split('\n').find((text) => text.startsWith('Point Calgate at it: ')) ?? '';
+  return Object.fromEntries(
+    line
+      .slice('Point Calgate at it: '.length)
+      .trim()
+      .split(/\s+/)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+}
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../src/bin/calgate.ts', import.meta.url));
@@ -359,10 +372,20 @@ describe('calgate emulator google', () => {
       child.stdout?.on('data', (chunk) => (out += String(chunk)));
       // Starting a process on a loaded machine can take seconds.
       const deadline = Date.now() + 25_000;
-      while (!out.includes('Google emulator on') && Date.now() < deadline) {
+      while (!out.includes('OUTBOUND_ALLOW_PRIVATE') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(out).toContain(`http://127.0.0.1:${port}`);
+      // The settings it prints are ones Calgate starts with (a loopback API root needs OUTBOUND_ALLOW_PRIVATE).
+      const printed = printedSettings(out);
+      expect(printed).toEqual({
+        GOOGLE_API_ROOT_URL: `http://127.0.0.1:${port}/`,
+        GOOGLE_OAUTH_URL: `http://127.0.0.1:${port}`,
+        OUTBOUND_ALLOW_PRIVATE: 'true',
+      });
+      expect(loadConfig({ ...printed, DATABASE_URL: 'postgres://127.0.0.1/x' }).google.apiRootUrl).toBe(
+        printed.GOOGLE_API_ROOT_URL,
+      );
       const state = (await (await fetch(`http://127.0.0.1:${port}/__admin/state`)).json()) as {
         accounts: string[];
       };
@@ -399,11 +422,16 @@ describe('calgate emulator microsoft', () => {
       child.stdout?.on('data', (chunk) => (out += String(chunk)));
       // Starting a process on a loaded machine can take seconds.
       const deadline = Date.now() + 25_000;
-      while (!out.includes('MICROSOFT_LOGIN_URL') && Date.now() < deadline) {
+      while (!out.includes('OUTBOUND_ALLOW_PRIVATE') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(out).toContain(`Microsoft Graph emulator on http://127.0.0.1:${port}`);
       expect(out).toContain(`MICROSOFT_GRAPH_URL=http://127.0.0.1:${port}/v1.0`);
+      const printed = printedSettings(out);
+      expect(printed.OUTBOUND_ALLOW_PRIVATE).toBe('true');
+      expect(loadConfig({ ...printed, DATABASE_URL: 'postgres://127.0.0.1/x' }).microsoft.graphUrl).toBe(
+        `http://127.0.0.1:${port}/v1.0`,
+      );
       const issued = (await (
         await fetch(`http://127.0.0.1:${port}/__admin/tokens`, {
           method: 'POST',

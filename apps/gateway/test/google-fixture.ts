@@ -64,6 +64,8 @@ export async function startTestEmulator(
       GOOGLE_CLIENT_SECRET: client.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      // The emulator listens on loopback: an API root there needs this.
+      OUTBOUND_ALLOW_PRIVATE: 'true',
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     },
     refreshToken: (email) =>
@@ -107,6 +109,7 @@ export async function startGatewayWithGoogle(
     GOOGLE_CLIENT_SECRET: client.clientSecret,
     GOOGLE_API_ROOT_URL: `${emulator.url}/`,
     GOOGLE_OAUTH_URL: emulator.url,
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     ...(await env(emulator)),
   });
   return { emulator, gw, url };

@@ -47,6 +47,7 @@ describe('service-account sharing and headless connections', () => {
       GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
       GOOGLE_SERVICE_ACCOUNT_KEY_FILE: keyFile,
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     };

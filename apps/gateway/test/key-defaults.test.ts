@@ -78,6 +78,7 @@ describe('per-key default calendar and time zone', () => {
       GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
     });
     const made = await bootstrapFirstRun(gw.runtime);
     if (made === undefined) {
@@ -339,6 +340,7 @@ describe('connecting a Google account moves keys off the first-run calendar', ()
       GOOGLE_CLIENT_SECRET: CLIENT.clientSecret,
       GOOGLE_API_ROOT_URL: `${emulator.url}/`,
       GOOGLE_OAUTH_URL: emulator.url,
+      OUTBOUND_ALLOW_PRIVATE: 'true',
     });
   });
 

@@ -27,7 +27,7 @@ import { startTestGateway, type TestGateway } from './harness.ts';
 export const MS_CLIENT = { clientId: 'c0ffee00-0000-4000-8000-000000000028', clientSecret: 'ms-app-secret' };
 
 export interface TestMicrosoftEmulator extends MicrosoftEmulator {
-  /** The MICROSOFT_* settings (and one ENCRYPTION_KEY) that point a gateway at the emulator. */
+  /** The MICROSOFT_* settings (with OUTBOUND_ALLOW_PRIVATE and one ENCRYPTION_KEY) that point a gateway at the emulator. */
   env: Record<string, string>;
   /** A refresh token of the account, as after consent to `scopes` (default: the emulator's). */
   refreshToken(email: string, scopes?: readonly string[]): string;
@@ -65,6 +65,8 @@ export async function startTestMicrosoftEmulator(
       MICROSOFT_CLIENT_SECRET: client.clientSecret,
       MICROSOFT_GRAPH_URL: emulator.graphUrl,
       MICROSOFT_LOGIN_URL: emulator.loginUrl,
+      // The emulator listens on loopback: API roots there need this.
+      OUTBOUND_ALLOW_PRIVATE: 'true',
       ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     },
     refreshToken: (email: string, scopes: readonly string[] = defaultScopes) =>

@@ -1,6 +1,6 @@
 /**
  * @calgate/locks — coordination that must hold across gateway processes: per-key rate limits,
- per-key concurrency and CPU pacing (key turns), booking slot locks, what each principal was recently exposed to and one-use ids, each behind an interface
+ per-key concurrency and CPU pacing (key turns), budgets per time window, booking slot locks, what each principal was recently exposed to and one-use ids, each behind an interface
  with Redis and in-process versions.
  */
 export {
@@ -22,3 +22,4 @@ export {
 } from './rate-limit.ts';
 export { connectRedis, redisReady } from './redis.ts';
 export { type HeldRange, MemorySlotLock, RedisSlotLock, type SlotLease, type SlotLock } from './slot-lock.ts';
+export { RedisWindowBudget, type WindowBudget, type WindowBudgetPolicy } from './window-budget.ts';

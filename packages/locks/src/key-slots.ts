@@ -27,9 +27,12 @@ export interface KeyTurnsPolicy {
   waiterTtlMs?: number;
 }
 
-/** Waits for one of the key's turns and returns its release; throws when the queue is full. */
+/**
+ * Waits for one of the key's turns and returns its release; throws when the queue is full, or
+ * with the signal's reason when the caller gives up while waiting (its place in the queue goes).
+ */
 export interface KeyTurns {
-  acquire(key: string): Promise<() => void>;
+  acquire(key: string, signal?: AbortSignal): Promise<() => void>;
 }
 
 /**
@@ -141,6 +144,8 @@ interface Waiter {
   /** A turn passed on by a caller of this process that finished (its lease, still held in Redis). */
   handed?: string;
   wake?: () => void;
+  /** The caller's, when it may give up while waiting. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Key turns kept in Redis, so they hold across every gateway process that shares it. */
@@ -172,7 +177,8 @@ export class RedisKeyTurns implements KeyTurns {
     this.#redis = redis as unknown as TurnScripts;
   }
 
-  async acquire(key: string): Promise<() => void> {
+  async acquire(key: string, signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
     const parked = this.#parked.get(key);
     if (parked !== undefined) {
       this.#parked.delete(key);
@@ -194,19 +200,34 @@ export class RedisKeyTurns implements KeyTurns {
     queue.push(me);
     this.#waiters.set(key, queue);
     try {
+      me.signal = signal;
       const token = passedOn ? await this.#passedOn(me) : await this.#take(key, me);
       // A turn passed on stayed this process's (its count did not go down when it was passed).
-      return this.#holding(key, token, token === me.handed);
+      const release = this.#holding(key, token, token === me.handed);
+      if (signal?.aborted) {
+        // Granted as the caller gave up: it goes on at once.
+        release();
+        throw signal.reason;
+      }
+      return release;
     } finally {
       this.#leave(key, me);
     }
   }
 
-  /** Waits until a turn ending in this process is passed to `me`. */
+  /** Waits until a turn ending in this process is passed to `me` (or `me` gives up). */
   #passedOn(me: Waiter): Promise<string> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        if (me.handed === undefined) {
+          me.wake = undefined;
+          reject(me.signal?.reason);
+        }
+      };
+      me.signal?.addEventListener('abort', onAbort, { once: true });
       me.wake = () => {
         if (me.handed !== undefined) {
+          me.signal?.removeEventListener('abort', onAbort);
           me.wake = undefined;
           resolve(me.handed);
         }
@@ -266,6 +287,12 @@ export class RedisKeyTurns implements KeyTurns {
           retry: true,
           retryAfterMs: 1000,
         });
+      }
+      if (me.signal?.aborted) {
+        // Given up while waiting: its place in the queue goes now rather than after waiterTtlMs.
+        this.#client.zrem(keys.waiters, me.token).catch(() => {});
+        this.#client.zrem(keys.expiries, me.token).catch(() => {});
+        throw me.signal.reason;
       }
       await this.#sleep(me, first > 0 ? first : poll);
       poll = Math.min(MAX_POLL_MS, poll * 2);
@@ -369,10 +396,12 @@ export class RedisKeyTurns implements KeyTurns {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
+        me.signal?.removeEventListener('abort', done);
         me.wake = undefined;
         resolve();
       };
       const timer = setTimeout(done, ms);
+      me.signal?.addEventListener('abort', done, { once: true });
       me.wake = done;
     });
   }

@@ -216,4 +216,43 @@ describe('RedisKeyTurns (real Redis; two clients stand for two gateway processes
     release();
     (await queued)();
   });
+
+  it('a caller that gives up while waiting leaves the queue at once, in Redis and in its process', async () => {
+    const [a, b] = pair({ limit: 1, queued: 1, waiterTtlMs: 60_000 });
+    const k = key();
+    const release = await a.acquire(k);
+    // One waiting in Redis (another process), one behind it here.
+    const controller = new AbortController();
+    const waiting = b.acquire(k, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await expect(a.acquire(k)).rejects.toThrow('1 running, 1 waiting');
+    controller.abort(new Error('gave up'));
+    await expect(waiting).rejects.toThrow('gave up');
+    // Its place is free long before its waiter lease (a minute) would lapse.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const next = a.acquire(k);
+    release();
+    (await next)();
+    // Given up before asking: refused without a turn taken.
+    const aborted = AbortSignal.abort(new Error('already gone'));
+    await expect(b.acquire(k, aborted)).rejects.toThrow('already gone');
+    (await b.acquire(k))();
+  });
+
+  it("a caller waiting behind its own process's turns that gives up is never handed one", async () => {
+    const [a] = pair({ limit: 1, queued: 3 });
+    const k = key();
+    const release = await a.acquire(k);
+    const first = a.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const controller = new AbortController();
+    const second = a.acquire(k, controller.signal);
+    const third = a.acquire(k);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    controller.abort(new Error('gave up'));
+    await expect(second).rejects.toThrow('gave up');
+    release();
+    (await first)();
+    (await third)();
+  });
 });

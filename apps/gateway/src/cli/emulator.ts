@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { type Io, UsageError, type Values } from './common.ts';
 
+/** An emulator listens on a loopback or private address, where Calgate's API roots may point only with this. */
+const PRIVATE_ROOTS = 'OUTBOUND_ALLOW_PRIVATE=true';
+
 function portOf(values: Values, fallback: string): number {
   const port = Number(values.port ?? fallback);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -18,7 +21,7 @@ export async function runEmulator(values: Values, io: Io): Promise<number> {
   io.out(
     values.json
       ? JSON.stringify({ url: emulator.url })
-      : `Google emulator on ${emulator.url}\nPoint Calgate at it: GOOGLE_API_ROOT_URL=${emulator.url}/ GOOGLE_OAUTH_URL=${emulator.url}`,
+      : `Google emulator on ${emulator.url}\nPoint Calgate at it: GOOGLE_API_ROOT_URL=${emulator.url}/ GOOGLE_OAUTH_URL=${emulator.url} ${PRIVATE_ROOTS}`,
   );
   const stop = () => void emulator.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
@@ -42,7 +45,7 @@ export async function runMicrosoftEmulator(values: Values, io: Io): Promise<numb
           clientId,
           clientSecret,
         })
-      : `Microsoft Graph emulator on ${emulator.url}\nPoint Calgate at it: MICROSOFT_GRAPH_URL=${emulator.graphUrl} MICROSOFT_LOGIN_URL=${emulator.loginUrl} MICROSOFT_CLIENT_ID=${clientId} MICROSOFT_CLIENT_SECRET=${clientSecret}`,
+      : `Microsoft Graph emulator on ${emulator.url}\nPoint Calgate at it: MICROSOFT_GRAPH_URL=${emulator.graphUrl} MICROSOFT_LOGIN_URL=${emulator.loginUrl} MICROSOFT_CLIENT_ID=${clientId} MICROSOFT_CLIENT_SECRET=${clientSecret} ${PRIVATE_ROOTS}`,
   );
   const stop = () => void emulator.close().then(() => process.exit(0));
   process.once('SIGINT', stop);

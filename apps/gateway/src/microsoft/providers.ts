@@ -2,13 +2,15 @@
  * Outlook connections: one MicrosoftCalendarProvider per connection, over a Graph client whose
  * access tokens come from the connection's sealed refresh token (MicrosoftTokenSource stores
  * every rotated refresh token at once; a refused refresh marks the connection needs_reauth), and
- * whose requests share the mailbox's four slots with the mirror's syncs. The mirror's sync
+ * whose requests share the mailbox's limits (four in flight, 10,000 per 10 minutes) with the
+ * mirror's syncs, in this process and, through Redis, in every other (mailbox-limits.ts). The mirror's sync
  * source for Outlook calendars (calendarView/delta) is made here too.
  */
 import { CalgateError } from '@calgate/core';
 import {
   GraphClient,
   MailboxLimiters,
+  type MailboxLimits,
   MICROSOFT_MIRROR_FORMAT,
   MicrosoftCalendarProvider,
   MicrosoftTokenSource,
@@ -32,7 +34,7 @@ export class MicrosoftProviders {
   readonly #tenancy: Pick<TenancyRepository, 'getTenant'> | undefined;
   readonly #log: Logger;
   readonly #onNeedsReauth: (tenantId: string) => void;
-  readonly #limiters = new MailboxLimiters();
+  readonly #limiters: MailboxLimits;
   readonly #byConnection = new Map<string, MicrosoftCalendarProvider>();
 
   constructor(
@@ -43,7 +45,10 @@ export class MicrosoftProviders {
     onNeedsReauth: (tenantId: string) => void,
     /** Where a connection's workspace zone is read (the zone when mailboxSettings is refused). */
     tenancy?: Pick<TenancyRepository, 'getTenant'>,
+    /** The mailboxes' Graph limits, shared with every other process through Redis when there is one. */
+    limits: MailboxLimits = new MailboxLimiters(),
   ) {
+    this.#limiters = limits;
     this.#setup = setup;
     this.#connections = connections;
     this.#log = log;

@@ -7,6 +7,7 @@ import {
   type CalendarProvider,
   DEFAULT_GOOGLE_ENDPOINTS,
   LocalCalendarProvider,
+  type MailboxLimits,
   MirroredCalendarProvider,
   type MirrorVersionWatch,
   type ServiceAccountKey,
@@ -74,6 +75,8 @@ export async function calendarProviders(
   mirrorJobs?: MirrorJobs,
   /** Announcements of changed mirror state this process hears (free/busy then skips re-reading sync states). */
   versions?: MirrorVersionWatch,
+  /** Outlook mailboxes' Graph limits (mailbox-limits.ts); default: this process's own. */
+  mailboxes?: MailboxLimits,
 ): Promise<{
   googleProviders: GoogleProviders;
   microsoftProviders: MicrosoftProviders;
@@ -89,6 +92,7 @@ export async function calendarProviders(
     log,
     invalidate,
     new TenancyRepository(db.prisma),
+    mailboxes,
   );
   const caldav = new CaldavAccounts(connections, config.scheduler.allowPrivateTargets, log, invalidate);
   const feeds = new IcsSubscriptions(

@@ -3,7 +3,9 @@
  * MICROSOFT_GRAPH_URL, which ends in `/v1.0` (`new URL('/me', base)` would drop it); absolute
  * `@odata.nextLink`/`@odata.deltaLink` URLs are followed as given, with the same Authorization
  * and Prefer headers, and only on Graph's own origin. Pages may be shorter than `$top`: only a
- * missing nextLink ends a listing. Every attempt holds one of the mailbox's slots (4 in flight);
+ * missing nextLink ends a listing. Every attempt spends one of the mailbox's 10,000 requests per
+ * 10 minutes and holds one of its slots (4 in flight); when the requests are spent, the client
+ * waits as it would for a Retry-After that short, else ends the call saying when to try again.
  * 429/503 wait Retry-After (bounded by the budget), other 5xx and lost connections back off; a
  * 401 refreshes the token once and tries again.
  */
@@ -20,7 +22,7 @@ import {
   permanentGraphError,
   UpstreamFailure,
 } from './failure.ts';
-import type { MailboxLimiter } from './limiter.ts';
+import { MailboxBudgetSpent, type MailboxLimit } from './limiter.ts';
 
 export interface GraphRetryPolicy {
   /** Wall time one call may take, attempts and waits included. */
@@ -44,8 +46,8 @@ export interface GraphClientOptions {
   /** MICROSOFT_GRAPH_URL, e.g. `https://graph.microsoft.com/v1.0`. */
   graphUrl: string;
   tokens: AccessTokenSource;
-  /** The mailbox's limiter, shared by every client of that mailbox (see MailboxLimiters). */
-  limiter: MailboxLimiter;
+  /** The mailbox's limits, shared by every client of that mailbox (see MailboxLimits). */
+  limiter: MailboxLimit;
   retry?: Partial<GraphRetryPolicy>;
   /** Bound on one attempt. */
   requestTimeoutMs?: number;
@@ -138,7 +140,7 @@ export class GraphClient {
   readonly #root: string;
   readonly #origin: string;
   readonly #tokens: AccessTokenSource;
-  readonly #limiter: MailboxLimiter;
+  readonly #limiter: MailboxLimit;
   readonly #policy: GraphRetryPolicy;
   readonly #timeoutMs: number;
   readonly #now: () => number;
@@ -288,6 +290,7 @@ export class GraphClient {
       caller?.addEventListener('abort', onAbort, { once: true });
       let failure: Failure;
       let token: string | undefined;
+      let spent: MailboxBudgetSpent | undefined;
       try {
         token = await this.#tokens.token(controller.signal);
         const used = token;
@@ -306,12 +309,25 @@ export class GraphClient {
         } else if (error instanceof UpstreamFailure) {
           // The token endpoint did not answer, or answered 429/5xx: retried like Graph.
           failure = error.failure;
+        } else if (error instanceof MailboxBudgetSpent) {
+          spent = error;
+          // Never read: a spent budget is answered below, before any failure is.
+          failure = { kind: 'http', status: 429, message: error.message };
         } else {
           throw error;
         }
       } finally {
         clearTimeout(timer);
         caller?.removeEventListener('abort', onAbort);
+      }
+      if (spent !== undefined) {
+        // Nothing was sent: wait only as long as a Retry-After the client would wait out.
+        const wait = spent.retryAfterMs;
+        if (wait > policy.maxRetryAfterMs || this.#now() - started + wait >= policy.budgetMs) {
+          throw spent;
+        }
+        await abortable(this.#sleep(wait), caller);
+        continue;
       }
       if (failure.kind === 'http' && failure.status === 401 && !refreshed && token !== undefined) {
         // An expired or revoked access token (InvalidAuthenticationToken): refresh once, at once.

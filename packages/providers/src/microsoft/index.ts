@@ -14,7 +14,17 @@ export {
 } from './client.ts';
 export { type GraphFailureContext, permanentGraphError } from './failure.ts';
 export type * from './graph-types.ts';
-export { GRAPH_MAX_IN_FLIGHT, MailboxLimiter, MailboxLimiters } from './limiter.ts';
+export {
+  GRAPH_MAILBOX_BUDGET,
+  GRAPH_MAX_IN_FLIGHT,
+  type MailboxBudgetPolicy,
+  MailboxBudgetSpent,
+  type MailboxLimit,
+  MailboxLimiter,
+  type MailboxLimiterOptions,
+  MailboxLimiters,
+  type MailboxLimits,
+} from './limiter.ts';
 export {
   accountEmailOf,
   type GraphEventBody,

@@ -265,6 +265,59 @@ describe('at most 4 requests in flight per mailbox', () => {
   });
 });
 
+describe('10,000 requests per 10 minutes per mailbox (this process)', () => {
+  beforeEach(() => {
+    slept.length = 0;
+  });
+
+  it('spends the budget per attempt, waits when it frees within a Retry-After it would wait, else refuses naming when', async () => {
+    handler = (_request, response) => json(response, 200, { ok: true });
+    let now = Date.UTC(2026, 10, 2, 9, 0, 0);
+    const clock = () => now;
+    const limiter = new MailboxLimiter(4, { budget: { limit: 3, windowMs: 600_000 }, now: clock });
+    // The client's sleep moves the clock, as the waiting would.
+    const graph = client({
+      limiter,
+      now: clock,
+      sleep: async (ms) => {
+        slept.push(ms);
+        now += ms;
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      await graph.request({ path: `/me/events/e${i}`, operation: 'events.get' });
+    }
+    expect(seen).toHaveLength(3);
+    // Spent: the window frees 10 min (and at most one 10 s slice) after the first request.
+    const refused = await rejection(graph.request({ path: '/me/events/e4', operation: 'events.get' }));
+    expect(refused.code).toBe('rate_limited');
+    expect(refused.retry).toBe(true);
+    expect(refused.retryAfterMs).toBe(610_000);
+    expect(refused.message).toBe(
+      "Microsoft 365 allows 3 requests per mailbox every 10 minutes, and this account's are spent; nothing was sent to Microsoft. Try again in 10 min 10 s (at 2026-11-02T09:10:10Z).",
+    );
+    expect(seen).toHaveLength(3);
+    expect(slept).toEqual([]);
+    // 5 s before it frees, the client waits those 5 s (as for a Retry-After of 5 s) and goes on.
+    now += 605_000;
+    await graph.request({ path: '/me/events/e5', operation: 'events.get' });
+    expect(slept).toEqual([5000]);
+    expect(seen).toHaveLength(4);
+  });
+
+  it('counts every mailbox apart', async () => {
+    handler = (_request, response) => json(response, 200, { ok: true });
+    const limiters = new MailboxLimiters(4, { budget: { limit: 1, windowMs: 600_000 } });
+    await client({ limiter: limiters.for('con_1') }).request({ path: '/me', operation: 'me.get' });
+    await client({ limiter: limiters.for('con_2') }).request({ path: '/me', operation: 'me.get' });
+    const refused = await rejection(
+      client({ limiter: limiters.for('con_1') }).request({ path: '/me', operation: 'me.get' }),
+    );
+    expect(refused.code).toBe('rate_limited');
+    expect(seen).toHaveLength(2);
+  });
+});
+
 describe('throttling and faults', () => {
   beforeEach(() => {
     slept.length = 0;

@@ -94,6 +94,16 @@ function seeds(): Record<string, string> {
       `DTEND:${utc(2, 10.5)}`,
       'SUMMARY:Acme sync',
     ]),
+    // An invitation the account declined: free time, and left out of timesheets.
+    'acme-lunch.ics': object([
+      'UID:acme-lunch@hand',
+      `DTSTART:${utc(2, 11)}`,
+      `DTEND:${utc(2, 12)}`,
+      'SUMMARY:Acme lunch',
+      'ORGANIZER:mailto:olga@example.com',
+      'ATTENDEE;PARTSTAT=ACCEPTED:mailto:olga@example.com',
+      'ATTENDEE;PARTSTAT=DECLINED:mailto:alice',
+    ]),
     'acme-design.ics': object([
       'UID:acme-2@hand',
       `DTSTART:${utc(3, 13)}`,
@@ -312,11 +322,11 @@ describe.each([
     const preview = (await call('preview_rule', { ...window, query: 'title:acme' })) as {
       matches: { summary: string }[];
     };
-    expect(preview.matches.map((m) => m.summary)).toEqual(['Acme sync', 'Acme design']);
+    expect(preview.matches.map((m) => m.summary)).toEqual(['Acme sync', 'Acme lunch', 'Acme design']);
     const { project } = (await call('create_project', { name: 'Acme' })) as { project: { id: string } };
     await call('create_rule', { query: 'title:acme', projectId: project.id });
     const applied = await call('apply_rules', window);
-    expect(applied).toMatchObject({ occurrences: 4, classified: 2, pending: 2 });
+    expect(applied).toMatchObject({ occurrences: 5, classified: 3, pending: 2 });
     expect(applied.errors ?? []).toEqual([]);
     const lab = (await list(at(2, 13), at(2, 14))).find((e) => e.summary === 'Lab A') as EventOut;
     await call('classify_event', { calendarId, eventId: lab.id, projectId: project.id });
@@ -324,8 +334,9 @@ describe.each([
       totals: { projectId: string | null; hours: number }[];
       excluded: Record<string, number>;
     };
-    // Acme sync, Acme design and Lab A.
+    // Acme sync, Acme design and Lab A; the Acme lunch the account declined is left out.
     expect(summary.totals.find((t) => t.projectId === project.id)?.hours).toBe(3.5);
+    expect(summary.excluded).toMatchObject({ declined: 1 });
   });
 
   it('schedule_prompt_around_events plans its next run from a CalDAV event', async () => {

@@ -181,6 +181,27 @@ export function resourceEvents(resource: IcsResource, eventId: string, etag?: st
   return etag === undefined ? out : out.map((event) => ({ ...event, etag }));
 }
 
+/**
+ * The events with the account's own attendee entry marked `self`, as Google marks it: whoever
+ * reads them (free/busy from the mirror, rules, timesheets) then knows the account's answer.
+ */
+export function markSelf(events: CalendarEvent[], account: string | undefined): CalendarEvent[] {
+  const own = account?.toLowerCase();
+  if (own === undefined || own === '') {
+    return events;
+  }
+  return events.map((event) =>
+    event.attendees?.some((attendee) => attendee.self !== true && attendee.email.toLowerCase() === own)
+      ? {
+          ...event,
+          attendees: event.attendees.map((attendee) =>
+            attendee.email.toLowerCase() === own ? { ...attendee, self: true } : attendee,
+          ),
+        }
+      : event,
+  );
+}
+
 export interface CaldavProviderOptions {
   /** The account's client (credentials are read when first needed). */
   client: () => Promise<CaldavClient>;
@@ -232,7 +253,10 @@ export class CaldavCalendarProvider implements CalendarProvider {
     const read = eventsOfObjects(objects, calendar.timeZone, from, to, (object) =>
       caldavEventId(object.href),
     );
-    return read.events.map(({ event, etag }) => (etag === undefined ? event : { ...event, etag }));
+    return markSelf(
+      read.events.map(({ event, etag }) => (etag === undefined ? event : { ...event, etag })),
+      this.#account,
+    );
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
@@ -255,7 +279,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
       for (const object of await this.#objects(calendar, from, to, signal)) {
         try {
           for (const resource of parseCalendarText(object.data, calendar.timeZone).resources) {
-            for (const event of resourceEvents(resource, caldavEventId(object.href), object.etag)) {
+            const read = resourceEvents(resource, caldavEventId(object.href), object.etag);
+            for (const event of markSelf(read, this.#account)) {
               const inWindow =
                 (event.recurrence?.length ?? 0) > 0 ||
                 ((to === undefined || startInstant(event) < to) &&
@@ -331,7 +356,11 @@ export class CaldavCalendarProvider implements CalendarProvider {
     if (event === undefined) {
       throw notFound(eventId);
     }
-    return object.etag === undefined ? event : { ...event, etag: object.etag };
+    const [marked] = markSelf(
+      [object.etag === undefined ? event : { ...event, etag: object.etag }],
+      this.#account,
+    );
+    return marked ?? event;
   }
 
   async getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent> {
@@ -384,9 +413,9 @@ export class CaldavCalendarProvider implements CalendarProvider {
     if (instance === undefined) {
       return this.#eventOf(calendar, written, id, undefined, eventId);
     }
-    const events = resourceEvents(
-      parseCalendarText(written.data, calendar.timeZone).resources[0] as IcsResource,
-      id,
+    const events = markSelf(
+      resourceEvents(parseCalendarText(written.data, calendar.timeZone).resources[0] as IcsResource, id),
+      this.#account,
     );
     const event = events.find((candidate) => candidate.id === eventId);
     if (event === undefined) {

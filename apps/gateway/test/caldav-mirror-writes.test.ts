@@ -1,0 +1,121 @@
+/**
+ * A write made through Calgate while a CalDAV calendar's full sync runs (its first, or one
+ * started over after the server refused the sync token) shows in the next listing: the mirror,
+ * not ready during the full sync, cannot take the write itself, and the sync read the server
+ * before the write. The gateway's own sync source and engine run against real Radicale and
+ * Xandikos servers, held between the sync's read and its end while an MCP client imports an
+ * event; MIRROR_MAX_STALENESS is long, so only the write itself can make the next read sync.
+ */
+import { type SyncSource, syncMirror } from '@calgate/providers';
+import { MirrorRepository } from '@calgate/store';
+import type { Client } from '@modelcontextprotocol/client';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startRadicale,
+  startXandikos,
+  type TestCaldavServer,
+} from '../../../packages/providers/test/caldav/servers.ts';
+import { CaldavAccounts } from '../src/caldav/accounts.ts';
+import { type ConnectedCaldav, caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
+import { connectClient, startTestGateway, type TestGateway } from './harness.ts';
+import { vcalendar } from './ics-feed-server.ts';
+import { callOk } from './tool-calls.ts';
+
+const event = (uid: string, day: string, summary: string) => [
+  `UID:${uid}`,
+  `DTSTART:${day}T090000Z`,
+  `DTEND:${day}T100000Z`,
+  `SUMMARY:${summary}`,
+];
+
+describe.each([
+  ['Radicale', startRadicale],
+  ['Xandikos', startXandikos],
+] as const)('a write during a full sync of a CalDAV calendar on %s', (_name, start) => {
+  let server: TestCaldavServer;
+  let gw: TestGateway;
+  let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
+  let connected: ConnectedCaldav;
+  let client: Client;
+  let calendarId = '';
+
+  beforeAll(async () => {
+    server = await start();
+    const path = new URL(`${server.home}notes/`).pathname;
+    await server.makeCalendar(path, { displayName: 'Notes', timeZone: 'UTC' });
+    await server.seed(`${path}existing.ics`, vcalendar([], [event('existing@hand', '20270301', 'Existing')]));
+    const env = caldavEnv();
+    // No worker here: the only sync of the calendar is the one the test runs.
+    gw = await startTestGateway({ ...env, MIRROR_MAX_STALENESS: '3600' });
+    tenant = await gw.seedTenant('Writer');
+    await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, {
+      toolsets: ['calendar', 'ics'],
+      hijackPolicy: 'off',
+    });
+    connected = await connectCaldavAccount(gw, env, server, tenant);
+    calendarId = calendarNamed(connected, 'Notes') as string;
+    gw.forgetKeys(tenant.tenantId);
+    client = await connectClient(gw.mcpUrl, tenant.secret);
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await gw?.stop();
+    await server?.stop();
+  });
+
+  it('an event imported after the sync read the server, before it ended, is listed', async () => {
+    const calendar = (await gw.runtime.tenancy.listCalendars(tenant.tenantId)).find(
+      (c) => c.id === calendarId,
+    );
+    const accounts = new CaldavAccounts(gw.runtime.connections, true, pino({ level: 'silent' }), () => {});
+    const real = await accounts
+      .syncSources(gw.db)
+      .forConnection({ tenantId: tenant.tenantId, connectionId: connected.connectionId, auth: 'password' });
+    let read = () => {};
+    const wasRead = new Promise<void>((resolve) => {
+      read = resolve;
+    });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held: SyncSource = {
+      ...real,
+      async full(...args) {
+        const step = await real.full(...args);
+        read();
+        await released;
+        return step;
+      },
+    };
+    const syncing = syncMirror({
+      source: held,
+      store: new MirrorRepository(gw.db),
+      calendarId,
+      tenantId: tenant.tenantId,
+      externalId: calendar?.externalId as string,
+    });
+    await wasRead;
+    const imported = await callOk(client, 'import_events', {
+      calendarId,
+      ics: vcalendar([], [event('meanwhile@hand', '20270302', 'Written meanwhile')]),
+    });
+    expect(imported).toMatchObject({ imported: 1, errors: [] });
+    release();
+    expect(await syncing).toMatchObject({ mode: 'full' });
+    const listed = await callOk(client, 'list_events', {
+      calendarId,
+      timeMin: '2027-03-01T00:00:00Z',
+      timeMax: '2027-03-03T00:00:00Z',
+      format: 'json',
+    });
+    expect((listed.events as { summary?: string }[]).map((e) => e.summary)).toEqual([
+      'Existing',
+      'Written meanwhile',
+    ]);
+    // Answered by the mirror (an answer the server gives instead carries no syncedAt).
+    expect(Date.parse(String(listed.syncedAt))).toBeGreaterThan(0);
+  });
+});

@@ -117,6 +117,12 @@ function seeds(): Record<string, string> {
       'SUMMARY:Lab A',
       'X-LAB:keep me',
     ]),
+    'offsite.ics': object([
+      'UID:offsite@hand',
+      `DTSTART;VALUE=DATE:${ymd(6)}`,
+      `DTEND;VALUE=DATE:${ymd(7)}`,
+      'SUMMARY:Offsite',
+    ]),
     'lab-b.ics': object(['UID:lab-b@hand', `DTSTART:${utc(2, 15)}`, `DTEND:${utc(2, 16)}`, 'SUMMARY:Lab B']),
   };
 }
@@ -495,5 +501,13 @@ describe.each([
     });
     expect(await stored(`${work}${booked.eventId}.ics`)).toContain('SUMMARY:Client call');
     expect(await ledger()).toEqual(['confirmed']);
+    // Read afresh too, an all-day event covers its day in the calendar's zone (Berlin), not in UTC.
+    const early = await client.callTool({
+      name: 'book_slot',
+      arguments: { calendarId, start: at(5, 23), end: at(5, 23.5), summary: 'Too early' },
+    });
+    expect(textOf(early)).toMatch(/^Not booked: the slot overlaps the event 'Offsite'/);
+    await call('book_slot', { calendarId, start: at(6, 23), end: at(6, 23.5), summary: 'After the offsite' });
+    expect(await ledger()).toEqual(['confirmed', 'confirmed']);
   });
 });

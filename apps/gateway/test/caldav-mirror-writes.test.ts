@@ -1,10 +1,12 @@
 /**
- * A write made through Calgate while a CalDAV calendar's full sync runs (its first, or one
- * started over after the server refused the sync token) shows in the next listing: the mirror,
- * not ready during the full sync, cannot take the write itself, and the sync read the server
- * before the write. The gateway's own sync source and engine run against real Radicale and
- * Xandikos servers, held between the sync's read and its end while an MCP client imports an
- * event; MIRROR_MAX_STALENESS is long, so only the write itself can make the next read sync.
+ * A CalDAV calendar's mirror and its server answer alike, on real Radicale and Xandikos servers,
+ * with the gateway's own sync source and engine run by the test (no worker): free/busy read from
+ * the server before the first sync puts an all-day event on its day in the calendar's zone, as
+ * the mirror does; and a write made through Calgate while a full sync runs (its first, or one
+ * started over after the server refused the sync token) shows in the next listing, though the
+ * mirror, not ready during the full sync, cannot take it and the sync read the server before it.
+ * The sync is held between its read and its end while an MCP client imports an event;
+ * MIRROR_MAX_STALENESS is long, so only the write itself can make the next read sync.
  */
 import { type SyncSource, syncMirror } from '@calgate/providers';
 import { MirrorRepository } from '@calgate/store';
@@ -22,6 +24,7 @@ import { connectClient, startTestGateway, type TestGateway } from './harness.ts'
 import { vcalendar } from './ics-feed-server.ts';
 import { callOk } from './tool-calls.ts';
 
+const NEW_YORK = 'America/New_York';
 const event = (uid: string, day: string, summary: string) => [
   `UID:${uid}`,
   `DTSTART:${day}T090000Z`,
@@ -32,7 +35,7 @@ const event = (uid: string, day: string, summary: string) => [
 describe.each([
   ['Radicale', startRadicale],
   ['Xandikos', startXandikos],
-] as const)('a write during a full sync of a CalDAV calendar on %s', (_name, start) => {
+] as const)('the mirror of a CalDAV calendar and its server on %s', (_name, start) => {
   let server: TestCaldavServer;
   let gw: TestGateway;
   let tenant: Awaited<ReturnType<TestGateway['seedTenant']>>;
@@ -43,12 +46,18 @@ describe.each([
   beforeAll(async () => {
     server = await start();
     const path = new URL(`${server.home}notes/`).pathname;
-    await server.makeCalendar(path, { displayName: 'Notes', timeZone: 'UTC' });
+    await server.makeCalendar(path, { displayName: 'Notes', timeZone: NEW_YORK });
     await server.seed(`${path}existing.ics`, vcalendar([], [event('existing@hand', '20270301', 'Existing')]));
+    await server.seed(
+      `${path}holiday.ics`,
+      vcalendar([], [['UID:holiday@hand', 'DTSTART;VALUE=DATE:20270304', 'SUMMARY:Holiday']]),
+    );
     const env = caldavEnv();
     // No worker here: the only sync of the calendar is the one the test runs.
     gw = await startTestGateway({ ...env, MIRROR_MAX_STALENESS: '3600' });
     tenant = await gw.seedTenant('Writer');
+    // Xandikos keeps no calendar zone: its calendars take the workspace's, the same here.
+    await gw.runtime.tenancy.updateTenant(tenant.tenantId, { timeZone: NEW_YORK });
     await gw.runtime.keys.setDefaults(tenant.tenantId, tenant.keyId, {
       toolsets: ['calendar', 'ics'],
       hijackPolicy: 'off',
@@ -63,6 +72,23 @@ describe.each([
     await client?.close();
     await gw?.stop();
     await server?.stop();
+  });
+
+  const holidayBusy = () =>
+    callOk(client, 'find_free_time', {
+      calendarIds: [calendarId],
+      timeMin: '2027-03-03T00:00:00Z',
+      timeMax: '2027-03-06T00:00:00Z',
+      timeZone: 'UTC',
+      format: 'json',
+    });
+  const HOLIDAY = () => [{ calendarId, start: '2027-03-04T05:00:00Z', end: '2027-03-05T05:00:00Z' }];
+
+  it('free/busy read from the server before the first sync puts an all-day event on its day in the calendar zone', async () => {
+    const answer = await holidayBusy();
+    // Answered by the server: the mirror's answers carry syncedAt.
+    expect(answer.syncedAt).toBeUndefined();
+    expect(answer.busy).toEqual(HOLIDAY());
   });
 
   it('an event imported after the sync read the server, before it ended, is listed', async () => {
@@ -117,5 +143,9 @@ describe.each([
     ]);
     // Answered by the mirror (an answer the server gives instead carries no syncedAt).
     expect(Date.parse(String(listed.syncedAt))).toBeGreaterThan(0);
+    // The mirror's free/busy is the server's.
+    const fromMirror = await holidayBusy();
+    expect(Date.parse(String(fromMirror.syncedAt))).toBeGreaterThan(0);
+    expect(fromMirror.busy).toEqual(HOLIDAY());
   });
 });

@@ -10,8 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import { CalgateError, eventMatcher, isCalgateError, parseQuickAdd } from '@calgate/core';
 import ICAL from 'ical.js';
-import { busyPerCalendar, mergeBusy } from '../busy.ts';
+import { busyPerCalendar, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
+import { busyEventsOf } from '../local/busy.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
 import type {
   BusyInterval,
@@ -466,20 +467,16 @@ export class CaldavCalendarProvider implements CalendarProvider {
     return out;
   }
 
-  /** Busy from the events themselves: transparent, cancelled and declined (by this account) are free. */
-  busyOf(events: readonly CalendarEvent[], window: { from: number; to: number }): BusyInterval[] {
-    const busy = events
-      .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
-      .filter(
-        (event) =>
-          !event.attendees?.some(
-            (attendee) =>
-              (attendee.self === true || attendee.email.toLowerCase() === this.#account) &&
-              attendee.responseStatus === 'declined',
-          ),
-      )
-      .map((event) => [startInstant(event), endInstant(event)] as const);
-    return mergeBusy(busy, window);
+  /**
+   * Busy from the events by the rule the mirror answers with (busyEventsOf): all-day events cover
+   * their days in the calendar's zone; transparent, cancelled and declined (by the account's own
+   * entry, `self`) events are free.
+   */
+  busyOf(calendar: CalendarRef, events: readonly CalendarEvent[], window: Window): BusyInterval[] {
+    return mergeBusy(
+      busyEventsOf(events, calendar.timeZone).map((event) => [event.start, event.end] as const),
+      window,
+    );
   }
 
   /** Free/busy read from the server (a mirror of the calendar answers from its copy). */
@@ -490,7 +487,7 @@ export class CaldavCalendarProvider implements CalendarProvider {
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
     return busyPerCalendar(calendars, timeMin, timeMax, async (calendar, window) =>
-      this.busyOf(await this.#window(calendar, window.from, window.to, signal), window),
+      this.busyOf(calendar, await this.#window(calendar, window.from, window.to, signal), window),
     );
   }
 

@@ -1,8 +1,8 @@
 /**
  * A CalDAV calendar's mirror and its server answer alike, on real Radicale and Xandikos servers,
- * with the gateway's own sync source and engine run by the test (no worker): free/busy read from
- * the server before the first sync puts an all-day event on its day in the calendar's zone, as
- * the mirror does; and a write made through Calgate while a full sync runs (its first, or one
+ * with the gateway's own sync source and engine run by the test (no worker): free/busy and
+ * exports read from the server before the first sync put an all-day event on its day in the
+ * calendar's zone, as the mirror does; and a write made through Calgate while a full sync runs (its first, or one
  * started over after the server refused the sync token) shows in the next listing, though the
  * mirror, not ready during the full sync, cannot take it and the sync read the server before it.
  * The sync is held between its read and its end while an MCP client imports an event;
@@ -82,13 +82,20 @@ describe.each([
       timeZone: 'UTC',
       format: 'json',
     });
+  const exported = async (range: string) => {
+    const read = await client.readResource({ uri: `calgate://calendars/${calendarId}/events.ics?${range}` });
+    return String((read.contents[0] as { text?: string }).text);
+  };
   const HOLIDAY = () => [{ calendarId, start: '2027-03-04T05:00:00Z', end: '2027-03-05T05:00:00Z' }];
 
-  it('free/busy read from the server before the first sync puts an all-day event on its day in the calendar zone', async () => {
+  it('free/busy and exports read from the server before the first sync put an all-day event on its day in the calendar zone', async () => {
     const answer = await holidayBusy();
     // Answered by the server: the mirror's answers carry syncedAt.
     expect(answer.syncedAt).toBeUndefined();
     expect(answer.busy).toEqual(HOLIDAY());
+    // An export of the day before (to New York's midnight) leaves it out; one of its day has it.
+    expect(await exported('timeMin=2027-03-03&timeMax=2027-03-03')).not.toContain('SUMMARY:Holiday');
+    expect(await exported('timeMin=2027-03-04&timeMax=2027-03-04')).toContain('SUMMARY:Holiday');
   });
 
   it('an event imported after the sync read the server, before it ended, is listed', async () => {
@@ -143,9 +150,11 @@ describe.each([
     ]);
     // Answered by the mirror (an answer the server gives instead carries no syncedAt).
     expect(Date.parse(String(listed.syncedAt))).toBeGreaterThan(0);
-    // The mirror's free/busy is the server's.
+    // The mirror's free/busy and exports are the server's.
     const fromMirror = await holidayBusy();
     expect(Date.parse(String(fromMirror.syncedAt))).toBeGreaterThan(0);
     expect(fromMirror.busy).toEqual(HOLIDAY());
+    expect(await exported('timeMin=2027-03-03&timeMax=2027-03-03')).not.toContain('SUMMARY:Holiday');
+    expect(await exported('timeMin=2027-03-04&timeMax=2027-03-04')).toContain('SUMMARY:Holiday');
   });
 });

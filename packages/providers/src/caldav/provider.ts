@@ -14,6 +14,7 @@ import { busyPerCalendar, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
 import { busyEventsOf } from '../local/busy.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
+import { instantOf } from '../local/rows.ts';
 import type {
   BusyInterval,
   CalendarEvent,
@@ -148,12 +149,13 @@ function parseBound(value: string | undefined, name: string): number | undefined
   return at;
 }
 
-function startInstant(event: CalendarEvent): number {
-  return Date.parse(event.start.dateTime ?? `${event.start.date}T00:00:00Z`);
+/** An event's start and end as instants: all-day dates are midnights in the calendar's zone. */
+function startInstant(event: CalendarEvent, zone: string): number {
+  return instantOf(event.start, zone);
 }
 
-function endInstant(event: CalendarEvent): number {
-  return Date.parse(event.end.dateTime ?? `${event.end.date}T00:00:00Z`);
+function endInstant(event: CalendarEvent, zone: string): number {
+  return instantOf(event.end, zone);
 }
 
 /**
@@ -284,8 +286,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
             for (const event of markSelf(read, this.#account)) {
               const inWindow =
                 (event.recurrence?.length ?? 0) > 0 ||
-                ((to === undefined || startInstant(event) < to) &&
-                  (from === undefined || endInstant(event) > from));
+                ((to === undefined || startInstant(event, calendar.timeZone) < to) &&
+                  (from === undefined || endInstant(event, calendar.timeZone) > from));
               if (inWindow && (query.showDeleted || event.status !== 'cancelled')) {
                 events.push(event);
               }
@@ -297,7 +299,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
           }
         }
       }
-      events.sort((a, b) => startInstant(a) - startInstant(b) || (a.id < b.id ? -1 : 1));
+      const zone = calendar.timeZone;
+      events.sort((a, b) => startInstant(a, zone) - startInstant(b, zone) || (a.id < b.id ? -1 : 1));
     }
     const match = query.query === undefined ? undefined : eventMatcher(query.query);
     const visible = match === undefined ? events : match === null ? [] : events.filter(match);

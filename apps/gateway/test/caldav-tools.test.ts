@@ -17,7 +17,7 @@ import {
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { main } from '../src/cli.ts';
 import { call as api, sessionFor } from './api-client.ts';
-import { caldavEnv, calendarNamed, connectCaldavAccount } from './caldav-fixture.ts';
+import { caldavEnv, calendarNamed, collectionObjects, connectCaldavAccount } from './caldav-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
 import { type FeedServer, startFeedServer, vcalendar } from './ics-feed-server.ts';
 import { startWebhookReceiver } from './scheduler-fixture.ts';
@@ -148,25 +148,8 @@ describe.each([
     (await call('list_events', { calendarId: calendar, timeMin, timeMax, format: 'json', maxResults: 100 }))
       .events as EventOut[];
   const stored = async (path: string) => (await server.raw('GET', path)).text();
-  /** The objects of a collection, by name, as the server holds them. */
-  async function objects(collection: string): Promise<Map<string, string>> {
-    const listing = await server.raw(
-      'PROPFIND',
-      collection,
-      '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>',
-      { depth: '1', 'content-type': 'application/xml' },
-    );
-    const hrefs = [...(await listing.text()).matchAll(/<(?:\w+:)?href>([^<]+)<\/(?:\w+:)?href>/g)]
-      .map((m) => decodeURIComponent(m[1] as string))
-      .filter((href) => href.endsWith('.ics'));
-    const out = new Map<string, string>();
-    for (const href of hrefs) {
-      out.set(href.slice(href.lastIndexOf('/') + 1), await stored(href));
-    }
-    return out;
-  }
   const withUid = async (collection: string, uid: string) =>
-    [...(await objects(collection)).values()].filter((text) => text.includes(`UID:${uid}`));
+    [...(await collectionObjects(server, collection)).values()].filter((text) => text.includes(`UID:${uid}`));
 
   beforeAll(async () => {
     server = await start();
@@ -484,7 +467,9 @@ describe.each([
     });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toMatch(/^Not booked: the slot overlaps the event 'Added elsewhere'/);
-    expect([...(await objects(work)).values()].some((t) => t.includes('SUMMARY:Client call'))).toBe(false);
+    expect(
+      [...(await collectionObjects(server, work)).values()].some((t) => t.includes('SUMMARY:Client call')),
+    ).toBe(false);
     const ledger = async () =>
       (
         await gw.db.pool.query<{ status: string }>('SELECT status FROM bookings WHERE calendar_id = $1', [

@@ -64,3 +64,24 @@ export async function connectCaldavAccount(
 export function calendarNamed(connected: ConnectedCaldav, summary: string): string | undefined {
   return connected.calendars.find((c) => c.summary === summary)?.id;
 }
+
+/** The objects of a calendar collection as the server holds them, by name (PROPFIND, then GETs). */
+export async function collectionObjects(
+  server: TestCaldavServer,
+  collection: string,
+): Promise<Map<string, string>> {
+  const listing = await server.raw(
+    'PROPFIND',
+    collection,
+    '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>',
+    { depth: '1', 'content-type': 'application/xml' },
+  );
+  const hrefs = [...(await listing.text()).matchAll(/<(?:\w+:)?href>([^<]+)<\/(?:\w+:)?href>/g)]
+    .map((m) => decodeURIComponent(m[1] as string))
+    .filter((href) => href.endsWith('.ics'));
+  const out = new Map<string, string>();
+  for (const href of hrefs) {
+    out.set(href.slice(href.lastIndexOf('/') + 1), await (await server.raw('GET', href)).text());
+  }
+  return out;
+}

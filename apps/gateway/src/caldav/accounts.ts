@@ -147,8 +147,10 @@ export class CaldavAccounts {
       label: 'CalDAV',
       push: false,
       format: CALENDAR_EVENT_FORMAT,
-      forConnection: async (connection) =>
-        caldavSyncSource(await this.client(connection.tenantId, connection.connectionId), {
+      forConnection: async (connection) => {
+        const account = await this.#connections.get(connection.tenantId, connection.connectionId);
+        return caldavSyncSource(await this.client(connection.tenantId, connection.connectionId), {
+          ...(account === null ? {} : { accountEmail: account.accountEmail }),
           zoneOf: async (calendar) => {
             const { rows } = await db.pool.query<{ time_zone: string }>(
               'SELECT time_zone FROM calendars WHERE id = $1 AND tenant_id = $2',
@@ -163,7 +165,8 @@ export class CaldavAccounts {
             );
             return rows.map((row) => row.event_id);
           },
-        }),
+        });
+      },
     };
   }
 }

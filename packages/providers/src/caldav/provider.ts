@@ -10,9 +10,11 @@
 import { randomUUID } from 'node:crypto';
 import { CalgateError, eventMatcher, isCalgateError, parseQuickAdd } from '@calgate/core';
 import ICAL from 'ical.js';
-import { busyPerCalendar, mergeBusy } from '../busy.ts';
+import { busyPerCalendar, mergeBusy, type Window } from '../busy.ts';
 import { standardPalette } from '../colors.ts';
+import { busyEventsOf } from '../local/busy.ts';
 import { decodePageToken, encodePageToken } from '../local/page-token.ts';
+import { instantOf } from '../local/rows.ts';
 import type {
   BusyInterval,
   CalendarEvent,
@@ -147,12 +149,13 @@ function parseBound(value: string | undefined, name: string): number | undefined
   return at;
 }
 
-function startInstant(event: CalendarEvent): number {
-  return Date.parse(event.start.dateTime ?? `${event.start.date}T00:00:00Z`);
+/** An event's start and end as instants: all-day dates are midnights in the calendar's zone. */
+function startInstant(event: CalendarEvent, zone: string): number {
+  return instantOf(event.start, zone);
 }
 
-function endInstant(event: CalendarEvent): number {
-  return Date.parse(event.end.dateTime ?? `${event.end.date}T00:00:00Z`);
+function endInstant(event: CalendarEvent, zone: string): number {
+  return instantOf(event.end, zone);
 }
 
 /**
@@ -179,6 +182,27 @@ export function resourceEvents(resource: IcsResource, eventId: string, etag?: st
     }
   }
   return etag === undefined ? out : out.map((event) => ({ ...event, etag }));
+}
+
+/**
+ * The events with the account's own attendee entry marked `self`, as Google marks it: whoever
+ * reads them (free/busy from the mirror, rules, timesheets) then knows the account's answer.
+ */
+export function markSelf(events: CalendarEvent[], account: string | undefined): CalendarEvent[] {
+  const own = account?.toLowerCase();
+  if (own === undefined || own === '') {
+    return events;
+  }
+  return events.map((event) =>
+    event.attendees?.some((attendee) => attendee.self !== true && attendee.email.toLowerCase() === own)
+      ? {
+          ...event,
+          attendees: event.attendees.map((attendee) =>
+            attendee.email.toLowerCase() === own ? { ...attendee, self: true } : attendee,
+          ),
+        }
+      : event,
+  );
 }
 
 export interface CaldavProviderOptions {
@@ -232,7 +256,10 @@ export class CaldavCalendarProvider implements CalendarProvider {
     const read = eventsOfObjects(objects, calendar.timeZone, from, to, (object) =>
       caldavEventId(object.href),
     );
-    return read.events.map(({ event, etag }) => (etag === undefined ? event : { ...event, etag }));
+    return markSelf(
+      read.events.map(({ event, etag }) => (etag === undefined ? event : { ...event, etag })),
+      this.#account,
+    );
   }
 
   async listEvents(calendar: CalendarRef, query: ListEventsQuery, signal?: AbortSignal): Promise<EventPage> {
@@ -255,11 +282,12 @@ export class CaldavCalendarProvider implements CalendarProvider {
       for (const object of await this.#objects(calendar, from, to, signal)) {
         try {
           for (const resource of parseCalendarText(object.data, calendar.timeZone).resources) {
-            for (const event of resourceEvents(resource, caldavEventId(object.href), object.etag)) {
+            const read = resourceEvents(resource, caldavEventId(object.href), object.etag);
+            for (const event of markSelf(read, this.#account)) {
               const inWindow =
                 (event.recurrence?.length ?? 0) > 0 ||
-                ((to === undefined || startInstant(event) < to) &&
-                  (from === undefined || endInstant(event) > from));
+                ((to === undefined || startInstant(event, calendar.timeZone) < to) &&
+                  (from === undefined || endInstant(event, calendar.timeZone) > from));
               if (inWindow && (query.showDeleted || event.status !== 'cancelled')) {
                 events.push(event);
               }
@@ -271,7 +299,8 @@ export class CaldavCalendarProvider implements CalendarProvider {
           }
         }
       }
-      events.sort((a, b) => startInstant(a) - startInstant(b) || (a.id < b.id ? -1 : 1));
+      const zone = calendar.timeZone;
+      events.sort((a, b) => startInstant(a, zone) - startInstant(b, zone) || (a.id < b.id ? -1 : 1));
     }
     const match = query.query === undefined ? undefined : eventMatcher(query.query);
     const visible = match === undefined ? events : match === null ? [] : events.filter(match);
@@ -331,7 +360,11 @@ export class CaldavCalendarProvider implements CalendarProvider {
     if (event === undefined) {
       throw notFound(eventId);
     }
-    return object.etag === undefined ? event : { ...event, etag: object.etag };
+    const [marked] = markSelf(
+      [object.etag === undefined ? event : { ...event, etag: object.etag }],
+      this.#account,
+    );
+    return marked ?? event;
   }
 
   async getEvent(calendar: CalendarRef, eventId: string, signal?: AbortSignal): Promise<CalendarEvent> {
@@ -384,9 +417,9 @@ export class CaldavCalendarProvider implements CalendarProvider {
     if (instance === undefined) {
       return this.#eventOf(calendar, written, id, undefined, eventId);
     }
-    const events = resourceEvents(
-      parseCalendarText(written.data, calendar.timeZone).resources[0] as IcsResource,
-      id,
+    const events = markSelf(
+      resourceEvents(parseCalendarText(written.data, calendar.timeZone).resources[0] as IcsResource, id),
+      this.#account,
     );
     const event = events.find((candidate) => candidate.id === eventId);
     if (event === undefined) {
@@ -437,20 +470,16 @@ export class CaldavCalendarProvider implements CalendarProvider {
     return out;
   }
 
-  /** Busy from the events themselves: transparent, cancelled and declined (by this account) are free. */
-  busyOf(events: readonly CalendarEvent[], window: { from: number; to: number }): BusyInterval[] {
-    const busy = events
-      .filter((event) => event.status !== 'cancelled' && event.transparency !== 'transparent')
-      .filter(
-        (event) =>
-          !event.attendees?.some(
-            (attendee) =>
-              (attendee.self === true || attendee.email.toLowerCase() === this.#account) &&
-              attendee.responseStatus === 'declined',
-          ),
-      )
-      .map((event) => [startInstant(event), endInstant(event)] as const);
-    return mergeBusy(busy, window);
+  /**
+   * Busy from the events by the rule the mirror answers with (busyEventsOf): all-day events cover
+   * their days in the calendar's zone; transparent, cancelled and declined (by the account's own
+   * entry, `self`) events are free.
+   */
+  busyOf(calendar: CalendarRef, events: readonly CalendarEvent[], window: Window): BusyInterval[] {
+    return mergeBusy(
+      busyEventsOf(events, calendar.timeZone).map((event) => [event.start, event.end] as const),
+      window,
+    );
   }
 
   /** Free/busy read from the server (a mirror of the calendar answers from its copy). */
@@ -461,7 +490,7 @@ export class CaldavCalendarProvider implements CalendarProvider {
     signal?: AbortSignal,
   ): Promise<FreeBusyResult[]> {
     return busyPerCalendar(calendars, timeMin, timeMax, async (calendar, window) =>
-      this.busyOf(await this.#window(calendar, window.from, window.to, signal), window),
+      this.busyOf(calendar, await this.#window(calendar, window.from, window.to, signal), window),
     );
   }
 

@@ -18,7 +18,7 @@ import { CALENDAR_EVENT_FORMAT } from '../mirror/format.ts';
 import type { SyncCalendar, SyncSource, SyncStep } from '../mirror/source.ts';
 import type { CaldavClient, CaldavEtag, CaldavObject } from './client.ts';
 import { parseCalendarText } from './ical/read.ts';
-import { caldavEventId, resourceEvents } from './provider.ts';
+import { caldavEventId, markSelf, resourceEvents } from './provider.ts';
 
 export interface CaldavSyncOptions {
   /** Objects read per batch (calendar-multiget). */
@@ -30,6 +30,8 @@ export interface CaldavSyncOptions {
    * since is removed from the mirror too, and its occurrence follows the series again.
    */
   exceptionsOf?: (calendar: SyncCalendar, seriesIds: readonly string[]) => Promise<string[]>;
+  /** The account's address: its own attendee entries are marked `self` (markSelf). */
+  accountEmail?: string;
 }
 
 interface PageState {
@@ -67,6 +69,7 @@ function etagCursor(ctag: string | undefined, etags: readonly CaldavEtag[]): str
 function rowsOf(
   objects: readonly CaldavObject[],
   zone: string,
+  account: string | undefined,
 ): { upserts: MirrorEventInput[]; removals: string[] } {
   const upserts: MirrorEventInput[] = [];
   const removals: string[] = [];
@@ -74,7 +77,8 @@ function rowsOf(
     const id = caldavEventId(object.href);
     try {
       const resource = parseCalendarText(object.data, zone).resources[0];
-      const events = resource === undefined ? [] : resourceEvents(resource, id, object.etag);
+      const events =
+        resource === undefined ? [] : markSelf(resourceEvents(resource, id, object.etag), account);
       if (events.length === 0) {
         removals.push(id);
       }
@@ -106,7 +110,7 @@ export function caldavSyncSource(client: CaldavClient, options: CaldavSyncOption
     const hrefs = state.h.slice(0, batchSize);
     const rest = state.h.slice(batchSize);
     const objects = await client.multiget(collection(calendar), hrefs, signal);
-    const rows = rowsOf(objects, await options.zoneOf(calendar));
+    const rows = rowsOf(objects, await options.zoneOf(calendar), options.accountEmail);
     const read = new Set(objects.map((object) => caldavEventId(object.href)));
     if (options.exceptionsOf !== undefined && read.size > 0) {
       const fresh = new Set(rows.upserts.map((row) => row.eventId));

@@ -336,9 +336,14 @@ export class MirroredCalendarProvider implements CalendarProvider {
 
   async #writeThrough(calendar: CalendarRef, events: MirrorEventInput[]): Promise<void> {
     try {
-      await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events);
-      // The next read here sees the write at once, before its announcement comes back.
-      this.#freshness.written(calendar.id);
+      if (await this.#deps.mirror.applyWrite(calendar.id, this.#connection.tenantId, events)) {
+        // The next read here sees the write at once, before its announcement comes back.
+        this.#freshness.written(calendar.id);
+      } else {
+        // A full sync is running (or none has run): it may have read the calendar before this
+        // write, so the first read after it ends syncs once more.
+        this.#freshness.markDirty(calendar.id);
+      }
     } catch (error) {
       // The write is done upstream; the mirror catches up by syncing before the next read.
       this.#freshness.markDirty(calendar.id);

@@ -186,19 +186,27 @@ export function resourceEvents(resource: IcsResource, eventId: string, etag?: st
 
 /**
  * The events with the account's own attendee entry marked `self`, as Google marks it: whoever
- * reads them (free/busy from the mirror, rules, timesheets) then knows the account's answer.
+ * reads them (free/busy from the mirror, rules, timesheets) then knows the account's answer. An
+ * entry is the account's when it is the account's address, or a bare name (an ATTENDEE written
+ * without a domain, as some clients do) equal to the address's name: a server that gives no
+ * address makes the account `username@server`.
  */
 export function markSelf(events: CalendarEvent[], account: string | undefined): CalendarEvent[] {
   const own = account?.toLowerCase();
   if (own === undefined || own === '') {
     return events;
   }
+  const name = own.slice(0, Math.max(own.lastIndexOf('@'), 0)) || own;
+  const isOwn = (email: string): boolean => {
+    const address = email.toLowerCase();
+    return address === own || (!address.includes('@') && address === name);
+  };
   return events.map((event) =>
-    event.attendees?.some((attendee) => attendee.self !== true && attendee.email.toLowerCase() === own)
+    event.attendees?.some((attendee) => attendee.self !== true && isOwn(attendee.email))
       ? {
           ...event,
           attendees: event.attendees.map((attendee) =>
-            attendee.email.toLowerCase() === own ? { ...attendee, self: true } : attendee,
+            isOwn(attendee.email) ? { ...attendee, self: true } : attendee,
           ),
         }
       : event,

@@ -11,20 +11,12 @@ import {
   classifyAddress,
   describeAddressClass,
   type HostResolver,
+  PRIVATE_ADDRESS_CLASSES,
 } from '@calgate/scheduler';
 import { type Config, ConfigError } from './config.ts';
 
 const DEFAULT_ROOTS = new Set(['https://graph.microsoft.com/v1.0', 'https://login.microsoftonline.com']);
 const RESOLVE_TIMEOUT_MS = 3_000;
-/** What OUTBOUND_ALLOW_PRIVATE lets through (a refusal of one of these names the setting). */
-const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set([
-  'loopback',
-  'private',
-  'link-local',
-  'cgnat',
-  'unspecified',
-  'reserved',
-]);
 
 export async function checkApiRootHosts(config: Config, resolve?: HostResolver): Promise<void> {
   const roots: [string, string | undefined][] = [
@@ -56,7 +48,7 @@ export async function checkApiRootHosts(config: Config, resolve?: HostResolver):
         return undefined;
       }
       const where = `${value}: ${host} resolves to ${String(context?.address)}, ${describeAddressClass(kind)}`;
-      return PRIVATE_CLASSES.has(kind)
+      return PRIVATE_ADDRESS_CLASSES.has(kind)
         ? `${name}: ${where}; Calgate reaches loopback and private addresses only with OUTBOUND_ALLOW_PRIVATE=true (for an emulator in tests and demos).`
         : `${name}: ${where}, which Calgate never calls.`;
     }),

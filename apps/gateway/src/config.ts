@@ -1,5 +1,11 @@
 import { join } from 'node:path';
-import { type AddressClass, classifyAddress, describeAddressClass, parseInterval } from '@calgate/scheduler';
+import {
+  type AddressClass,
+  classifyAddress,
+  describeAddressClass,
+  PRIVATE_ADDRESS_CLASSES,
+  parseInterval,
+} from '@calgate/scheduler';
 import { z } from 'zod';
 import { parseTrustProxy } from './http/trust-proxy.ts';
 
@@ -280,16 +286,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return toConfig(parsed.data);
 }
 
-/** Addresses OUTBOUND_ALLOW_PRIVATE lets outbound URLs reach (as for delivery targets). */
-const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set([
-  'loopback',
-  'private',
-  'link-local',
-  'cgnat',
-  'unspecified',
-  'reserved',
-]);
-
 /** The API roots the operator may point elsewhere (the emulators), each an outbound URL. */
 const API_ROOTS = [
   'GOOGLE_API_ROOT_URL',
@@ -318,7 +314,7 @@ function privateApiRoots(env: z.output<typeof Env>): string[] {
       continue;
     }
     const where = `${value} is on ${describeAddressClass(kind)}`;
-    if (!PRIVATE_CLASSES.has(kind)) {
+    if (!PRIVATE_ADDRESS_CLASSES.has(kind)) {
       problems.push(`${name}: ${where}, which Calgate never calls.`);
     } else if (!env.OUTBOUND_ALLOW_PRIVATE) {
       problems.push(

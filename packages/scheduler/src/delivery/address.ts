@@ -16,6 +16,19 @@ export type AddressClass =
   | 'broadcast'
   | 'reserved';
 
+/**
+ * The classes OUTBOUND_ALLOW_PRIVATE lets an outbound URL reach (this host and private networks);
+ * metadata, multicast and broadcast addresses are never reached.
+ */
+export const PRIVATE_ADDRESS_CLASSES: ReadonlySet<AddressClass> = new Set([
+  'loopback',
+  'private',
+  'link-local',
+  'cgnat',
+  'unspecified',
+  'reserved',
+]);
+
 interface Range {
   bytes: number[];
   prefix: number;

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import { CalgateError, err, invalidArgument, ok, type Result } from '@calgate/core';
-import { type AddressClass, classifyAddress } from './address.ts';
+import { type AddressClass, classifyAddress, PRIVATE_ADDRESS_CLASSES } from './address.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -48,14 +48,6 @@ export interface CheckedTarget {
 
 const MAX_URL_LENGTH = 2048;
 const RESOLVE_TIMEOUT_MS = 5_000;
-const PRIVATE_CLASSES: ReadonlySet<AddressClass> = new Set([
-  'loopback',
-  'private',
-  'link-local',
-  'cgnat',
-  'unspecified',
-  'reserved',
-]);
 
 export const systemResolver: HostResolver = async (hostname) => {
   const records = await dnsLookup(hostname, { all: true, order: 'verbatim' });
@@ -66,7 +58,7 @@ function refused(host: string, address: string, kind: AddressClass, allowPrivate
   const where = host === address ? `address ${address}` : `host ${host} resolves to ${address}, which`;
   const context = { host, address, addressClass: kind };
   const what = `target URL ${where} is ${describeAddressClass(kind)}`;
-  if (PRIVATE_CLASSES.has(kind) && !allowPrivate) {
+  if (PRIVATE_ADDRESS_CLASSES.has(kind) && !allowPrivate) {
     return new TargetPolicyError(
       'permission_denied',
       `${what}; Calgate refuses private targets unless ${PRIVATE_TARGETS_SETTING}`,
@@ -95,7 +87,7 @@ export function describeAddressClass(kind: AddressClass): string {
 }
 
 function allowed(kind: AddressClass, allowPrivate: boolean): boolean {
-  return kind === 'public' || (allowPrivate && PRIVATE_CLASSES.has(kind));
+  return kind === 'public' || (allowPrivate && PRIVATE_ADDRESS_CLASSES.has(kind));
 }
 
 /** Checks the URL's shape: scheme, credentials, length. Performs no I/O. */

@@ -235,7 +235,7 @@ describe('screenAnswer', () => {
     );
     const lines = answer.text.split('\n');
     expect(lines.slice(0, 6)).toEqual(text.split('\n').slice(0, 6));
-    expect(lines[6]).toBe('- withheld: this attendee addresses an AI assistant');
+    expect(lines[6]).toBe('- withheld: this attendee addresses an AI assistant: no answer yet');
     expect(lines[7]).toBe('Description: withheld: this description addresses an AI assistant');
     expect(lines).toHaveLength(8);
     expect(Object.keys(answer)).toEqual(['id', 'title', 'text', 'url', 'metadata']);
@@ -272,6 +272,28 @@ describe('screenAnswer', () => {
       'Description: withheld: this description addresses an AI assistant',
     ]);
     expect(exposures).toHaveLength(1);
+  });
+
+  it("screens an attendee line's email and name, not Calgate's notes after them", () => {
+    const asked: string[] = [];
+    const recording: Screener = {
+      screen: (text) => {
+        asked.push(text);
+        return /organizer|accepted/.test(text) ? REASONS.addresses : undefined;
+      },
+    };
+    const id = encodeDocumentId({ calendarId: 'cal_a', eventId: 'evt9' });
+    const text = ['Title: Review', 'Attendees:', '- ann@contoso.com (Ann Example): accepted, organizer'].join(
+      '\n',
+    );
+    const { answer, exposures } = screenAnswer(
+      { id, title: 'Review', text, url: 'u', metadata: {} },
+      { screener: recording },
+    );
+    expect(asked).toContain('ann@contoso.com (Ann Example)');
+    expect(asked.some((t) => t.includes('accepted, organizer') && t !== text)).toBe(false);
+    expect(answer.text).toBe(text);
+    expect(exposures).toEqual([]);
   });
 });
 

@@ -272,27 +272,38 @@ class Walk {
    * A fetched document's text ("Label: value" lines, attendee lines, then the description to the
    * end): only the flagged parts are replaced; when only the whole reads as addressed to an AI,
    * the whole is. Parts are screened first, each on its own: a verdict on a part need not hold for
-   * the longer text around it.
+   * the longer text around it. Only what came from the calendar is screened (values, attendees'
+   * emails and names, the description), never Calgate's own labels and notes.
    */
   #documentText(text: string, target: Json): string {
     const cut = text.indexOf('\nDescription: ');
     const head = (cut < 0 ? text : text.slice(0, cut)).split('\n');
     const parts: string[] = [];
+    // What came from the calendar, without Calgate's labels and notes: screened as a whole below.
+    const source: string[] = [];
     let found = false;
     for (const line of head) {
-      const label = /^- /.test(line) ? 'attendee' : (/^([A-Z][a-z]+): /.exec(line)?.[1] ?? 'line');
-      const start = line.startsWith('- ') ? 2 : line.indexOf(': ') + 2;
-      const reason = this.#options.screener.screen(line.slice(start));
+      const attendee = line.startsWith('- ');
+      const label = attendee ? 'attendee' : (/^([A-Z][a-z]+): /.exec(line)?.[1] ?? 'line');
+      const start = attendee ? 2 : line.indexOf(': ') + 2;
+      // An attendee line is "- email (name): response, organizer…": only the email and the name
+      // come from the calendar; the notes after them are Calgate's own words.
+      const notes = attendee ? line.lastIndexOf(': ') : -1;
+      const end = notes > start ? notes : line.length;
+      source.push(line.slice(start, end));
+      const reason = this.#options.screener.screen(line.slice(start, end));
       if (reason === undefined) {
         parts.push(line);
         continue;
       }
       found = true;
       const name = label.toLowerCase();
-      parts.push(line.slice(0, start) + this.#flag(target, `text.${name}`, name, line.slice(start), reason));
+      const flagged = this.#flag(target, `text.${name}`, name, line.slice(start, end), reason);
+      parts.push(line.slice(0, start) + flagged + line.slice(end));
     }
     if (cut >= 0) {
       const description = text.slice(cut + '\nDescription: '.length);
+      source.push(description);
       const reason = this.#options.screener.screen(description);
       if (reason !== undefined) {
         found = true;
@@ -306,7 +317,7 @@ class Walk {
     if (found) {
       return parts.join('\n');
     }
-    const whole = this.#options.screener.screen(text);
+    const whole = this.#options.screener.screen(source.join('\n'));
     return whole === undefined ? text : this.#flag(target, 'text', 'text', text, whole);
   }
 }

@@ -98,6 +98,7 @@ beforeAll(async () => {
     mirrorPush: {
       channels: store,
       tokens,
+      storeWaitMs: 1_000,
       onChange: (tenant, calendarId) => {
         changes.push(`${tenant}/${calendarId}`);
       },
@@ -191,6 +192,25 @@ describe('Google push notifications for a mirrored calendar', () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toBe('');
     expect(changes).toHaveLength(1);
+  });
+
+  it('a sync message that arrives before its channel is stored waits for it and is accepted', async () => {
+    // Google sends `sync` as soon as the channel is open; the gateway stores it when the answer
+    // to its watch arrives, which under load can be later.
+    const early = 'early-channel';
+    const answered = notify(early, tokens.sign(early), 'sync', 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await store.insert({
+      channelId: early,
+      tenantId: calendar.tenantId,
+      calendarId: 'cal_team',
+      resourceId: 'res-early',
+      expiration: Date.now() + DAY,
+    });
+    expect((await answered).status).toBe(200);
+    expect((await store.get(early))?.lastMessageNumber).toBe(1);
+    expect(changes).toHaveLength(1);
+    await store.delete(early);
   });
 
   it('a replayed message number is answered 200 and ignored', async () => {

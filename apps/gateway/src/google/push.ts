@@ -5,6 +5,11 @@
  * duplicate is answered 200 and ignored. `exists` marks the calendar pushed and hands it to
  * `onChange` (the sync job's enqueue); `not_exists` drops the channel. Answers stay fast and
  * empty: Google retries 5xx, and a refused notification tells a prober nothing.
+ *
+ * Google sends `sync` as soon as it has opened a channel, which can be before the gateway that
+ * asked has stored the channel (mirror/channels.ts stores it when Google's answer arrives). A
+ * channel the token proves this deployment made is therefore waited for, briefly, before it is
+ * answered as unknown.
  */
 import { GOOGLE_PUSH_PATH } from '@calgate/providers';
 import type { MirrorChannelRepository } from '@calgate/store';
@@ -20,9 +25,14 @@ export interface MirrorPushDeps {
   /** Called once per accepted `exists`: the calendar changed upstream and should be synced. */
   onChange(tenantId: string, calendarId: string): void | Promise<void>;
   now?: () => number;
+  /** STORE_WAIT_MS unless given (tests). */
+  storeWaitMs?: number;
 }
 
 const MESSAGE_NUMBER = /^[1-9][0-9]{0,17}$/;
+/** How long a notification for a channel not stored yet waits for it, and how often it looks. */
+const STORE_WAIT_MS = 3_000;
+const STORE_POLL_MS = 50;
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -42,7 +52,12 @@ export function registerMirrorPush(app: FastifyInstance, deps: MirrorPushDeps): 
     if (number === undefined || !MESSAGE_NUMBER.test(number)) {
       return reply.status(400).send();
     }
-    const outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
+    let outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
+    const waitUntil = Date.now() + (deps.storeWaitMs ?? STORE_WAIT_MS);
+    while (outcome.kind === 'unknown' && Date.now() < waitUntil) {
+      await new Promise((resolve) => setTimeout(resolve, STORE_POLL_MS));
+      outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
+    }
     if (outcome.kind === 'unknown') {
       return reply.status(404).send();
     }

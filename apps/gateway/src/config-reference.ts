@@ -47,7 +47,8 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   MCP_STREAM_RECHECK_MS: "How often an open stream re-checks its key (revoked keys' streams close).",
   MCP_MAX_INSTANCES_PER_REQUEST: 'Recurring-event instances one /api/mcp request may expand.',
   MCP_MAX_EVENTS_PER_REQUEST: 'Events one /api/mcp request may read.',
-  MCP_MAX_ANSWER_BYTES: 'Largest answer of one /api/mcp request, in bytes.',
+  MCP_MAX_ANSWER_BYTES:
+    "Largest answer of one /api/mcp request, in bytes; also the largest iCalendar text import_events takes (a request's body may be twice this).",
   MCP_MAX_CONCURRENT_PER_KEY: 'Tool calls one key runs at once.',
   MCP_MAX_QUEUED_PER_KEY: "Tool calls waiting for one of the key's slots before calls are refused.",
   CPU_WORKERS: 'Worker threads for CPU-bound tool work (recurrence expansion); 0 runs it in-process.',

@@ -21,7 +21,11 @@ export interface CaldavCredentials {
 
 export interface CaldavClientOptions {
   credentials: CaldavCredentials;
-  /** OUTBOUND_ALLOW_PRIVATE lets loopback and private servers (and plain http) through. */
+  /**
+   * OUTBOUND_ALLOW_PRIVATE lets loopback and private servers through, and plain http to them;
+   * plain http to a public address is refused unless `httpOnlyPrivate` is false (the password
+   * would travel in clear).
+   */
   policy: TargetUrlPolicy;
   /** Whole exchange per request; default 30 s. */
   timeoutMs?: number;
@@ -90,7 +94,10 @@ export class CaldavClient {
   readonly #session: DavSession;
 
   constructor(options: CaldavClientOptions) {
-    this.#options = options;
+    this.#options = {
+      ...options,
+      policy: { ...options.policy, httpOnlyPrivate: options.policy.httpOnlyPrivate ?? true },
+    };
     this.#authorization = basicAuth(options.credentials);
     this.#session = { request: (method, url, init) => this.request(method, url, init) };
   }

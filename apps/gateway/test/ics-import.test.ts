@@ -305,6 +305,18 @@ describe('import_events text size', () => {
     expect(await summaries(onSmall)).toEqual(['Sized exact@example.com']);
   });
 
+  it('refuses a request body too large to read with a sentence naming the limit and the url form', async () => {
+    // The body (1 MiB here, twice MCP_MAX_ANSWER_BYTES otherwise) is refused before any call is read.
+    const refused = await importText(onSmall, sized('huge@example.com', 1024 * 1024 + 1)).then(
+      () => '',
+      (error: unknown) => String(error),
+    );
+    expect(refused).toContain('MCP_MAX_ANSWER_BYTES');
+    expect(refused).toContain('{calendarId, url}');
+    expect(refused).toMatch(/[Nn]othing was done/);
+    expect(await summaries(onSmall)).not.toContain('Sized huge@example.com');
+  });
+
   it('takes a text larger than an ordinary request body (2 MB) under the default 5 MB limit', async () => {
     const result = await importText(onPlain, sized('large@example.com', 2 * 1024 * 1024));
     expect(result.isError, textOf(result)).toBeFalsy();

@@ -47,7 +47,8 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   MCP_STREAM_RECHECK_MS: "How often an open stream re-checks its key (revoked keys' streams close).",
   MCP_MAX_INSTANCES_PER_REQUEST: 'Recurring-event instances one /api/mcp request may expand.',
   MCP_MAX_EVENTS_PER_REQUEST: 'Events one /api/mcp request may read.',
-  MCP_MAX_ANSWER_BYTES: 'Largest answer of one /api/mcp request, in bytes.',
+  MCP_MAX_ANSWER_BYTES:
+    "Largest answer of one /api/mcp request, in bytes; also the largest iCalendar text import_events takes (a request's body may be twice this).",
   MCP_MAX_CONCURRENT_PER_KEY: 'Tool calls one key runs at once.',
   MCP_MAX_QUEUED_PER_KEY: "Tool calls waiting for one of the key's slots before calls are refused.",
   CPU_WORKERS: 'Worker threads for CPU-bound tool work (recurrence expansion); 0 runs it in-process.',
@@ -60,7 +61,7 @@ export const SETTING_DESCRIPTIONS: Record<string, string> = {
   AUDIT_SPOOL_DIR:
     'Where audit rows wait on disk for Postgres (default DATA_DIR/audit-spool; one subfolder per database). Must survive a restart.',
   OUTBOUND_ALLOW_PRIVATE:
-    'Let outbound URLs that tenants and the operator supply reach loopback, private or link-local addresses (tests, labs): scheduled-prompt delivery targets, CalDAV servers, subscribed ICS feeds and `import_events` URLs (which may then also use plain http), and the API roots GOOGLE_API_ROOT_URL, GOOGLE_OAUTH_URL, MICROSOFT_GRAPH_URL and MICROSOFT_LOGIN_URL (a process refuses to start with one of those on such an address, `localhost` or a host name resolving to one, unless this is true). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
+    'Let outbound URLs that tenants and the operator supply reach loopback, private or link-local addresses (tests, labs): scheduled-prompt delivery targets, subscribed ICS feeds and `import_events` URLs (which may then also use plain http), CalDAV servers (plain http only to a server on such an address: a password never crosses the internet in clear), and the API roots GOOGLE_API_ROOT_URL, GOOGLE_OAUTH_URL, MICROSOFT_GRAPH_URL and MICROSOFT_LOGIN_URL (a process refuses to start with one of those on such an address, `localhost` or a host name resolving to one, unless this is true). Cloud metadata addresses stay refused. Each process (gateway, worker, CLI) reads its own: a gateway refuses to schedule to a target it refuses, and an occurrence a worker refuses waits as `blocked` until a worker starts.',
   TARGETS_ALLOW_PRIVATE:
     'The old name of OUTBOUND_ALLOW_PRIVATE, still read; set one of the two (they must agree).',
   OAUTH_ALLOW_PRIVATE_CLIENTS:

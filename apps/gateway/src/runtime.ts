@@ -1,5 +1,5 @@
 import { MemoryRateLimiter, RedisRateLimiter } from '@calgate/locks';
-import { Scheduling, startBoss } from '@calgate/scheduler';
+import { type HostResolver, Scheduling, startBoss } from '@calgate/scheduler';
 import {
   ApiKeyRepository,
   BookingRepository,
@@ -78,6 +78,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** Run the background worker in this process (default: WORKER_IN_PROCESS, else no). */
   worker?: boolean | undefined;
+  /** How a CalDAV server's host name is resolved when an account is connected; absent, the system's. */
+  resolveHost?: HostResolver | undefined;
 }
 
 /** Wires every dependency of the gateway once, from validated configuration. */
@@ -325,6 +327,7 @@ export async function createRuntime(
         ),
         googleProviders,
         forgetCaldav: (connectionId) => caldav.forget(connectionId),
+        resolveHost: options.resolveHost,
         connections,
         tenancy,
         states: new OAuthStateRepository(db),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import type { HostResolver } from '@calgate/scheduler';
 import { createTestDatabase, freePort, redisUrl, type TestDatabase } from '@calgate/testkit';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -45,6 +46,8 @@ export async function startTestGateway(
     db?: TestDatabase;
     /** No REDIS_URL: rate limits and booking locks stay inside this gateway. */
     withoutRedis?: boolean;
+    /** How CalDAV servers' host names are resolved when accounts are connected. */
+    resolveHost?: HostResolver;
   } = {},
 ): Promise<TestGateway> {
   const db = options.db ?? (await createTestDatabase());
@@ -67,7 +70,11 @@ export async function startTestGateway(
       done();
     },
   });
-  const gateway = await serve(config, createLogger(config.logLevel, sink));
+  const gateway = await serve(
+    config,
+    createLogger(config.logLevel, sink),
+    options.resolveHost === undefined ? {} : { resolveHost: options.resolveHost },
+  );
   const { tenancy, keys } = gateway.runtime;
   const forgetKeys = (tenantId: string) => gateway.runtime.deps.authenticator.invalidate('here', tenantId);
   return {

@@ -226,3 +226,101 @@ describe('import_events', () => {
     );
   });
 });
+
+/**
+ * An iCalendar text is taken up to the answer-size budget (MCP_MAX_ANSWER_BYTES, counted in UTF-8
+ * bytes): exactly that much is imported, one byte more is refused naming the limit and the {url}
+ * form, with nothing written.
+ */
+describe('import_events text size', () => {
+  const LIMIT = 64 * 1024;
+  let small: TestGateway;
+  let plain: TestGateway;
+  let onSmall: Client;
+  let onPlain: Client;
+  let calendar = '';
+
+  /** One event under `uid` whose text is exactly `bytes` bytes of UTF-8 (an X- property pads it). */
+  const sized = (uid: string, bytes: number): string => {
+    const text = (pad: string) =>
+      vcalendar(
+        vevent([
+          `UID:${uid}`,
+          'DTSTART:20260120T100000Z',
+          'DTEND:20260120T110000Z',
+          `SUMMARY:Sized ${uid}`,
+          `X-PAD:${pad}`,
+        ]),
+      );
+    const room = bytes - Buffer.byteLength(text(''), 'utf8');
+    // Two-byte characters as well, so that bytes (not characters) are what is counted.
+    const pad = 'é'.repeat(Math.floor(room / 4)) + 'x'.repeat(room - 2 * Math.floor(room / 4));
+    const out = text(pad);
+    expect(Buffer.byteLength(out, 'utf8')).toBe(bytes);
+    return out;
+  };
+  const importText = (on: Client, ics: string) =>
+    on.callTool({ name: 'import_events', arguments: { calendarId: calendar, ics } });
+  const summaries = async (on: Client) =>
+    (await listJanuary(on, calendar))
+      .map((event) => event.summary ?? '')
+      .filter((s) => s.startsWith('Sized'));
+
+  beforeAll(async () => {
+    small = await startTestGateway({ ...HIGH_RATE_LIMITS, MCP_MAX_ANSWER_BYTES: String(LIMIT) });
+    plain = await startTestGateway(HIGH_RATE_LIMITS, { db: small.db });
+    const owner = await small.seedTenant('Sizes');
+    calendar = await small.localCalendar(owner.tenantId, 'Sizes', 'Europe/Berlin');
+    await small.grant(owner.tenantId, owner.keyId, calendar, { read: true, write: true });
+    await small.runtime.keys.setDefaults(owner.tenantId, owner.keyId, { toolsets: ['calendar', 'ics'] });
+    plain.forgetKeys(owner.tenantId);
+    onSmall = await connectClient(small.mcpUrl, owner.secret);
+    onPlain = await connectClient(plain.mcpUrl, owner.secret);
+  });
+
+  afterAll(async () => {
+    await onSmall?.close();
+    await onPlain?.close();
+    await plain?.stop();
+    await small?.stop();
+  });
+
+  it('refuses a text one byte over MCP_MAX_ANSWER_BYTES, naming the limit and the url form, and imports nothing', async () => {
+    const result = await importText(onSmall, sized('over@example.com', LIMIT + 1));
+    expect(result.isError).toBe(true);
+    const message = textOf(result);
+    expect(message).toContain(`${LIMIT + 1} bytes`);
+    expect(message).toContain(`${LIMIT} bytes`);
+    expect(message).toContain('MCP_MAX_ANSWER_BYTES');
+    expect(message).toContain('url');
+    expect(message).toMatch(/[Nn]othing was imported/);
+    expect(message.split(/(?<=\.) /).length).toBe(1);
+    expect(await summaries(onSmall)).toEqual([]);
+  });
+
+  it('imports a text of exactly MCP_MAX_ANSWER_BYTES', async () => {
+    const result = await importText(onSmall, sized('exact@example.com', LIMIT));
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ imported: 1, updated: 0, skipped: 0, errors: [] });
+    expect(await summaries(onSmall)).toEqual(['Sized exact@example.com']);
+  });
+
+  it('refuses a request body too large to read with a sentence naming the limit and the url form', async () => {
+    // The body (1 MiB here, twice MCP_MAX_ANSWER_BYTES otherwise) is refused before any call is read.
+    const refused = await importText(onSmall, sized('huge@example.com', 1024 * 1024 + 1)).then(
+      () => '',
+      (error: unknown) => String(error),
+    );
+    expect(refused).toContain('MCP_MAX_ANSWER_BYTES');
+    expect(refused).toContain('{calendarId, url}');
+    expect(refused).toMatch(/[Nn]othing was done/);
+    expect(await summaries(onSmall)).not.toContain('Sized huge@example.com');
+  });
+
+  it('takes a text larger than an ordinary request body (2 MB) under the default 5 MB limit', async () => {
+    const result = await importText(onPlain, sized('large@example.com', 2 * 1024 * 1024));
+    expect(result.isError, textOf(result)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ imported: 1, errors: [] });
+    expect(await summaries(onPlain)).toContain('Sized large@example.com');
+  });
+});

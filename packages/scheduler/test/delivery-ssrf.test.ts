@@ -282,3 +282,41 @@ describe('pinnedLookup', () => {
     expect(error?.code).toBe('ENOTFOUND');
   });
 });
+
+describe('checkTargetUrl with httpOnlyPrivate (a URL that carries credentials)', () => {
+  const at =
+    (address: string): HostResolver =>
+    async () => [{ address, family: 4 }];
+
+  it('refuses plain http to a public address, with or without allowPrivate, and takes https there', async () => {
+    for (const allowPrivate of [false, true]) {
+      const named = await checkTargetUrl('http://dav.example.com/', {
+        allowPrivate,
+        httpOnlyPrivate: true,
+        resolve: at('93.184.216.34'),
+      });
+      expect(named.ok).toBe(false);
+      expect(!named.ok && named.error.message).toBe(
+        'target URL must use https: host dav.example.com resolves to 93.184.216.34, a public address, and Calgate sends plain http only to private or loopback addresses, with TARGETS_ALLOW_PRIVATE=true (or OUTBOUND_ALLOW_PRIVATE=true)',
+      );
+      expect(!named.ok && named.error).not.toBeInstanceOf(TargetPolicyError);
+      const literal = await checkTargetUrl('http://93.184.216.34/', { allowPrivate, httpOnlyPrivate: true });
+      expect(!literal.ok && literal.error.message).toMatch(
+        /^target URL must use https: address 93\.184\.216\.34 is public,/,
+      );
+      const tls = await checkTargetUrl('https://dav.example.com/', {
+        allowPrivate,
+        httpOnlyPrivate: true,
+        resolve: at('93.184.216.34'),
+      });
+      expect(tls.ok).toBe(true);
+    }
+  });
+
+  it('takes plain http to a private address with allowPrivate only', async () => {
+    const lan = { httpOnlyPrivate: true, resolve: at('192.168.1.5') };
+    expect((await checkTargetUrl('http://nas.example.com/', { ...lan, allowPrivate: true })).ok).toBe(true);
+    const refused = await checkTargetUrl('http://nas.example.com/', { ...lan, allowPrivate: false });
+    expect(!refused.ok && refused.error).toBeInstanceOf(TargetPolicyError);
+  });
+});

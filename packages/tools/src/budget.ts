@@ -55,6 +55,11 @@ export class WorkBudget {
     this.#limits = limits;
   }
 
+  /** The request's limit of `kind`. */
+  limit(kind: keyof BudgetLimits): number {
+    return this.#limits[kind];
+  }
+
   /** Spends `amount`, or throws (spending nothing) when the request's limit would be passed. */
   spend(kind: keyof BudgetLimits, amount: number): void {
     const limit = this.#limits[kind];

@@ -5,6 +5,7 @@
  */
 import { CalgateError, isCalgateError } from '@calgate/core';
 import { type CaldavAccount, CaldavClient } from '@calgate/providers';
+import type { HostResolver } from '@calgate/scheduler';
 import type { ConnectionRecord, ConnectionRepository, TenancyRepository } from '@calgate/store';
 import type { ConnectResult, GrantChoice } from '../connections/record.ts';
 import type { GoogleConnections } from '../google/service.ts';
@@ -24,12 +25,18 @@ export interface CaldavConnectDeps {
   google: GoogleConnections;
   /** OUTBOUND_ALLOW_PRIVATE (alias TARGETS_ALLOW_PRIVATE). */
   allowPrivate: boolean;
+  /** How the server's host name is resolved for the outbound check; absent, the system's. */
+  resolve?: HostResolver | undefined;
   /** Drops the cached provider of a reconnected account. */
   forget?: (connectionId: string) => void;
 }
 
 /** The account's calendars from `login.url`, with plain sentences for the usual mistakes. */
-export async function discoverCaldav(login: CaldavLogin, allowPrivate: boolean): Promise<CaldavAccount> {
+export async function discoverCaldav(
+  login: CaldavLogin,
+  allowPrivate: boolean,
+  resolve?: HostResolver,
+): Promise<CaldavAccount> {
   let url: URL;
   try {
     url = new URL(login.url);
@@ -44,7 +51,7 @@ export async function discoverCaldav(login: CaldavLogin, allowPrivate: boolean):
   }
   const client = new CaldavClient({
     credentials: { username: login.username, password: login.password },
-    policy: { allowPrivate },
+    policy: { allowPrivate, ...(resolve === undefined ? {} : { resolve }) },
   });
   try {
     return await client.discover(url.toString());
@@ -121,7 +128,7 @@ export async function connectCaldav(
   login: CaldavLogin,
   choice: GrantChoice,
 ): Promise<ConnectResult> {
-  const account = await discoverCaldav(login, deps.allowPrivate);
+  const account = await discoverCaldav(login, deps.allowPrivate, deps.resolve);
   if (account.calendars.length === 0) {
     throw new CalgateError(
       'not_found',

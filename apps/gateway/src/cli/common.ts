@@ -1,5 +1,6 @@
 import type { parseArgs } from 'node:util';
 import { CalgateError } from '@calgate/core';
+import type { HostResolver } from '@calgate/scheduler';
 import { type TenancyRepository, type Toolset, validateToolsets } from '@calgate/store';
 
 export class UsageError extends Error {
@@ -11,6 +12,8 @@ export interface Io {
   err(text: string): void;
   /** The environment the CLI runs with (CALDAV_PASSWORD); absent, the process's. */
   env?: NodeJS.ProcessEnv;
+  /** How a CalDAV server's host name is resolved for the outbound check; absent, the system's. */
+  resolveHost?: HostResolver;
 }
 
 export const OPTIONS = {

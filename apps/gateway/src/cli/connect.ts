@@ -152,7 +152,13 @@ export async function connectCommand(
     }
     const password = await caldavPassword(io);
     result = await connectCaldav(
-      { connections, tenancy, google, allowPrivate: config.scheduler.allowPrivateTargets },
+      {
+        connections,
+        tenancy,
+        google,
+        allowPrivate: config.scheduler.allowPrivateTargets,
+        resolve: io.resolveHost,
+      },
       tenantId,
       { url, username, password },
       choice,

@@ -1,4 +1,5 @@
 import { CalgateError } from '@calgate/core';
+import type { HostResolver } from '@calgate/scheduler';
 import type { ConnectionRepository, Database, TenancyRepository } from '@calgate/store';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -24,6 +25,8 @@ export interface DashboardApiDeps extends SchedulerApiDeps {
   googleProviders: GoogleProviders;
   /** Drops this gateway's cached client of a reconnected CalDAV account (its next use reads the new password). */
   forgetCaldav: (connectionId: string) => void;
+  /** How a CalDAV server's host name is resolved for the outbound check; absent, the system's. */
+  resolveHost?: HostResolver | undefined;
   connections: ConnectionRepository;
   tenancy: TenancyRepository;
   /** Where the mirror's sync state is read (each calendar's last sync and its error). */
@@ -179,6 +182,7 @@ export function registerDashboardApi(app: FastifyInstance, deps: DashboardApiDep
         google: deps.google,
         allowPrivate: deps.allowPrivateTargets,
         forget: deps.forgetCaldav,
+        resolve: deps.resolveHost,
       },
       tenantId,
       { url: body.url.trim(), username: body.username, password: body.password },

@@ -44,6 +44,18 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
   }
   const status = 'statusCode' in error && typeof error.statusCode === 'number' ? error.statusCode : 500;
   if (status >= 400 && status < 500) {
+    if (isMcpPath(request) && status === 413) {
+      // The body is refused before any message in it is read (see bodyLimit in mcp.ts).
+      return reply
+        .status(413)
+        .send(
+          errorBody(
+            'invalid_argument',
+            'The request is larger than /api/mcp takes (twice MCP_MAX_ANSWER_BYTES, at least 1 MB), so nothing was done: send less in one request, and import a large .ics file with import_events {calendarId, url} rather than its text.',
+            request.id,
+          ),
+        );
+    }
     if (isMcpPath(request) && status === 400) {
       return reply.status(400).send({
         jsonrpc: '2.0',

@@ -191,7 +191,10 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
   // 2026-07-28 requests; their listen streams are the key's change streams, made below.
   const serveModern = modernServing(app, deps, () => streams);
 
-  app.post('/api/mcp', { preHandler: guard }, async (request, reply) => {
+  // A request may carry as much text as its answer may be (import_events' ics), with room for
+  // JSON's escapes (each CRLF of iCalendar text is four characters) and the envelope.
+  const bodyLimit = Math.max(1024 * 1024, 2 * limits.budget.answerBytes + 64 * 1024);
+  app.post('/api/mcp', { preHandler: guard, bodyLimit }, async (request, reply) => {
     const key = request.keyAccess as KeyAccess;
     // The slot the guard asked for goes back when no call took it: as soon as the answer is made
     // (before it is sent, as a call's own slot is, so the client's next call finds it free), or

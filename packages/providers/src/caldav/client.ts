@@ -10,7 +10,7 @@
 import type { TargetUrlPolicy } from '@calgate/scheduler';
 import { collectionState, listEtags, syncCollection } from './collection-changes.ts';
 import { discover, listCalendars, probeUrl } from './discovery.ts';
-import { createObject, deleteObject, getObject, updateObject } from './objects.ts';
+import { createObject, deleteObject, getObject, type UpdateOptions, updateObject } from './objects.ts';
 import { calendarQuery, multiget, recurringObjects, uidIndex } from './reports.ts';
 import { basicAuth, type DavSession, type RawResponse, request } from './transport.ts';
 
@@ -21,7 +21,11 @@ export interface CaldavCredentials {
 
 export interface CaldavClientOptions {
   credentials: CaldavCredentials;
-  /** OUTBOUND_ALLOW_PRIVATE lets loopback and private servers (and plain http) through. */
+  /**
+   * OUTBOUND_ALLOW_PRIVATE lets loopback and private servers through, and plain http to them;
+   * plain http to a public address is refused unless `httpOnlyPrivate` is false (the password
+   * would travel in clear).
+   */
   policy: TargetUrlPolicy;
   /** Whole exchange per request; default 30 s. */
   timeoutMs?: number;
@@ -90,7 +94,10 @@ export class CaldavClient {
   readonly #session: DavSession;
 
   constructor(options: CaldavClientOptions) {
-    this.#options = options;
+    this.#options = {
+      ...options,
+      policy: { ...options.policy, httpOnlyPrivate: options.policy.httpOnlyPrivate ?? true },
+    };
     this.#authorization = basicAuth(options.credentials);
     this.#session = { request: (method, url, init) => this.request(method, url, init) };
   }
@@ -189,14 +196,14 @@ export class CaldavClient {
 
   /**
    * Rewrites one object with `transform` under If-Match. On 412 (changed elsewhere) the object is
-   * read again and `transform` applied to the new text once; a second 412 is a `conflict` naming
-   * the event. `known` is the copy the caller already holds (else the object is read first).
+   * read again and `transform` applied to the new text once, unless the other change touched what
+   * `transform` sets (`options.clash`); that, or a second 412, is a `conflict` naming the event.
    */
   update(
     href: string,
     base: string,
     transform: (data: string) => string | Promise<string>,
-    options: { label: string; known?: { etag: string; data: string } },
+    options: UpdateOptions,
   ): Promise<CaldavObject> {
     return updateObject(this.#session, href, base, transform, options);
   }

@@ -85,17 +85,31 @@ export async function createObject(
   return getObject(session, href, base);
 }
 
+/** What an update needs besides the object: see `updateObject`. */
+export interface UpdateOptions {
+  /** The event as a person knows it (its summary), for a conflict's sentence. */
+  label: string;
+  /** The copy the caller already holds (else the object is read first). */
+  known?: { etag: string; data: string };
+  /**
+   * The properties (in the tools' words) that the text read first and the text found after a 412
+   * differ in and that `transform` sets too: another client's edit of what this one changes.
+   */
+  clash?: (before: string, after: string) => string[];
+}
+
 /**
  * Rewrites one object with `transform` under If-Match. On 412 (changed elsewhere) the object is
- * read again and `transform` applied to the new text once; a second 412 is a `conflict` naming
- * the event. `known` is the copy the caller already holds (else the object is read first).
+ * read again and `transform` applied to the new text once, unless the other change touched what
+ * `transform` sets (`clash`): then, as on a second 412, the answer is a `conflict` naming the
+ * event and nothing is written, so an edit made elsewhere is never lost.
  */
 export async function updateObject(
   session: DavSession,
   href: string,
   base: string,
   transform: (data: string) => string | Promise<string>,
-  options: { label: string; known?: { etag: string; data: string } },
+  options: UpdateOptions,
 ): Promise<CaldavObject> {
   let current = options.known ?? (await getObject(session, href, base));
   const url = new URL(href, base).toString();
@@ -108,7 +122,16 @@ export async function updateObject(
       return getObject(session, href, base);
     }
     if (attempt === 0) {
-      current = await getObject(session, href, base);
+      const fresh = await getObject(session, href, base);
+      const both = options.clash?.(current.data, fresh.data) ?? [];
+      if (both.length > 0) {
+        throw new CalgateError(
+          'conflict',
+          `The event "${options.label}" was changed on the CalDAV server while Calgate was saving it, in its ${both.join(', ')} too, so nothing was written: read it again and decide what it should be.`,
+          { context: { changed: both } },
+        );
+      }
+      current = fresh;
     }
   }
   throw new CalgateError(

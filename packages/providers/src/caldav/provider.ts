@@ -130,6 +130,23 @@ function splitId(eventId: string): { id: string; instance: string | undefined } 
     : { id: eventId.slice(0, at), instance: eventId.slice(at + 1) };
 }
 
+/**
+ * The fields of `patch` that another client changed between two readings of an event (`was`,
+ * then `now`) to something other than what the patch sets: applying the patch again would undo
+ * that client's edit.
+ */
+function changedBoth(was: CalendarEvent, now: CalendarEvent, patch: EventPatch): string[] {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return Object.entries(patch).flatMap(([field, value]) => {
+    if (value === undefined) {
+      return [];
+    }
+    const before = was[field as keyof CalendarEvent];
+    const after = now[field as keyof CalendarEvent];
+    return same(before, after) || same(after, value) ? [] : [field];
+  });
+}
+
 function collectionBase(calendar: CalendarRef): string {
   return calendar.externalId.endsWith('/') ? calendar.externalId : `${calendar.externalId}/`;
 }
@@ -419,6 +436,12 @@ export class CaldavCalendarProvider implements CalendarProvider {
       (text) => patchEventIcs(text, instance, patch, context),
       {
         label: current.summary ?? eventId,
+        clash: (before, after) =>
+          changedBoth(
+            this.#eventOf(calendar, { ...object, data: before }, id, instance, eventId),
+            this.#eventOf(calendar, { ...object, data: after }, id, instance, eventId),
+            patch,
+          ),
         ...(object.etag === undefined ? {} : { known: { etag: object.etag, data: object.data } }),
       },
     );

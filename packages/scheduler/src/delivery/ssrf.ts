@@ -34,6 +34,12 @@ export interface TargetUrlPolicy {
    * only over TLS; on a private network (or in tests) plain HTTP is accepted.
    */
   requireHttps?: boolean;
+  /**
+   * Accept `http:` only where every address is private or loopback (and so only with
+   * `allowPrivate`): a URL that carries credentials (a CalDAV server's) never crosses the public
+   * internet in clear, whatever `allowPrivate` says.
+   */
+  httpOnlyPrivate?: boolean;
   /** Defaults to `dns.lookup` with `all: true`, which is what a connection would use. */
   resolve?: HostResolver;
   /** How long a host name may take to resolve before the URL is refused (default 5 s). */
@@ -147,6 +153,24 @@ export async function checkTargetUrl(
   if (!addresses.ok) {
     // A refused address says more than the scheme; a passing DNS failure says less.
     return addresses.error.retry && !scheme.ok ? scheme : addresses;
+  }
+  if (url.protocol === 'http:' && policy.httpOnlyPrivate === true) {
+    const open = addresses.value.find(({ address }) => classifyAddress(address) === 'public');
+    if (open !== undefined) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const where =
+        host === open.address
+          ? `address ${host} is public`
+          : `host ${host} resolves to ${open.address}, a public address`;
+      return err(
+        new CalgateError(
+          'invalid_argument',
+          `target URL must use https: ${where}, and Calgate sends plain http only to private or loopback addresses, with ${PRIVATE_TARGETS_SETTING}`,
+          { context: { host, address: open.address } },
+        ),
+      );
+    }
+    return ok({ url, addresses: addresses.value });
   }
   if (!scheme.ok) {
     return scheme;

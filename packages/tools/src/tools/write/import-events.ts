@@ -242,6 +242,18 @@ export const importEvents = defineTool({
       );
     }
     const handle = access.writable(args.calendarId);
+    if (args.ics !== undefined) {
+      // The text came in the request; it may be as large as the request's answer-size budget.
+      // Its answer is spent from that budget as any answer is, after the import.
+      const bytes = Buffer.byteLength(args.ics, 'utf8');
+      const limit = budget.limit('answerBytes');
+      if (bytes > limit) {
+        throw new CalgateError(
+          'invalid_argument',
+          `The ics text is ${bytes} bytes and import_events takes at most ${limit} bytes of text (MCP_MAX_ANSWER_BYTES), so nothing was imported: serve the file at an http(s) or webcal address and import it with {calendarId, url} instead.`,
+        );
+      }
+    }
     const find = handle.provider.findByICalUIDs?.bind(handle.provider);
     if (find === undefined) {
       throw new CalgateError(
@@ -253,8 +265,6 @@ export const importEvents = defineTool({
     // stand), then read a batch of UIDs at a time: the parsed events of the whole file are never
     // held at once. A feed is written to a temporary file as it arrives, never held as text.
     if (args.ics !== undefined) {
-      // The text came in the request; it counts against the request's answer-size budget.
-      budget.spend('answerBytes', Buffer.byteLength(args.ics, 'utf8'));
       return importIndexed(handle, find, indexText(args.ics), textSource(args.ics), signal);
     }
     const feed = new SpooledFeed();

@@ -6,11 +6,10 @@
  * (both edits kept); when it changed a property Calgate was asked to change too, the answer is a
  * conflict naming the event and the other client's edit stays.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  startInterceptingProxy,
   startRadicale,
   startXandikos,
   type TestCaldavServer,
@@ -44,47 +43,23 @@ interface RacingProxy {
 
 /** A loopback proxy in front of `target` that lets another client's edit land before a PUT. */
 async function startRacingProxy(target: string): Promise<RacingProxy> {
-  const backend = new URL(target);
   const armed = new Map<string, () => Promise<void>>();
   const puts = new Map<string, number[]>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
-      const body = Buffer.concat(chunks);
-      const path = decodeURIComponent(new URL(req.url ?? '/', backend).pathname);
-      const conditional = req.method === 'PUT' && req.headers['if-match'] !== undefined;
-      const change = conditional ? armed.get(path) : undefined;
-      if (change !== undefined) {
-        armed.delete(path);
-        await change();
+  const proxy = await startInterceptingProxy(target, async ({ req, forward }) => {
+    const path = decodeURIComponent(new URL(req.url ?? '/', target).pathname);
+    const conditional = req.method === 'PUT' && req.headers['if-match'] !== undefined;
+    const change = conditional ? armed.get(path) : undefined;
+    if (change !== undefined) {
+      armed.delete(path);
+      await change();
+    }
+    forward((status) => {
+      if (conditional) {
+        puts.set(path, [...(puts.get(path) ?? []), status]);
       }
-      const headers = { ...req.headers, host: backend.host, 'content-length': String(body.length) };
-      delete headers['transfer-encoding'];
-      const upstream = httpRequest(
-        { host: backend.hostname, port: backend.port, method: req.method, path: req.url, headers },
-        (answer) => {
-          if (conditional) {
-            puts.set(path, [...(puts.get(path) ?? []), answer.statusCode ?? 0]);
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      upstream.on('error', () => {
-        res.writeHead(502);
-        res.end();
-      });
-      upstream.end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    root: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
-    arm: (path, change) => armed.set(path, change),
-    puts,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { ...proxy, arm: (path, change) => armed.set(path, change), puts };
 }
 
 describe.each([

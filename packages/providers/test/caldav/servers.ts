@@ -7,7 +7,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -358,6 +364,64 @@ export async function startRedirector(target: string): Promise<{ url: string; st
   };
 }
 
+/** What an intercepting proxy's handler sees of one request, its body read whole. */
+export interface Intercepted {
+  req: IncomingMessage;
+  res: ServerResponse;
+  body: Buffer;
+  /** Sends the request on to the server; `onStatus` sees the server's status first. */
+  forward(onStatus?: (status: number) => void): void;
+}
+
+/**
+ * A loopback front for `target` whose `handle` sees each request with its body and either answers
+ * it itself or forwards it (`forward`), unchanged but for the Host header.
+ */
+export async function startInterceptingProxy(
+  target: string,
+  handle: (request: Intercepted) => void | Promise<void>,
+): Promise<{ root: string; stop(): Promise<void> }> {
+  const backend = new URL(target);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const forward = (onStatus?: (status: number) => void): void => {
+        const headers = { ...req.headers, host: backend.host, 'content-length': String(body.length) };
+        delete headers['transfer-encoding'];
+        const upstream = httpRequest(
+          { host: backend.hostname, port: backend.port, method: req.method, path: req.url, headers },
+          (answer) => {
+            onStatus?.(answer.statusCode ?? 0);
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        upstream.on('error', () => {
+          res.writeHead(502);
+          res.end();
+        });
+        upstream.end(body);
+      };
+      void Promise.resolve(handle({ req, res, body, forward })).catch(() => {
+        res.writeHead(500);
+        res.end();
+      });
+    });
+  });
+  const port = await new Promise<number>((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : 0);
+    });
+  });
+  return {
+    root: `http://127.0.0.1:${port}/`,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 /**
  * A front for a CalDAV server that does not offer RFC 6578: every REPORT sync-collection is
  * answered with `status` (403 with DAV:supported-report, as servers that do not know the report
@@ -368,63 +432,27 @@ export async function startSyncRefusingProxy(
   target: string,
   status: 403 | '403 bare' | 501,
 ): Promise<{ root: string; refusing: boolean; refused: number; stop(): Promise<void> }> {
-  const backend = new URL(target);
-  const state = {
-    root: '',
-    refusing: true,
-    refused: 0,
-    stop: async () => {},
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      if (state.refusing && req.method === 'REPORT' && /sync-collection/.test(body.toString('utf8'))) {
-        state.refused += 1;
-        if (status === 403) {
-          res.writeHead(403, { 'content-type': 'application/xml; charset=utf-8' });
-          res.end(
-            '<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:supported-report/></D:error>',
-          );
-        } else if (status === '403 bare') {
-          res.writeHead(403, { 'content-type': 'text/plain' });
-          res.end('Forbidden');
-        } else {
-          res.writeHead(501, { 'content-type': 'text/plain' });
-          res.end('REPORT sync-collection is not implemented');
-        }
-        return;
-      }
-      const headers = { ...req.headers, host: backend.host, 'content-length': String(body.length) };
-      delete headers['transfer-encoding'];
-      const upstream = httpRequest(
-        {
-          host: backend.hostname,
-          port: backend.port,
-          method: req.method,
-          path: req.url,
-          headers,
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
+  const state = { root: '', refusing: true, refused: 0, stop: async () => {} };
+  const proxy = await startInterceptingProxy(target, ({ req, res, body, forward }) => {
+    if (!(state.refusing && req.method === 'REPORT' && /sync-collection/.test(body.toString('utf8')))) {
+      forward();
+      return;
+    }
+    state.refused += 1;
+    if (status === 403) {
+      res.writeHead(403, { 'content-type': 'application/xml; charset=utf-8' });
+      res.end(
+        '<?xml version="1.0" encoding="utf-8"?><D:error xmlns:D="DAV:"><D:supported-report/></D:error>',
       );
-      upstream.on('error', () => {
-        res.writeHead(502);
-        res.end();
-      });
-      upstream.end(body);
-    });
+    } else if (status === '403 bare') {
+      res.writeHead(403, { 'content-type': 'text/plain' });
+      res.end('Forbidden');
+    } else {
+      res.writeHead(501, { 'content-type': 'text/plain' });
+      res.end('REPORT sync-collection is not implemented');
+    }
   });
-  const port = await new Promise<number>((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address !== null ? address.port : 0);
-    });
-  });
-  state.root = `http://127.0.0.1:${port}/`;
-  state.stop = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  state.root = proxy.root;
+  state.stop = proxy.stop;
   return state;
 }

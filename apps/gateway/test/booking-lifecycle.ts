@@ -230,3 +230,20 @@ export async function movedElsewhereMovesBooking(
   });
   expect(await freeIn(client, calendarId, moved)).toEqual(ALL_BUSY);
 }
+
+/**
+ * cancel_booking of a booking whose event was already deleted in the upstream calendar: the booking
+ * is still cancelled, and the answer says no event was deleted.
+ */
+export async function cancelAfterUpstreamDelete(
+  { gw, client, calendarId }: BookingSetup,
+  slot: Range,
+  deleteElsewhere: (eventId: string) => Promise<void>,
+): Promise<void> {
+  const booked = await book(client, { calendarId, ...slot, summary: 'Gone first' });
+  await deleteElsewhere(booked.eventId);
+  const gone = await call<Record<string, unknown>>(client, 'cancel_booking', { bookingId: booked.bookingId });
+  expect(gone.isError, gone.text).toBe(false);
+  expect(gone.out).toMatchObject({ alreadyCancelled: false, eventDeleted: false });
+  expect(await bookingStatus(gw, booked.bookingId)).toBe('cancelled');
+}

@@ -9,6 +9,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  oneEvent,
   startInterceptingProxy,
   startRadicale,
   startXandikos,
@@ -16,21 +17,6 @@ import {
 } from '../../../packages/providers/test/caldav/servers.ts';
 import { caldavEnv, connectCaldavAccount } from './caldav-fixture.ts';
 import { connectClient, startTestGateway, type TestGateway, textOf } from './harness.ts';
-
-function ics(uid: string, lines: string[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//Hand//Written//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20260101T000000Z',
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
 
 interface RacingProxy {
   root: string;
@@ -108,7 +94,7 @@ describe.each([
     await server.makeCalendar(workPath, { displayName: 'Work', timeZone: 'Europe/Berlin' });
     await server.seed(
       `${workPath}budget.ics`,
-      ics('budget@hand', [
+      oneEvent('budget@hand', [
         'SUMMARY:Budget review',
         'LOCATION:Room 1',
         'DTSTART:20270310T090000Z',
@@ -117,7 +103,7 @@ describe.each([
     );
     await server.seed(
       `${workPath}planning.ics`,
-      ics('planning@hand', [
+      oneEvent('planning@hand', [
         'SUMMARY:Quarterly planning',
         'LOCATION:Room 3',
         'DTSTART:20270311T090000Z',

@@ -10,6 +10,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   HARD_PASSWORD,
+  oneEvent,
   startRadicale,
   startXandikos,
   type TestCaldavServer,
@@ -30,22 +31,7 @@ interface EventOut {
   recurringEventId?: string;
 }
 
-function ics(uid: string, lines: string[]): string {
-  return [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//Hand//Written//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20260101T000000Z',
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
-}
-
-const WEEKLY = ics('weekly-uid@hand', [
+const WEEKLY = oneEvent('weekly-uid@hand', [
   'SUMMARY:Weekly sync',
   'DTSTART;TZID=Europe/Berlin:20270104T100000',
   'DTEND;TZID=Europe/Berlin:20270104T110000',
@@ -95,7 +81,7 @@ describe.each([
     await server.seed(`${new URL(workUrl).pathname}weekly.ics`, WEEKLY);
     await server.seed(
       `${new URL(workUrl).pathname}dentist.ics`,
-      ics('dentist@hand', [
+      oneEvent('dentist@hand', [
         'SUMMARY:Dentist appointment',
         'DTSTART:20270105T140000Z',
         'DTEND:20270105T150000Z',
@@ -252,7 +238,7 @@ describe.each([
     await list('2027-03-01T00:00:00Z', '2027-03-02T00:00:00Z');
     await server.seed(
       `${new URL(workUrl).pathname}out-of-band.ics`,
-      ics('oob@hand', ['SUMMARY:Added elsewhere', 'DTSTART:20270301T090000Z', 'DTEND:20270301T100000Z']),
+      oneEvent('oob@hand', ['SUMMARY:Added elsewhere', 'DTSTART:20270301T090000Z', 'DTEND:20270301T100000Z']),
     );
     const changedAt = Date.now();
     let seenAt: number | undefined;

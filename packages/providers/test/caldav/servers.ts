@@ -24,6 +24,10 @@ export const ics = (...lines: string[]) =>
     '\r\n',
   );
 
+/** A VCALENDAR holding one VEVENT with `uid` and the given lines. */
+export const oneEvent = (uid: string, lines: readonly string[]) =>
+  ics('BEGIN:VEVENT', `UID:${uid}`, 'DTSTAMP:20260101T000000Z', ...lines, 'END:VEVENT');
+
 /** A password with every character Basic auth gets wrong when it is not UTF-8 throughout. */
 export const HARD_PASSWORD = 'pä:ss wörd%41 ✓';
 

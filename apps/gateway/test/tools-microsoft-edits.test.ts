@@ -30,7 +30,6 @@ const UPPER_ID = 'AAMkAGI2TG9va3NBbGlrZQBGAAAAAAD-CASECHECK-ABCDEFAAA=';
 const LONE_ID = 'AAMkAGI2TG9uZUV2ZW50QBGAAAAAAD-OnlyOneCase-xyzAAA=';
 
 const { at, date, outlookTimed: timed } = testDays(7);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const weekday = (days: number) =>
   ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'][
     new Date(`${date(days)}T00:00:00Z`).getUTCDay()
@@ -85,6 +84,25 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
   const editInOutlook = async (id: string, body: Record<string, unknown>) => {
     const response = await ms.editDirectly(ANN, 'PATCH', `/me/events/${encodeURIComponent(id)}`, body);
     expect(response.status).toBe(200);
+  };
+  /**
+   * update_event retitles the third listed event while its PATCH is held at Graph for a second,
+   * and `edit` is made in Outlook in that second: Calgate read the event before the edit and
+   * writes after it.
+   */
+  const updateWhileOutlookEdits = async (edit: Record<string, unknown>) => {
+    const [contested] = await list(3);
+    const id = contested?.id as string;
+    ms.admin.script({
+      match: { op: 'events.update', method: 'PATCH' },
+      times: 1,
+      action: { kind: 'latency', ms: 1_000 },
+    });
+    const pending = callTool('update_event', { calendarId, eventId: id, summary: 'Agent title' });
+    // The PATCH has reached Graph (and is held) once the scripted latency is taken.
+    await until(() => ms.admin.pendingFaults().length === 0, 10_000, 10);
+    await editInOutlook(id, edit);
+    return { id, result: await pending };
   };
 
   beforeAll(async () => {
@@ -328,17 +346,7 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
   });
 
   it("the same field changed in Outlook between Calgate's read and its write: Graph answers 412 and Calgate says so, overwriting nothing", async () => {
-    const [contested] = await list(3);
-    const id = contested?.id as string;
-    ms.admin.script({
-      match: { op: 'events.update', method: 'PATCH' },
-      times: 1,
-      action: { kind: 'latency', ms: 1_000 },
-    });
-    const pending = callTool('update_event', { calendarId, eventId: id, summary: 'Agent title' });
-    await sleep(400);
-    await editInOutlook(id, { subject: 'Outlook title' });
-    const result = await pending;
+    const { id, result } = await updateWhileOutlookEdits({ subject: 'Outlook title' });
     expect(result.isError).toBe(true);
     expect(result.text).toBe(
       `Event '${id}' was changed by someone else while this update was being applied (summary changed). Nothing was overwritten; read the event again and decide on the change.`,
@@ -354,17 +362,7 @@ describe('Outlook edits over MCP: case-sensitive ids, declining, series, concurr
   });
 
   it("another field changed in Outlook between Calgate's read and its write: the write is applied once more on the newer version", async () => {
-    const [contested] = await list(3);
-    const id = contested?.id as string;
-    ms.admin.script({
-      match: { op: 'events.update', method: 'PATCH' },
-      times: 1,
-      action: { kind: 'latency', ms: 1_000 },
-    });
-    const pending = callTool('update_event', { calendarId, eventId: id, summary: 'Agent title' });
-    await sleep(400);
-    await editInOutlook(id, { location: { displayName: 'Room 3' } });
-    const result = await pending;
+    const { id, result } = await updateWhileOutlookEdits({ location: { displayName: 'Room 3' } });
     expect(result.isError, result.text).toBe(false);
     expect((result.out as { event: EventOut }).event).toMatchObject({
       summary: 'Agent title',

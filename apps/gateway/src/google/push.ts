@@ -7,9 +7,9 @@
  * empty: Google retries 5xx, and a refused notification tells a prober nothing.
  *
  * Google sends `sync` as soon as it has opened a channel, which can be before the gateway that
- * asked has stored the channel (mirror/channels.ts stores it when Google's answer arrives). A
- * channel the token proves this deployment made is therefore waited for, briefly, before it is
- * answered as unknown.
+ * asked has stored the channel (mirror/channels.ts stores it when Google's answer arrives). The
+ * `sync` of a channel the token proves this deployment made is therefore held, briefly, until the
+ * channel is stored before it is answered as unknown.
  */
 import { GOOGLE_PUSH_PATH } from '@calgate/providers';
 import type { MirrorChannelRepository } from '@calgate/store';
@@ -53,7 +53,9 @@ export function registerMirrorPush(app: FastifyInstance, deps: MirrorPushDeps): 
       return reply.status(400).send();
     }
     let outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
-    const waitUntil = Date.now() + (deps.storeWaitMs ?? STORE_WAIT_MS);
+    // Only a channel's first message (`sync`) can come before the channel is stored; a channel that
+    // was stopped or forgotten is answered 404 at once, however often Google sends to it.
+    const waitUntil = state === 'sync' ? Date.now() + (deps.storeWaitMs ?? STORE_WAIT_MS) : 0;
     while (outcome.kind === 'unknown' && Date.now() < waitUntil) {
       await new Promise((resolve) => setTimeout(resolve, STORE_POLL_MS));
       outcome = await deps.channels.acceptMessage(channelId, Number(number), now());
